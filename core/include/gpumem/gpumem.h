@@ -1,0 +1,169 @@
+// gpumem: how much GPU memory will this run take, and what is taking it?
+//
+// The whole public surface of the estimation core. It includes only the standard library and
+// nlohmann/json; it knows nothing of the CLI, the browser or the GPU.
+//
+// [SECTION] Units and conventions
+// [SECTION] Errors as values
+// [SECTION] The model (ModelSpec, read from a config.json, a preset or by hand)
+// [SECTION] Parameter counts
+// [SECTION] The scenario (what to estimate)
+// [SECTION] The estimate (what comes back)
+// [SECTION] JSON API (what the CLI, the WebAssembly module and the page call)
+//
+// Quick start:
+//     nlohmann::json scenario = {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}};
+//     nlohmann::json result = gpumem::estimate(scenario);
+//     if (result["ok"]) print(result["per_gpu"]["peak_allocated_bytes"]);
+//     else              for (auto& e : result["errors"]) print(e["message"]);
+//
+// The scenario and result documents are specified in docs/SCENARIO.md (v1); every field is
+// optional except `model`, absent fields take the defaults that a Hugging Face Transformers user
+// on one GPU would get, and the result lists each default it applied.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumem {
+
+//-----------------------------------------------------------------------------
+// [SECTION] Units and conventions
+//-----------------------------------------------------------------------------
+// - Memory is counted in bytes (uint64_t). Printing uses GiB (2^30) unless GB (10^9) is asked for.
+// - "per GPU" figures are for the heaviest rank of the layout (the pipeline stage or expert group
+//   that holds the most); "total" figures are for the whole job.
+// - Parameter counts are exact element counts (what sum(p.numel()) gives on the meta device),
+//   tied embeddings counted once.
+
+constexpr std::uint64_t kGiB = 1ull << 30;
+constexpr double kGB = 1e9;
+
+// Library version, "MAJOR.MINOR.PATCH".
+const char* version();
+
+//-----------------------------------------------------------------------------
+// [SECTION] Errors as values
+//-----------------------------------------------------------------------------
+// Nothing in this header throws. Readers return a list of issues; an empty list means success.
+
+struct Issue {
+    std::string field;    // dotted path in the input document, e.g. "training.batch_size"
+    std::string problem;  // what is allowed, e.g. "must be a positive integer"
+    std::string value;    // the offending value as JSON text, e.g. "-4" ("" where absent)
+    // "training.batch_size: must be a positive integer, got -4"
+    std::string message() const;
+};
+
+//-----------------------------------------------------------------------------
+// [SECTION] The model
+//-----------------------------------------------------------------------------
+
+// How a layer attends: every position (full) or a sliding window of `sliding_window` tokens.
+enum class LayerAttention { Full, SlidingWindow };
+
+// A decoder-only transformer as the estimator sees it. Filled from a Hugging Face config.json
+// (read_hf_config), from a bundled preset, or by hand (seed 001's fields).
+struct ModelSpec {
+    std::string name;          // Hub id or user-given name
+    std::string model_type;    // config.json `model_type` ("llama", "qwen2", ...; "manual" by hand)
+    bool known_family = true;  // false: read with the generic decoder rules (a warning says so)
+
+    std::uint64_t vocab_size = 0;
+    std::uint64_t hidden_size = 0;              // h
+    std::uint64_t num_layers = 0;               // L
+    std::uint64_t num_attention_heads = 0;      // a
+    std::uint64_t num_key_value_heads = 0;      // kv heads (== a for MHA, 1 for MQA)
+    std::uint64_t head_dim = 0;                 // may differ from h / a (gemma, qwen3)
+    std::uint64_t intermediate_size = 0;        // MLP width
+    std::uint64_t max_position_embeddings = 0;  // longest context the model was built for
+    bool gated_mlp = true;                      // SwiGLU-style gate/up/down (3 matrices) or fc/proj (2)
+    bool qkv_bias = false;                      // biases on q, k and v
+    bool o_bias = false;                        // bias on the attention output projection
+    bool mlp_bias = false;                      // biases on the MLP matrices
+    bool lm_head_bias = false;                  // phi-2
+    enum class Norm { RMS, Layer } norm = Norm::RMS;  // RMSNorm (weight) or LayerNorm (weight + bias)
+    std::uint64_t norms_per_layer = 2;          // 1 (parallel block), 2 (pre-norm), 4 (gemma2 sandwich)
+    enum class QKNorm { None, PerHead, Full } qk_norm = QKNorm::None;  // qwen3: per head; olmo2: full width
+    bool parallel_block = false;                // attention and MLP read the same normed input (phi, neox)
+    std::uint64_t learned_positions = 0;        // rows of a learned position table (gpt2), 0 for rotary
+    bool tie_word_embeddings = false;
+    std::uint64_t sliding_window = 0;           // 0: none
+    std::vector<LayerAttention> layer_attention;  // one per layer
+    double attention_dropout = 0;               // dropout on attention probabilities (saves a mask)
+    double hidden_dropout = 0;                  // dropout on residual branches (saves masks)
+
+    std::string checkpoint_dtype = "bf16";      // torch_dtype / dtype of the stored weights
+
+    // A model entered only by its size (seed 001: "num_parameters": "7B") has no exact count;
+    // the declared figure is used and the result says so.
+    std::optional<std::uint64_t> declared_parameters;
+};
+
+// Reads a Hugging Face config.json. Unknown `model_type` falls back to the generic decoder
+// reading and adds a warning; a missing or invalid needed field is an issue naming it.
+// `field_prefix` is prepended to issue fields ("model.hf_config").
+struct ModelRead {
+    std::optional<ModelSpec> model;
+    std::vector<Issue> issues;
+    std::vector<std::string> warnings;
+};
+ModelRead read_hf_config(const nlohmann::json& config, const std::string& field_prefix = "");
+
+//-----------------------------------------------------------------------------
+// [SECTION] Parameter counts
+//-----------------------------------------------------------------------------
+
+struct ParamCount {
+    std::uint64_t total = 0;
+    std::uint64_t embedding = 0;   // input token embeddings
+    std::uint64_t attention = 0;   // q, k, v, o (+ biases, q/k norms), all layers
+    std::uint64_t mlp = 0;         // MLP matrices (+ biases), all layers
+    std::uint64_t norms = 0;       // layer norms, all layers, plus the final norm
+    std::uint64_t lm_head = 0;     // 0 when tied to the embeddings
+    std::uint64_t per_layer = 0;   // one decoder layer (attention + mlp + its norms)
+    bool exact = true;             // false for a model given only by its declared size
+};
+ParamCount count_parameters(const ModelSpec& model);
+
+//-----------------------------------------------------------------------------
+// [SECTION] Bundled presets
+//-----------------------------------------------------------------------------
+// The presets/ folder is compiled in: the page works offline and the CLI needs no data files.
+
+// [{"id", "aliases", "model_type", "total_params", "params_source", "gated"}, ...]
+nlohmann::json list_presets();
+// The preset's full record ({"model_id", "config", "total_params", ...}), found by Hub id, a
+// listed twin or a short alias ("llama3-8b"), case-insensitively; nullopt when none matches.
+std::optional<nlohmann::json> find_preset(const std::string& id_or_alias);
+// GPU catalogue: [{"id", "name", "memory_gb", "memory_bytes", ...}, ...]
+nlohmann::json list_gpus();
+
+//-----------------------------------------------------------------------------
+// [SECTION] The estimate
+//-----------------------------------------------------------------------------
+// estimate() is total and deterministic: any JSON value in, a result object out.
+//   ok:     {"ok": true, "parameters": {...}, "per_gpu": {...}, "host_bytes", "fits",
+//            "utilization", "gpus_needed", "warnings": [...], "defaults_applied": [...],
+//            "assumptions": {...}, "scenario": <the scenario with every default filled in>}
+//   not ok: {"ok": false, "errors": [{"field", "problem", "value", "message"}, ...]}
+nlohmann::json estimate(const nlohmann::json& scenario);
+
+// {"ok": true, "total", "trainable", "components": {...}, "model": {...}} for a config.json.
+nlohmann::json params(const nlohmann::json& hf_config);
+
+//-----------------------------------------------------------------------------
+// [SECTION] JSON API (strings in, strings out)
+//-----------------------------------------------------------------------------
+// What the WebAssembly module exports one-to-one. Malformed JSON text is an error object, not an
+// exception: {"ok": false, "errors": [{"field": "", "problem": "malformed JSON: ...", ...}]}.
+std::string estimate_json(const std::string& scenario_text);
+std::string params_json(const std::string& hf_config_text);
+std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus()}
+
+}  // namespace gpumem

@@ -1,0 +1,190 @@
+// From a scenario to the result document: the peak phase, the three figures, fit and GPUs needed.
+
+#include <algorithm>
+#include <cmath>
+
+#include "memory.h"
+
+namespace gpumem {
+
+using detail::json;
+
+namespace {
+
+// Beyond this a per-GPU figure is a sign of absurd input, not a plan: 2^62 bytes (4 EiB).
+constexpr double kMaxBytes = 4.6e18;
+
+json error_result(const std::vector<Issue>& issues) {
+    json errors = json::array();
+    for (const Issue& i : issues)
+        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
+    return {{"ok", false}, {"errors", errors}};
+}
+
+std::uint64_t bytes(double b) {
+    return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b));
+}
+
+struct Figures {
+    detail::Breakdown breakdown;
+    std::size_t peak = 0;
+    double allocated = 0, reserved = 0, device = 0, slack = 0, context = 0;
+};
+
+Figures evaluate(const detail::Scenario& s) {
+    Figures f;
+    f.breakdown = s.mode == detail::Mode::Training ? detail::training_memory(s) : detail::inference_memory(s);
+    const auto& tl = f.breakdown.timeline;
+    for (std::size_t i = 0; i < tl.size(); ++i)
+        if (tl[i].allocated() > tl[f.peak].allocated()) f.peak = i;
+    f.allocated = tl.empty() ? 0 : tl[f.peak].allocated();
+    f.slack = f.allocated * s.tunable("allocator_fragmentation");
+    f.reserved = f.allocated + f.slack;
+    f.context = s.tunable("cuda_context_gib") * static_cast<double>(kGiB);
+    if (s.hardware.num_gpus > 1) f.context += s.tunable("nccl_buffers_gib") * static_cast<double>(kGiB);
+    f.device = f.reserved + f.context + f.breakdown.outside_allocator;
+    return f;
+}
+
+// The smallest number of GPUs on which this scenario fits, growing the data-parallel size for a
+// training engine that shards state, or the pipeline (layers across cards, as device_map="auto"
+// does) for inference. Null when more GPUs of this kind would not help.
+json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::string>& notes) {
+    double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
+    if (f.device <= cap) return s.hardware.num_gpus;
+    detail::Scenario trial = s;
+    if (s.mode == detail::Mode::Inference) {
+        for (std::uint64_t pp = s.parallel.pp + 1; pp <= s.model.num_layers; ++pp) {
+            trial.parallel.pp = pp;
+            trial.hardware.num_gpus = trial.parallel.world();
+            if (evaluate(trial).device <= cap) return trial.hardware.num_gpus;
+        }
+        notes.push_back("does not fit even with one layer per GPU: use a smaller weight format or context");
+        return nullptr;
+    }
+    const auto& e = s.engine;
+    bool shards = (e.type == "deepspeed" || e.type == "megatron_deepspeed") ? e.zero_stage > 0
+                  : e.type == "fsdp" ? e.fsdp_sharding != "no_shard" : e.type == "megatron";
+    if (!shards) {
+        notes.push_back("more GPUs of this kind do not help with engine " + e.type +
+                        " (every GPU holds the whole model state): shard it with ZeRO or FSDP");
+        return nullptr;
+    }
+    // Memory falls as dp grows; find the first dp that fits by doubling, then bisecting.
+    std::uint64_t lo = s.parallel.dp, hi = s.parallel.dp;
+    auto fits_at = [&](std::uint64_t dp) {
+        trial.parallel.dp = dp;
+        trial.hardware.num_gpus = trial.parallel.world();
+        return evaluate(trial).device <= cap;
+    };
+    while (!fits_at(hi)) {
+        lo = hi;
+        hi *= 2;
+        if (hi > (1u << 20)) {
+            notes.push_back("does not fit on up to a million GPUs: the unsharded part (activations, gathered layers) "
+                            "alone exceeds the card");
+            return nullptr;
+        }
+    }
+    while (hi - lo > 1) {
+        std::uint64_t mid = lo + (hi - lo) / 2;
+        (fits_at(mid) ? hi : lo) = mid;
+    }
+    return hi * s.parallel.tp * s.parallel.pp * s.parallel.cp;
+}
+
+}  // namespace
+
+json estimate(const json& scenario) {
+    detail::ScenarioRead read = detail::read_scenario(scenario);
+    if (!read.issues.empty()) return error_result(read.issues);
+    const detail::Scenario& s = read.scenario;
+    Figures f = evaluate(s);
+    const auto& tl = f.breakdown.timeline;
+    if (!std::isfinite(f.device) || f.device > kMaxBytes)
+        return error_result({{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
+
+    json components = json::object();
+    for (const std::string& name : detail::component_names()) components[name] = 0;
+    for (const auto& [name, b] : tl[f.peak].bytes) components[name] = bytes(b);
+    // Paged optimizer state is on the GPU but outside the allocator; it shows under its own name too.
+    if (f.breakdown.outside_allocator > 0)
+        components["optimizer_states"] = components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
+    components["overheads"] = bytes(f.slack + f.context);
+
+    json timeline = json::array();
+    for (const auto& p : tl) {
+        json c = json::object();
+        for (const auto& [name, b] : p.bytes) c[name] = bytes(b);
+        timeline.push_back({{"phase", p.name}, {"allocated_bytes", bytes(p.allocated())}, {"components", c}});
+    }
+
+    json overheads = json::object();
+    for (const auto& [name, t] : s.overheads)
+        overheads[name] = {{"value", t.value}, {"unit", t.unit}, {"about", t.doc}};
+
+    std::vector<std::string> warnings = s.warnings;
+    warnings.insert(warnings.end(), f.breakdown.warnings.begin(), f.breakdown.warnings.end());
+    json needed = gpus_needed(s, f, warnings);
+    double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
+
+    json params = {{"total", s.params.total},
+                   {"exact", s.params.exact},
+                   {"embedding", s.params.embedding},
+                   {"per_component", {{"embedding", s.params.embedding}, {"attention", s.params.attention},
+                                      {"mlp", s.params.mlp}, {"norms", s.params.norms}, {"lm_head", s.params.lm_head}}}};
+    json assumptions = f.breakdown.assumptions;
+    assumptions["overheads"] = overheads;
+    if (s.mode == detail::Mode::Training) {
+        double lora = assumptions.value("lora_parameters_per_gpu", -1.0);
+        params["trainable"] = lora >= 0 ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp)) : s.params.total;
+    } else {
+        params["trainable"] = 0;
+    }
+
+    return {{"ok", true},
+            {"version", version()},
+            {"model", {{"name", s.model.name}, {"model_type", s.model.model_type}, {"source", s.model_source},
+                       {"num_layers", s.model.num_layers}, {"hidden_size", s.model.hidden_size},
+                       {"num_attention_heads", s.model.num_attention_heads},
+                       {"num_key_value_heads", s.model.num_key_value_heads}, {"head_dim", s.model.head_dim},
+                       {"intermediate_size", s.model.intermediate_size}, {"vocab_size", s.model.vocab_size},
+                       {"max_position_embeddings", s.model.max_position_embeddings},
+                       {"checkpoint_dtype", s.model.checkpoint_dtype}}},
+            {"parameters", params},
+            {"per_gpu", {{"peak_allocated_bytes", bytes(f.allocated)},
+                         {"peak_reserved_bytes", bytes(f.reserved)},
+                         {"device_total_bytes", bytes(f.device)},
+                         {"capacity_bytes", s.hardware.gpu_memory_bytes},
+                         {"components", components},
+                         {"peak_phase", tl[f.peak].name},
+                         {"timeline", timeline}}},
+            {"host_bytes", bytes(f.breakdown.host_bytes)},
+            {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
+            {"fits", f.device <= cap},
+            {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
+            {"gpus_needed", needed},
+            {"warnings", warnings},
+            {"defaults_applied", s.defaults_applied},
+            {"assumptions", assumptions},
+            {"scenario", s.to_json()}};
+}
+
+json params(const json& hf_config) {
+    ModelRead read = read_hf_config(hf_config, "");
+    if (!read.model) return error_result(read.issues);
+    ParamCount c = count_parameters(*read.model);
+    return {{"ok", true},
+            {"total", c.total},
+            {"trainable", c.total},
+            {"components", {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp},
+                            {"norms", c.norms}, {"lm_head", c.lm_head}}},
+            {"per_layer", c.per_layer},
+            {"model", {{"model_type", read.model->model_type}, {"num_layers", read.model->num_layers},
+                       {"hidden_size", read.model->hidden_size}, {"vocab_size", read.model->vocab_size},
+                       {"tie_word_embeddings", read.model->tie_word_embeddings},
+                       {"checkpoint_dtype", read.model->checkpoint_dtype}}},
+            {"warnings", read.warnings}};
+}
+
+}  // namespace gpumem

@@ -1,0 +1,35 @@
+// The model as a list of weight tensors, the one place parameter counts come from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fields.h"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+enum class Group { Embedding, Attention, Mlp, Norm, LmHead };
+
+// One weight (or bias) tensor. A matrix has rows × cols elements; a vector has cols == 1.
+struct Tensor {
+    std::string name;         // transformers' name inside one layer, or the model-level name
+    Group group;
+    std::uint64_t rows = 0;
+    std::uint64_t cols = 1;
+    bool in_every_layer = false;  // repeated num_layers times
+    bool tp_sharded = false;      // split across tensor-parallel ranks (Megatron column/row parallel)
+    bool is_matrix() const { return cols > 1; }
+    std::uint64_t elements() const { return rows * cols; }
+};
+
+// Every weight tensor of the model, in module order. Empty for a model known only by its size.
+std::vector<Tensor> list_tensors(const ModelSpec& model);
+
+// A model entered by hand (seed 001's fields) or only by size; fills shapes it can derive and
+// reports each guess it made in `defaults_applied`.
+ModelRead read_manual_model(const json& model, const std::string& prefix,
+                            std::vector<std::string>& defaults_applied);
+
+}  // namespace gpumem::detail

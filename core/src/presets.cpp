@@ -1,0 +1,136 @@
+// The bundled presets: presets/models/*.json (real config.json files with their published
+// parameter counts), presets/aliases.json and presets/gpus.json, compiled in by
+// cmake/embed_presets.cmake.
+
+#include <algorithm>
+#include <cctype>
+
+#include "presets.h"
+
+namespace gpumem::detail {
+
+struct EmbeddedFile { const char* path; const char* text; };
+extern const EmbeddedFile kPresetFiles[];
+extern const std::size_t kPresetFileCount;
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+// Parsed once, on first use; the embedded text is checked by the preset tests, so a parse failure
+// here means a broken build, reported as an empty catalogue rather than a crash.
+struct Catalogue {
+    std::vector<json> models;              // full records, sorted by model_id
+    std::map<std::string, std::string> alias_to_id;  // lower-cased alias → model_id
+    json gpus = json::array();
+
+    Catalogue() {
+        json aliases;
+        for (std::size_t i = 0; i < kPresetFileCount; ++i) {
+            std::string path = kPresetFiles[i].path;
+            json doc = json::parse(kPresetFiles[i].text, nullptr, false);
+            if (doc.is_discarded()) continue;
+            if (path.rfind("models/", 0) == 0 && doc.contains("model_id")) models.push_back(doc);
+            else if (path == "gpus.json") gpus = doc.value("gpus", json::array());
+            else if (path == "aliases.json") aliases = doc;
+        }
+        std::sort(models.begin(), models.end(),
+                  [](const json& a, const json& b) { return a["model_id"] < b["model_id"]; });
+        for (const json& m : models) alias_to_id[lower(m["model_id"].get<std::string>())] = m["model_id"];
+        for (const char* kind : {"short", "twins"})
+            if (aliases.contains(kind))
+                for (auto it = aliases[kind].begin(); it != aliases[kind].end(); ++it)
+                    if (it->is_string()) alias_to_id.emplace(lower(it.key()), it->get<std::string>());
+        for (json& g : gpus) {
+            double mib = g.contains("memory_mib") ? g["memory_mib"].get<double>() : g.value("memory_gb", 0.0) * 1024;
+            g["memory_bytes"] = static_cast<std::uint64_t>(mib * 1024 * 1024);
+        }
+    }
+};
+
+const Catalogue& catalogue() {
+    static const Catalogue c;
+    return c;
+}
+
+}  // namespace
+
+std::optional<json> find_gpu(const std::string& id) {
+    std::string key = lower(id);
+    for (const json& g : catalogue().gpus)
+        if (lower(g.value("id", "")) == key || lower(g.value("name", "")) == key) return g;
+    return std::nullopt;
+}
+
+std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
+    // Edit distance on lower-cased names, over ids and aliases.
+    std::string key = lower(id);
+    auto distance = [](const std::string& a, const std::string& b) {
+        std::vector<std::size_t> row(b.size() + 1);
+        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            std::size_t prev = row[0];
+            row[0] = i;
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                std::size_t cur = row[j];
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
+                prev = cur;
+            }
+        }
+        return row[b.size()];
+    };
+    std::vector<std::pair<std::size_t, std::string>> scored;
+    for (const auto& [alias, target] : catalogue().alias_to_id) scored.push_back({distance(key, alias), target});
+    std::sort(scored.begin(), scored.end());
+    std::vector<std::string> out;
+    for (const auto& s : scored) {
+        if (std::find(out.begin(), out.end(), s.second) == out.end()) out.push_back(s.second);
+        if (out.size() == n) break;
+    }
+    return out;
+}
+
+}  // namespace gpumem::detail
+
+namespace gpumem {
+
+using detail::catalogue;
+using detail::json;
+using detail::lower;
+
+json list_presets() {
+    json out = json::array();
+    for (const json& m : catalogue().models) {
+        json aliases = json::array();
+        for (const auto& [alias, target] : catalogue().alias_to_id)
+            if (target == m["model_id"] && alias != lower(target)) aliases.push_back(alias);
+        out.push_back({{"id", m["model_id"]},
+                       {"aliases", aliases},
+                       {"model_type", m["config"].value("model_type", "")},
+                       {"total_params", m.value("total_params", json())},
+                       {"params_source", m.value("params_source", "")},
+                       {"gated", m.value("gated", false)}});
+    }
+    return out;
+}
+
+std::optional<json> find_preset(const std::string& id_or_alias) {
+    std::string key = lower(id_or_alias);
+    // A Hub URL or a "hf.co/" prefix names the same id.
+    for (const char* prefix : {"https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "hf.co/"})
+        if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
+    auto it = catalogue().alias_to_id.find(key);
+    if (it == catalogue().alias_to_id.end()) return std::nullopt;
+    for (const json& m : catalogue().models)
+        if (m["model_id"] == it->second) return m;
+    return std::nullopt;
+}
+
+json list_gpus() {
+    return catalogue().gpus;
+}
+
+}  // namespace gpumem

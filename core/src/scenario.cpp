@@ -1,0 +1,453 @@
+// Reading a v1 scenario (docs: SCENARIO.md). One place resolves every default and records it, so
+// the CLI and the page can show the assumptions behind a number.
+
+#include "scenario.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model.h"
+#include "presets.h"
+
+namespace gpumem::detail {
+
+namespace {
+
+const std::vector<std::string> kOptimizers = {
+    "sgd", "sgd_momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw", "adamw_fused", "adafactor",
+    "lamb", "lion", "nadam", "radam", "amsgrad", "sparse_adam", "shampoo", "adabelief", "adamw_8bit",
+    "paged_adamw_8bit", "paged_adamw_32bit", "muon"};
+
+// The default tunables. Each value says where it comes from; every one can be overridden in the
+// scenario's "overheads" object and is listed in the result.
+std::map<std::string, Tunable> default_tunables() {
+    const Tunable list[] = {
+        {"cuda_context_gib", 0.5, "GiB",
+         "CUDA context, kernels and library handles outside PyTorch's allocator (MEMORY_MODEL.md §5: 0.3-1 GiB "
+         "by card and CUDA version); counts in the device total only"},
+        {"allocator_fragmentation", 0.05, "fraction of allocated",
+         "caching-allocator slack: reserved = allocated x (1 + this); block rounding to 2 MiB segments"},
+        {"nccl_buffers_gib", 0.25, "GiB",
+         "NCCL communicator buffers when more than one GPU talks: NCCL_BUFFSIZE 4 MiB x 2 directions x up to 32 "
+         "channels; device total only"},
+        {"ddp_bucket_view", 0, "0/1",
+         "1 when DDP's gradient_as_bucket_view=True; 0 (PyTorch's default) keeps a second, flat copy of the "
+         "gradients in the reducer's buckets"},
+        {"zero_reduce_bucket_elements", 5e8, "elements",
+         "DeepSpeed reduce_bucket_size default (500,000,000): ZeRO-2/3 gradient reduction buffer, capped at the "
+         "model's size"},
+        {"zero3_prefetch_elements", 5e7, "elements",
+         "DeepSpeed stage3_prefetch_bucket_size default (50,000,000): parameters gathered ahead under ZeRO-3"},
+        {"optimizer_step_temp_copies", 1, "state-sized copies",
+         "multi-tensor (foreach) Adam-family steps allocate one temporary of the second-moment size "
+         "(torch._foreach_sqrt); fused and 8-bit optimizers do not"},
+        {"loss_fp32_copies", 3, "fp32 logits-sized tensors",
+         "standard loss: fp32 upcast of the logits and log_softmax output in the forward, then the loss gradient "
+         "and log_softmax's gradient in the backward; at most 3 alive at once with the bf16 logits"},
+        {"chunked_loss_chunks", 8, "chunks",
+         "chunked cross-entropy (torchtune CEWithChunkedOutputLoss) upcasts one of this many chunks at a time"},
+        {"vllm_cuda_graph_gib", 0.5, "GiB", "reserved for CUDA graphs by vLLM-style engines"},
+    };
+    std::map<std::string, Tunable> out;
+    for (const Tunable& t : list) out.emplace(t.name, t);
+    return out;
+}
+
+// Records a default: "training.batch_size = 1".
+struct Defaults {
+    std::vector<std::string>& list;
+    template <typename T>
+    T apply(std::optional<T> given, T fallback, const std::string& field, const std::string& why = "") {
+        if (given) return *given;
+        std::string text = field + " = " + json(fallback).dump();
+        if (!why.empty()) text += " (" + why + ")";
+        list.push_back(text);
+        return fallback;
+    }
+};
+
+void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json* mp = doc.contains("model") ? &doc["model"] : nullptr;
+    if (!mp || mp->is_null()) {
+        issues.push_back({"model", "is required: {\"preset\": \"meta-llama/Llama-3.1-8B\"}, {\"hf_config\": {...}} or "
+                                   "seed 001's fields (\"num_parameters\": \"7B\", ...)", ""});
+        return;
+    }
+    const json& m = *mp;
+    if (m.is_string()) {  // shorthand: "model": "llama3-8b"
+        json wrapped = {{"preset", m}};
+        json sub = doc;
+        sub["model"] = wrapped;
+        read_model(sub, s, issues);
+        return;
+    }
+    if (!m.is_object()) {
+        issues.push_back({"model", "must be an object", show(m)});
+        return;
+    }
+    bool has_preset = m.contains("preset") && !m["preset"].is_null();
+    bool has_config = m.contains("hf_config") && !m["hf_config"].is_null();
+    if (has_preset && has_config) {
+        issues.push_back({"model", "give exactly one of preset, hf_config or the model's fields by hand", ""});
+        return;
+    }
+    ModelRead read;
+    if (has_preset) {
+        if (!m["preset"].is_string()) {
+            issues.push_back({"model.preset", "must be a Hub id or alias string", show(m["preset"])});
+            return;
+        }
+        std::string id = m["preset"].get<std::string>();
+        auto preset = find_preset(id);
+        if (!preset) {
+            std::string near;
+            for (const auto& n : nearest_presets(id, 3)) near += (near.empty() ? "" : ", ") + n;
+            issues.push_back({"model.preset", "is not a bundled preset (closest: " + near +
+                                              "); give the model's config.json as model.hf_config instead",
+                              show(m["preset"])});
+            return;
+        }
+        read = read_hf_config((*preset)["config"], "model.preset");
+        if (read.model) read.model->name = (*preset)["model_id"].get<std::string>();
+        s.model_source = "preset " + (*preset)["model_id"].get<std::string>();
+    } else if (has_config) {
+        read = read_hf_config(m["hf_config"], "model.hf_config");
+        if (read.model && m.contains("name") && m["name"].is_string()) read.model->name = m["name"];
+        if (read.model && read.model->name.empty()) read.model->name = "config.json";
+        s.model_source = "hf_config";
+    } else {
+        read = read_manual_model(m, "model", s.defaults_applied);
+        s.model_source = "manual";
+    }
+    issues.insert(issues.end(), read.issues.begin(), read.issues.end());
+    s.warnings.insert(s.warnings.end(), read.warnings.begin(), read.warnings.end());
+    if (read.model) {
+        s.model = *read.model;
+        s.params = count_parameters(s.model);
+        if (!s.params.exact)
+            s.warnings.push_back("the model is known only by its declared size (" +
+                                 std::to_string(s.params.total) +
+                                 " parameters): weights use that figure, activations a guessed Llama-like shape");
+    }
+}
+
+void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& t = doc.contains("training") && doc["training"].is_object() ? doc["training"] : json::object();
+    if (doc.contains("training") && !doc["training"].is_object() && !doc["training"].is_null())
+        issues.push_back({"training", "must be an object", show(doc["training"])});
+    FieldReader r(t, "training", issues);
+    Defaults d{s.defaults_applied};
+    TrainingSettings& x = s.training;
+    x.method = d.apply(r.choice("method", {"full", "lora", "qlora", "frozen"}), std::string("full"), "training.method");
+    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
+    x.gradient_accumulation_steps =
+        d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
+    std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
+    x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
+    x.dtype = d.apply(r.choice("dtype", {"fp32", "fp16", "bf16", "fp8"}), std::string("bf16"), "training.dtype");
+    x.precision = r.choice("precision", {"auto", "amp_fp32_weights", "pure", "mixed_master_fp32", "mixed_fp32_grads"})
+                      .value_or("auto");
+    x.optimizer = d.apply(r.choice("optimizer", kOptimizers), std::string("adamw"), "training.optimizer");
+    x.optimizer_state_dtype = r.choice("optimizer_state_dtype", {"auto", "fp32", "bf16", "fp16", "int8"}).value_or("auto");
+    // activation_checkpointing: a name, or seed 001's 0/1 / true/false.
+    std::optional<std::string> ckpt;
+    if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
+        if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? "full" : "none";
+    } else {
+        ckpt = r.choice("activation_checkpointing", {"none", "full", "selective"});
+    }
+    if (!ckpt && r.get("gradient_checkpointing")) {
+        if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? "full" : "none";
+    }
+    x.activation_checkpointing = d.apply(ckpt, std::string("none"), "training.activation_checkpointing");
+    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string("sdpa"), "training.attention");
+    x.loss = d.apply(r.choice("loss", {"standard", "chunked", "fused"}), std::string("standard"), "training.loss");
+
+    bool adapters = x.method == "lora" || x.method == "qlora";
+    if (adapters) {
+        const json& l = t.contains("lora") && t["lora"].is_object() ? t["lora"] : json::object();
+        FieldReader lr(l, "training.lora", issues);
+        x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
+        x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
+        if (const json* tm = lr.get("target_modules")) {
+            static const std::vector<std::string> known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                           "up_proj", "down_proj", "all_linear"};
+            std::vector<std::string> targets;
+            bool ok = tm->is_array() && !tm->empty();
+            if (ok)
+                for (const json& e : *tm) {
+                    std::string name = e.is_string() ? e.get<std::string>() : "";
+                    std::replace(name.begin(), name.end(), '-', '_');
+                    if (std::find(known.begin(), known.end(), name) == known.end()) ok = false;
+                    targets.push_back(name);
+                }
+            if (!ok)
+                lr.fail("target_modules",
+                        "must be a non-empty list of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear",
+                        tm);
+            else if (std::find(targets.begin(), targets.end(), "all_linear") != targets.end())
+                x.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+            else
+                x.lora_targets = targets;
+        } else {
+            s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
+        }
+    }
+    if (x.method == "qlora")
+        x.quantization = d.apply(r.choice("quantization", {"nf4", "fp4", "int8"}), std::string("nf4"), "training.quantization");
+
+    // Precision recipe. "auto" follows the engine (MEMORY_MODEL.md §2).
+    if (x.precision == "auto") {
+        std::string resolved;
+        const std::string& e = s.engine.type;
+        if (x.dtype == "fp32") resolved = "pure";
+        else if (adapters) resolved = "pure";  // frozen base in the compute dtype; adapters handled apart
+        else if (e == "deepspeed") resolved = "mixed_master_fp32";
+        else if (e == "megatron" || e == "megatron_deepspeed") resolved = "mixed_fp32_grads";
+        else resolved = "amp_fp32_weights";  // HF Trainer bf16=True on a model loaded in fp32
+        s.defaults_applied.push_back("training.precision = \"" + resolved + "\" (auto for engine " + e + ")");
+        x.precision = resolved;
+    }
+    if (x.optimizer_state_dtype == "auto") {
+        std::string resolved = x.precision == "pure" && !adapters ? x.dtype : "fp32";
+        if (x.optimizer.find("8bit") != std::string::npos) resolved = "int8";
+        if (x.dtype == "fp8" && resolved == "fp8") resolved = "bf16";
+        s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + resolved + "\" (follows the precision recipe)");
+        x.optimizer_state_dtype = resolved;
+    }
+    if (s.model.max_position_embeddings && x.seq_len > s.model.max_position_embeddings)
+        s.warnings.push_back("training.seq_len " + std::to_string(x.seq_len) + " is longer than the model's " +
+                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+}
+
+void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& t = doc.contains("inference") && doc["inference"].is_object() ? doc["inference"] : json::object();
+    if (doc.contains("inference") && !doc["inference"].is_object() && !doc["inference"].is_null())
+        issues.push_back({"inference", "must be an object", show(doc["inference"])});
+    FieldReader r(t, "inference", issues);
+    Defaults d{s.defaults_applied};
+    InferenceSettings& x = s.inference;
+    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
+    std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
+    x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
+    x.weight_format = r.choice("weight_format", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"}).value_or("auto");
+    if (x.weight_format == "auto") {
+        x.weight_format = s.model.checkpoint_dtype;
+        s.defaults_applied.push_back("inference.weight_format = \"" + x.weight_format + "\" (the checkpoint's dtype)");
+    }
+    x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
+    x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8"}).value_or("auto");
+    if (x.kv_cache_dtype == "auto") {
+        bool quantized = x.weight_format == "int8" || x.weight_format == "int4" || x.weight_format == "nf4" || x.weight_format == "fp8";
+        x.kv_cache_dtype = quantized ? "bf16" : x.weight_format;
+        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
+    }
+    x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
+    if (x.engine != "transformers")
+        issues.push_back({"inference.engine", "only transformers is modelled in this version (vllm and llama.cpp come "
+                                              "with the serving model)", show(json(x.engine))});
+    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string("sdpa"), "inference.attention");
+    r.number("gpu_memory_utilization", 0.01, 1.0);
+    if (s.model.max_position_embeddings && x.context_len > s.model.max_position_embeddings)
+        s.warnings.push_back("inference.context_len " + std::to_string(x.context_len) + " is longer than the model's " +
+                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+}
+
+void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& e = doc.contains("engine") && doc["engine"].is_object() ? doc["engine"] : json::object();
+    FieldReader r(e, "engine", issues);
+    Defaults d{s.defaults_applied};
+    EngineSettings& x = s.engine;
+    auto type = r.choice("type", {"none", "ddp", "deepspeed", "fsdp", "megatron", "megatron_deepspeed"});
+    auto zero = r.uint("zero_stage", 0, 3);
+    if (!type && zero && *zero > 0) {
+        type = "deepspeed";
+        s.defaults_applied.push_back("engine.type = \"deepspeed\" (implied by zero_stage)");
+    }
+    x.type = d.apply(type, std::string("none"), "engine.type");
+    bool zero_engine = x.type == "deepspeed" || x.type == "megatron_deepspeed";
+    bool offloads = zero_engine || x.type == "fsdp";
+    // Settings that mean nothing for the chosen engine are not listed as assumptions.
+    std::vector<std::string> quiet;
+    Defaults relevant{offloads ? s.defaults_applied : quiet};
+    x.zero_stage = (zero_engine ? d : relevant).apply(zero, std::uint64_t{0}, "engine.zero_stage");
+    x.fsdp_sharding = (x.type == "fsdp" ? d : Defaults{quiet}).apply(
+        r.choice("fsdp_sharding", {"full_shard", "shard_grad_op", "hybrid_shard", "no_shard"}), std::string("full_shard"),
+        "engine.fsdp_sharding");
+    x.offload_optimizer = relevant.apply(r.choice("offload_optimizer", {"none", "cpu", "nvme"}), std::string("none"), "engine.offload_optimizer");
+    x.offload_param = relevant.apply(r.choice("offload_param", {"none", "cpu", "nvme"}), std::string("none"), "engine.offload_param");
+    if (x.offload_optimizer != "none" && !(zero_engine && x.zero_stage >= 1) && x.type != "fsdp")
+        r.fail("offload_optimizer", "needs DeepSpeed ZeRO stage 1-3 or FSDP", r.get("offload_optimizer"));
+    if (x.offload_param != "none" && !(zero_engine && x.zero_stage == 3) && x.type != "fsdp")
+        r.fail("offload_param", "needs DeepSpeed ZeRO stage 3 or FSDP", r.get("offload_param"));
+    if (x.type == "fsdp" && x.offload_param == "nvme")
+        r.fail("offload_param", "FSDP offloads to cpu only", r.get("offload_param"));
+}
+
+void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& p = doc.contains("parallelism") && doc["parallelism"].is_object() ? doc["parallelism"] : json::object();
+    const json& h = doc.contains("hardware") && doc["hardware"].is_object() ? doc["hardware"] : json::object();
+    FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
+    Parallelism& x = s.parallel;
+    const std::uint64_t kMax = 1 << 20;
+    auto dp = pr.uint("data_parallel_size", 1, kMax);
+    std::vector<std::string> quiet;  // sizes of 1 on one GPU are not worth listing
+    bool multi = dp.value_or(1) > 1 || (h.is_object() && h.contains("num_gpus") && h["num_gpus"] != 1) || !p.empty();
+    Defaults dd{multi ? s.defaults_applied : quiet};
+    x.tp = dd.apply(pr.uint("tensor_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.tensor_parallel_size");
+    x.pp = dd.apply(pr.uint("pipeline_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.pipeline_parallel_size");
+    x.ep = dd.apply(pr.uint("expert_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.expert_parallel_size");
+    x.cp = dd.apply(pr.uint("context_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.context_parallel_size");
+    x.sequence_parallel = dd.apply(pr.boolean("sequence_parallel"), false, "parallelism.sequence_parallel");
+    auto gpus = hr.uint("num_gpus", 1, kMax);
+    std::uint64_t model_parallel = x.tp * x.pp * x.cp;
+    if (dp) {
+        x.dp = *dp;
+    } else if (gpus && *gpus % model_parallel == 0) {
+        x.dp = *gpus / model_parallel;
+        s.defaults_applied.push_back("parallelism.data_parallel_size = " + std::to_string(x.dp) +
+                                     " (num_gpus / (tensor x pipeline x context))");
+    } else {
+        x.dp = 1;
+        if (multi) s.defaults_applied.push_back("parallelism.data_parallel_size = 1");
+    }
+    s.hardware.num_gpus = gpus.value_or(x.world());
+    if (!gpus && multi) s.defaults_applied.push_back("hardware.num_gpus = " + std::to_string(s.hardware.num_gpus) + " (the layout's size)");
+    if (s.hardware.num_gpus != x.world())
+        hr.fail("num_gpus", "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) + ")",
+                hr.get("num_gpus"));
+
+    // The GPU: a catalogue id, or any name with gpu_memory_gb.
+    auto gpu = hr.string("gpu");
+    auto mem_gb = hr.number("gpu_memory_gb", 0.1, 100000);
+    if (gpu) {
+        s.hardware.gpu = *gpu;
+        if (auto g = find_gpu(*gpu)) {
+            s.hardware.gpu = (*g)["id"];
+            s.hardware.gpu_memory_bytes = (*g)["memory_bytes"];
+        } else if (!mem_gb) {
+            std::string ids;
+            for (const json& c : list_gpus()) ids += (ids.empty() ? "" : ", ") + c["id"].get<std::string>();
+            hr.fail("gpu", "is not in the GPU catalogue (" + ids + "); give gpu_memory_gb for another card", hr.get("gpu"));
+        }
+    } else if (!mem_gb) {
+        auto g = find_gpu("H100-80GB");
+        s.hardware.gpu_memory_bytes = g ? (*g)["memory_bytes"].get<std::uint64_t>() : 80 * kGiB;
+        s.defaults_applied.push_back("hardware.gpu = \"H100-80GB\"");
+    } else {
+        s.hardware.gpu = "custom";
+    }
+    // An explicit size wins over the catalogue (seed 001's gpu_memory_gb: a marketed size in GiB-sized units).
+    if (mem_gb) s.hardware.gpu_memory_bytes = static_cast<std::uint64_t>(*mem_gb * static_cast<double>(kGiB));
+
+    // Layout against the model.
+    const ModelSpec& m = s.model;
+    if (m.num_attention_heads && x.tp > 1) {
+        if (m.num_attention_heads % x.tp != 0)
+            pr.fail("tensor_parallel_size", "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) + ")",
+                    pr.get("tensor_parallel_size"));
+        else if (m.num_key_value_heads % x.tp != 0 && x.tp % m.num_key_value_heads != 0)
+            pr.fail("tensor_parallel_size",
+                    "must divide num_key_value_heads (" + std::to_string(m.num_key_value_heads) + ") or be a multiple of it",
+                    pr.get("tensor_parallel_size"));
+    }
+    if (m.num_layers && x.pp > m.num_layers)
+        pr.fail("pipeline_parallel_size", "must be at most num_layers (" + std::to_string(m.num_layers) + ")",
+                pr.get("pipeline_parallel_size"));
+    if (x.ep > 1)
+        pr.fail("expert_parallel_size", "must be 1 for a dense model (no experts)", pr.get("expert_parallel_size"));
+    if (x.sequence_parallel && x.tp == 1)
+        s.warnings.push_back("parallelism.sequence_parallel has no effect with tensor_parallel_size 1");
+
+    // Engine against layout.
+    EngineSettings& e = s.engine;
+    if (e.type == "none" && x.dp > 1) {
+        e.type = "ddp";
+        s.defaults_applied.push_back("engine.type = \"ddp\" (data_parallel_size > 1 with no engine named)");
+    }
+    if ((x.tp > 1 || x.pp > 1 || x.cp > 1) && e.type != "megatron" && e.type != "megatron_deepspeed")
+        s.warnings.push_back("tensor/pipeline/context parallelism is modelled the Megatron way (column/row-parallel "
+                             "matrices, stages of whole layers) for engine " + e.type);
+}
+
+}  // namespace
+
+ScenarioRead read_scenario(const json& doc) {
+    ScenarioRead out;
+    Scenario& s = out.scenario;
+    auto& issues = out.issues;
+    if (!doc.is_object()) {
+        issues.push_back({"", "a scenario must be a JSON object with at least \"model\"", show(doc)});
+        return out;
+    }
+    if (doc.contains("version") && !(doc["version"].is_number_integer() && doc["version"].get<std::int64_t>() == 1))
+        issues.push_back({"version", "must be 1 (the only scenario version so far)", show(doc["version"])});
+    s.overheads = default_tunables();
+
+    read_model(doc, s, issues);
+    FieldReader top(doc, "", issues);
+    Defaults d{s.defaults_applied};
+    auto mode = top.choice("mode", {"training", "inference"});
+    s.mode = d.apply(mode, std::string("training"), "mode") == "inference" ? Mode::Inference : Mode::Training;
+    if (!issues.empty()) return out;  // the rest depends on the model
+
+    read_engine(doc, s, issues);
+    read_parallelism_and_hardware(doc, s, issues);
+    if (s.mode == Mode::Training) read_training(doc, s, issues);
+    else read_inference(doc, s, issues);
+
+    if (doc.contains("overheads") && !doc["overheads"].is_null()) {
+        const json& o = doc["overheads"];
+        if (!o.is_object()) {
+            issues.push_back({"overheads", "must be an object of tunable name to number", show(o)});
+        } else {
+            FieldReader r(o, "overheads", issues);
+            for (auto it = o.begin(); it != o.end(); ++it) {
+                auto t = s.overheads.find(it.key());
+                if (t == s.overheads.end()) {
+                    std::string names;
+                    for (const auto& [n, _] : s.overheads) names += (names.empty() ? "" : ", ") + n;
+                    r.fail(it.key(), "is not a tunable (known: " + names + ")", &*it);
+                } else if (auto v = r.number(it.key(), 0, 1e15)) {
+                    t->second.value = *v;
+                }
+            }
+        }
+    }
+    return out;
+}
+
+json Scenario::to_json() const {
+    json model_json = {{"name", model.name}, {"source", model_source}, {"model_type", model.model_type}};
+    json out = {{"version", 1}, {"model", model_json}, {"mode", mode == Mode::Training ? "training" : "inference"}};
+    if (mode == Mode::Training) {
+        const auto& t = training;
+        out["training"] = {{"method", t.method}, {"batch_size", t.batch_size},
+                           {"gradient_accumulation_steps", t.gradient_accumulation_steps}, {"seq_len", t.seq_len},
+                           {"dtype", t.dtype}, {"precision", t.precision}, {"optimizer", t.optimizer},
+                           {"optimizer_state_dtype", t.optimizer_state_dtype},
+                           {"activation_checkpointing", t.activation_checkpointing}, {"attention", t.attention},
+                           {"loss", t.loss}};
+        if (t.method == "lora" || t.method == "qlora")
+            out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"target_modules", t.lora_targets}};
+        if (t.method == "qlora") out["training"]["quantization"] = t.quantization;
+    } else {
+        const auto& i = inference;
+        out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
+                            {"weight_format", i.weight_format}, {"kv_cache", i.kv_cache},
+                            {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", i.engine}, {"attention", i.attention}};
+    }
+    out["parallelism"] = {{"data_parallel_size", parallel.dp}, {"tensor_parallel_size", parallel.tp},
+                          {"pipeline_parallel_size", parallel.pp}, {"expert_parallel_size", parallel.ep},
+                          {"context_parallel_size", parallel.cp}, {"sequence_parallel", parallel.sequence_parallel}};
+    out["engine"] = {{"type", engine.type}, {"zero_stage", engine.zero_stage}, {"fsdp_sharding", engine.fsdp_sharding},
+                     {"offload_optimizer", engine.offload_optimizer}, {"offload_param", engine.offload_param}};
+    out["hardware"] = {{"gpu", hardware.gpu}, {"num_gpus", hardware.num_gpus},
+                       {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};
+    json o = json::object();
+    for (const auto& [name, t] : overheads) o[name] = t.value;
+    out["overheads"] = o;
+    return out;
+}
+
+}  // namespace gpumem::detail

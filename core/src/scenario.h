@@ -1,0 +1,97 @@
+// A scenario document read, checked and resolved: every default filled in and recorded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fields.h"
+#include "gpumem/gpumem.h"
+
+namespace gpumem::detail {
+
+enum class Mode { Training, Inference };
+
+struct TrainingSettings {
+    std::string method = "full";           // full | lora | qlora | frozen
+    std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
+    std::uint64_t gradient_accumulation_steps = 1;
+    std::uint64_t seq_len = 2048;
+    std::string dtype = "bf16";            // compute dtype
+    std::string precision = "auto";        // resolved: amp_fp32_weights | pure | mixed_master_fp32 | mixed_fp32_grads
+    std::string optimizer = "adamw";
+    std::string optimizer_state_dtype = "auto";  // resolved to a dtype name
+    std::string activation_checkpointing = "none";  // none | full | selective
+    std::string attention = "sdpa";        // eager | sdpa | flash
+    std::string loss = "standard";         // standard | chunked | fused
+    std::uint64_t lora_rank = 8;
+    double lora_alpha = 16;
+    std::vector<std::string> lora_targets{"q_proj", "v_proj"};
+    std::string quantization = "nf4";      // base weights for qlora
+};
+
+struct InferenceSettings {
+    std::uint64_t batch_size = 1;
+    std::uint64_t context_len = 4096;
+    std::string weight_format = "auto";    // resolved to a format name
+    bool kv_cache = true;
+    std::string kv_cache_dtype = "auto";   // resolved to a dtype name
+    std::string engine = "transformers";
+    std::string attention = "sdpa";
+};
+
+struct Parallelism {
+    std::uint64_t dp = 1, tp = 1, pp = 1, ep = 1, cp = 1;
+    bool sequence_parallel = false;
+    std::uint64_t world() const { return dp * tp * pp * cp; }
+};
+
+struct EngineSettings {
+    std::string type = "none";             // none | ddp | deepspeed | fsdp | megatron | megatron_deepspeed
+    std::uint64_t zero_stage = 0;
+    std::string fsdp_sharding = "full_shard";
+    std::string offload_optimizer = "none";
+    std::string offload_param = "none";
+};
+
+struct Hardware {
+    std::string gpu = "H100-80GB";
+    std::uint64_t num_gpus = 1;
+    std::uint64_t gpu_memory_bytes = 0;    // what the driver reports for one card
+};
+
+// A named, documented, overridable factor of the memory model (seed 002's tunables).
+struct Tunable {
+    const char* name;
+    double value;
+    const char* unit;
+    const char* doc;
+};
+
+struct Scenario {
+    ModelSpec model;
+    ParamCount params;
+    std::string model_source;              // "preset meta-llama/Llama-3.1-8B", "hf_config", "manual"
+    Mode mode = Mode::Training;
+    TrainingSettings training;
+    InferenceSettings inference;
+    Parallelism parallel;
+    EngineSettings engine;
+    Hardware hardware;
+    std::map<std::string, Tunable> overheads;
+    std::vector<std::string> defaults_applied;
+    std::vector<std::string> warnings;
+
+    double tunable(const std::string& name) const { return overheads.at(name).value; }
+    json to_json() const;                  // the scenario with every default filled in
+};
+
+struct ScenarioRead {
+    Scenario scenario;
+    std::vector<Issue> issues;             // non-empty: the scenario is invalid
+};
+
+ScenarioRead read_scenario(const json& document);
+
+}  // namespace gpumem::detail

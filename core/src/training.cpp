@@ -1,0 +1,336 @@
+// Training and fine-tuning memory (MEMORY_MODEL.md §2, §3): model state by precision recipe and
+// sharding, activations per saved tensor of the block, logits and loss, and the step timeline.
+
+#include <algorithm>
+#include <cmath>
+
+#include "memory.h"
+
+namespace gpumem::detail {
+
+double Phase::allocated() const {
+    double sum = 0;
+    for (const auto& [name, b] : bytes) sum += b;
+    return sum;
+}
+
+Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp) {
+    Shard s;
+    double emb = 0, head = 0;
+    for (const Tensor& t : list_tensors(m)) {
+        double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0);
+        if (t.in_every_layer) {
+            s.layer_params += n;
+            if (t.is_matrix()) s.linear_params += n;
+        } else if (t.group == Group::Embedding) {
+            emb += n;
+        } else {
+            head += n;  // final norm and lm_head live on the last stage
+        }
+    }
+    s.layers = std::ceil(static_cast<double>(m.num_layers) / static_cast<double>(pp));
+    // Megatron keeps a copy of tied embeddings on the last stage to compute the logits.
+    double tied_copy = m.tie_word_embeddings ? emb : 0;
+    s.non_layer_params = pp == 1 ? emb + head : std::max(emb, head + tied_copy);
+    s.linear_params *= s.layers;
+    return s;
+}
+
+namespace {
+
+struct Recipe {
+    double weight = 2, grad = 2, master = 0;  // bytes per trainable parameter
+    double frozen_weight = 2;                 // bytes per frozen parameter
+};
+
+Recipe recipe_of(const TrainingSettings& t) {
+    double a = dtype_bytes(t.dtype).value_or(2);
+    if (t.dtype == "fp8") a = 2;  // fp8 training keeps bf16 weights; fp8 copies are transient
+    Recipe r;
+    r.frozen_weight = a;
+    if (t.precision == "amp_fp32_weights") r = {4, 4, 0, 4};
+    else if (t.precision == "pure") r = {a, a, 0, a};
+    else if (t.precision == "mixed_master_fp32") r = {a, a, 4, a};
+    else if (t.precision == "mixed_fp32_grads") r = {a, 4, 4, a};
+    return r;
+}
+
+// Optimizer state bytes for `n` trainable elements of a tensor of shape rows × cols.
+double state_bytes(const std::string& opt, double state_dtype_bytes, double rows, double cols) {
+    double n = rows * cols;
+    bool matrix = cols > 1;
+    if (opt == "sgd") return 0;
+    if (opt == "sgd_momentum" || opt == "nesterov" || opt == "adagrad" || opt == "rmsprop" || opt == "lion")
+        return n * state_dtype_bytes;
+    if (opt == "amsgrad") return 3 * n * state_dtype_bytes;
+    if (opt == "adafactor")  // factored second moment for matrices (row + column sums), full for vectors
+        return (matrix ? rows + cols : n) * state_dtype_bytes;
+    if (opt == "adamw_8bit" || opt == "paged_adamw_8bit") {
+        // bitsandbytes: 2 states × 1 byte + an fp32 absmax per 2048-element block; tensors under 4096
+        // elements stay 32-bit (min_8bit_size).
+        if (n < 4096) return 2 * n * 4;
+        return 2 * (n + 4 * std::ceil(n / 2048));
+    }
+    if (opt == "muon")  // momentum for hidden matrices; AdamW (2 states) for the rest
+        return (matrix ? 1 : 2) * n * state_dtype_bytes;
+    if (opt == "shampoo") {
+        // Distributed Shampoo: per block of at most 1024×1024, left and right preconditioners and their
+        // inverse roots (4 matrices), plus an Adagrad grafting state per element.
+        const double B = 1024;
+        if (!matrix) return 2 * n * state_dtype_bytes;
+        double br = std::min(rows, B), bc = std::min(cols, B);
+        double blocks = std::ceil(rows / B) * std::ceil(cols / B);
+        return (blocks * 2 * (br * br + bc * bc) + n) * state_dtype_bytes;
+    }
+    return 2 * n * state_dtype_bytes;  // adam, adamw(_fused), nadam, radam, adabelief, lamb, sparse_adam
+}
+
+// Bytes autograd keeps for one decoder layer per token (MEMORY_MODEL.md §3), for the block as
+// transformers builds it. `s` is the sequence length one rank sees.
+struct LayerActivations {
+    double per_token = 0;           // everything saved for backward
+    double attention_scores = 0;    // of which the eager s² terms (selective recompute drops them)
+};
+
+LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp,
+                                   bool frozen_base) {
+    double a = t.dtype == "fp32" ? 4 : 2;
+    double h = static_cast<double>(m.hidden_size);
+    double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
+    double kv = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
+    double heads = static_cast<double>(m.num_attention_heads) / tp;
+    double I = static_cast<double>(m.intermediate_size) / tp;
+    double h_part = sp ? h / tp : h;  // norms and residual are split only under sequence parallelism
+
+    LayerActivations out;
+    // Norms: RMSNorm in transformers upcasts (saves the fp32 input and the normalised value in the
+    // compute dtype), and its output is saved by the next matmul. LayerNorm is one kernel: input + output.
+    double norm = m.norm == ModelSpec::Norm::RMS ? (4 + a + a) * h_part : (a + a) * h_part;
+    if (m.norm == ModelSpec::Norm::RMS && a == 4) norm = 3 * 4 * h_part;
+    out.per_token += norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
+    // Attention: rotated q and k, v, the kernel's output and its log-sum-exp (fp32 per head), and
+    // o_proj's input (the output made contiguous after the head transpose).
+    out.per_token += a * (3 * q + 2 * kv) + 4 * heads;
+    if (t.attention == "eager") {
+        // repeat_kv copies k and v up to every head; scores softmax in fp32, cast back, and dropout.
+        out.per_token += a * 2 * (q - kv);
+        double probs = (a == 4 ? 4 : 4 + a) * heads * s;
+        if (m.attention_dropout > 0) probs += (1 + a) * heads * s;
+        out.attention_scores = probs;
+        out.per_token += probs;
+    }
+    // MLP: gated keeps gate, act(gate), up and their product; plain keeps fc1's output and act.
+    out.per_token += (m.gated_mlp ? 4 : 2) * a * I;
+    if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
+    // A frozen base (LoRA) still saves the inputs the adapters and activation gradients need; the
+    // saving from frozen weight-gradients is modest and left for the training model to refine.
+    (void)frozen_base;
+    return out;
+}
+
+}  // namespace
+
+Breakdown training_memory(const Scenario& sc) {
+    const ModelSpec& m = sc.model;
+    const TrainingSettings& t = sc.training;
+    const Parallelism& par = sc.parallel;
+    const EngineSettings& eng = sc.engine;
+    Breakdown out;
+    json& why = out.assumptions;
+
+    const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
+    Shard shard = shard_of(m, par.tp, par.pp);
+    double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
+    if (m.declared_parameters) {  // known only by size: scale the guessed shape to the declared total
+        ModelSpec shape = m;
+        shape.declared_parameters.reset();
+        double shape_total = static_cast<double>(count_parameters(shape).total);
+        if (shape_total > 0) P_gpu *= static_cast<double>(*m.declared_parameters) / shape_total;
+    }
+
+    // ---- Which parameters train.
+    bool adapters = t.method == "lora" || t.method == "qlora";
+    double trainable = P_gpu, frozen = 0, lora = 0;
+    if (adapters) {
+        double h = static_cast<double>(m.hidden_size), q = static_cast<double>(m.num_attention_heads * m.head_dim),
+               kv = static_cast<double>(m.num_key_value_heads * m.head_dim), I = static_cast<double>(m.intermediate_size);
+        double r = static_cast<double>(t.lora_rank), per_layer = 0;
+        for (const std::string& target : t.lora_targets) {
+            if (target == "q_proj") per_layer += r * (h + q);
+            else if (target == "k_proj" || target == "v_proj") per_layer += r * (h + kv);
+            else if (target == "o_proj") per_layer += r * (q + h);
+            else per_layer += r * (h + I);  // gate_proj, up_proj, down_proj
+        }
+        lora = per_layer * shard.layers;
+        trainable = lora;
+        frozen = P_gpu;
+        why["lora_parameters_per_gpu"] = lora;
+    }
+
+    // ---- Model state by precision recipe (bytes per parameter).
+    Recipe rc = recipe_of(t);
+    double state_dtype = t.optimizer_state_dtype == "int8" ? 1 : dtype_bytes(t.optimizer_state_dtype).value_or(4);
+    double weights = 0, grads = 0, master = 0, states = 0;
+    if (adapters) {
+        double base = frozen * rc.frozen_weight;
+        if (t.method == "qlora") {
+            // bitsandbytes 4-bit on the layers' linear matrices: 0.5 byte + absmax per 64 (double quant:
+            // an 8-bit absmax per 64 plus an fp32 scale per 256 absmaxes); the rest stays in the compute dtype.
+            double linear = std::min(shard.linear_params, frozen);
+            double bytes4 = t.quantization == "int8" ? 1 + 4.0 / 64 : 0.5 + 1.0 / 64 + 4.0 / (64 * 256);
+            base = linear * bytes4 + (frozen - linear) * rc.frozen_weight;
+            why["qlora_bytes_per_quantized_param"] = bytes4;
+        }
+        // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
+        weights = base + lora * 4;
+        grads = lora * 4;
+        state_dtype = t.optimizer.find("8bit") != std::string::npos ? 1 : 4;
+        states = state_bytes(t.optimizer, state_dtype, lora, 1);
+    } else {
+        weights = P_gpu * rc.weight;
+        grads = P_gpu * rc.grad;
+        master = P_gpu * rc.master;
+        // Optimizer state by tensor shape (Adafactor, Shampoo and Muon depend on it), for the whole
+        // tensor-parallel shard of the model, then scaled to this GPU's pipeline stage.
+        double model_tp = 0, model_states = 0;
+        for (const Tensor& x : list_tensors(m)) {
+            double repeat = x.in_every_layer ? static_cast<double>(m.num_layers) : 1;
+            double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1), cols = static_cast<double>(x.cols);
+            model_tp += rows * cols * repeat;
+            model_states += state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
+        }
+        states = model_tp > 0 ? model_states * P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, P_gpu, 1);
+    }
+    why["bytes_per_trainable_param"] = {{"weights", adapters ? 4.0 : rc.weight}, {"gradients", adapters ? 4.0 : rc.grad},
+                                        {"master", adapters ? 0.0 : rc.master},
+                                        {"optimizer_states", trainable > 0 ? states / trainable : 0.0}};
+
+    // ---- Sharding over data parallelism.
+    const std::string& type = eng.type;
+    double temporaries_persistent = 0, gathered = 0;
+    double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
+    double layer_gpu = shard.layer_params;
+    if (type == "ddp" && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
+        temporaries_persistent += grads;  // the reducer's flat bucket copy of every gradient
+        why["ddp_bucket_copy_bytes"] = grads;
+    }
+    std::uint64_t stage = 0;
+    double shard_group = dp;
+    if (type == "deepspeed" || type == "megatron_deepspeed") stage = eng.zero_stage;
+    if (type == "fsdp") {
+        if (eng.fsdp_sharding == "full_shard") stage = 3;
+        else if (eng.fsdp_sharding == "shard_grad_op") stage = 2;
+        else if (eng.fsdp_sharding == "hybrid_shard") { stage = 3; shard_group = std::min(dp, 8.0); }
+    }
+    if (type == "megatron") {  // distributed optimizer: fp32 master + states sharded over DP
+        master /= dp;
+        states /= dp;
+    }
+    if (stage >= 1) { master /= shard_group; states /= shard_group; }
+    if (stage >= 2) {
+        double g = grads / shard_group;
+        if (type != "fsdp") temporaries_persistent += bucket_elems * (grads / std::max(trainable, 1.0));
+        grads = g;
+    }
+    if (stage == 3) {
+        weights /= shard_group;
+        // Gathered full layers in the compute dtype: the one running and the one prefetched.
+        double a = t.dtype == "fp32" ? 4 : 2;
+        gathered = (layer_gpu + std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu)) * a;
+        why["zero3_gathered_bytes"] = gathered;
+    }
+    why["zero_stage_effective"] = stage;
+    why["shard_group"] = shard_group;
+
+    // Offload: optimizer (and master) to host; ZeRO-Offload keeps fp32 gradients there too.
+    if (eng.offload_optimizer != "none") {
+        double moved = master + states;
+        (eng.offload_optimizer == "cpu" ? out.host_bytes : out.nvme_bytes) += moved;
+        if (eng.offload_optimizer == "nvme") out.host_bytes += 0;  // pinned staging buffers: issue 4
+        out.host_bytes += (t.precision == "mixed_master_fp32" ? P_gpu / shard_group * 4 : 0);
+        master = states = 0;
+    }
+    if (eng.offload_param != "none") {
+        (eng.offload_param == "cpu" ? out.host_bytes : out.nvme_bytes) += weights;
+        weights = 0;
+    }
+
+    // Paged optimizers live in CUDA unified memory, outside PyTorch's allocator.
+    bool paged = t.optimizer.rfind("paged_", 0) == 0;
+
+    // ---- Activations.
+    double s = static_cast<double>(t.seq_len) / static_cast<double>(par.cp);
+    double tokens = static_cast<double>(t.batch_size) * s;
+    double a = t.dtype == "fp32" ? 4 : 2;
+    LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel, adapters);
+    double layer_full = la.per_token * tokens;
+    double layer_saved = layer_full;
+    if (t.activation_checkpointing == "full") layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
+    else if (t.activation_checkpointing == "selective") layer_saved = (la.per_token - la.attention_scores) * tokens;
+    // 1F1B pipeline: the first stage holds pp micro-batches in flight (Korthikanti et al. §4.2).
+    double in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(t.gradient_accumulation_steps));
+    if (par.pp == 1) in_flight = 1;
+    double acts = layer_saved * shard.layers * in_flight;
+    double recompute = t.activation_checkpointing == "none" ? 0 : layer_full;  // one layer rebuilt in backward
+    double layer_grad_work = layer_full;  // activation gradients of the layer being differentiated
+    why["activation_bytes_per_token_per_layer"] = la.per_token;
+    why["activation_layers_on_gpu"] = shard.layers * in_flight;
+
+    // ---- Logits and loss (on the last stage; vocab-parallel under TP).
+    double V = static_cast<double>(m.vocab_size) / tp;
+    double copies = sc.tunable("loss_fp32_copies");
+    double logits_fwd = 0, logits_peak = 0;
+    if (t.loss == "standard") {
+        logits_fwd = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
+        logits_peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
+    } else if (t.loss == "chunked") {
+        double chunks = std::max(1.0, sc.tunable("chunked_loss_chunks"));
+        logits_fwd = a * tokens * V + 4 * tokens * V / chunks;
+        logits_peak = a * tokens * V + 4 * copies * tokens * V / chunks;
+    } else {  // fused linear + cross-entropy: logits exist one token chunk at a time
+        logits_fwd = 0;
+        logits_peak = 4 * copies * tokens * static_cast<double>(m.hidden_size);
+    }
+    why["logits_elements"] = tokens * V;
+
+    // ---- The step as a timeline (steady state, zero_grad(set_to_none=True)).
+    bool accumulate = t.gradient_accumulation_steps > 1;
+    double opt_total = master + states;
+    double opt_alloc = paged ? 0 : opt_total;
+    if (paged) out.outside_allocator = opt_total;
+    double step_temp = 0;
+    bool foreach_adam = (t.optimizer == "adam" || t.optimizer == "adamw" || t.optimizer == "nadam" ||
+                         t.optimizer == "radam" || t.optimizer == "amsgrad" || t.optimizer == "adabelief");
+    // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary.
+    bool torch_optimizer = type == "none" || type == "ddp" || type == "fsdp";
+    if (foreach_adam && torch_optimizer && eng.offload_optimizer == "none") {
+        // one temporary the size of the second moment, on the GPU's share of the state
+        double per_state = trainable > 0 ? states / (t.optimizer == "amsgrad" ? 3 : 2) : 0;
+        step_temp = per_state * sc.tunable("optimizer_step_temp_copies");
+    }
+    double grads_live_fwd = accumulate ? grads : 0;
+    auto phase = [&](const char* name, double w, double g, double o, double act, double logit, double temp) {
+        out.timeline.push_back({name, {{"weights", w}, {"gradients", g}, {"optimizer_states", o}, {"activations", act},
+                                       {"logits", logit}, {"temporaries", temp}}});
+    };
+    double persistent_temp = temporaries_persistent + gathered;
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp);
+    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp);
+    // Backward: activations are freed as gradients appear; the high point is at one of the ends,
+    // plus the working set of the layer being differentiated (and its recomputation).
+    double head_grads = grads * (shard.non_layer_params / std::max(1.0, P_gpu));
+    double start = acts + std::max(grads_live_fwd, head_grads);
+    double end = grads + (acts / std::max(1.0, shard.layers * in_flight));
+    if (start >= end)
+        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, persistent_temp);
+    else
+        phase("backward", weights, grads, opt_alloc, acts / std::max(1.0, shard.layers * in_flight) + recompute + layer_grad_work, 0, persistent_temp);
+    phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
+    why["optimizer_step_temp_bytes"] = step_temp;
+    if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
+                                      " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
+    if (t.dtype == "fp8") out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
+    return out;
+}
+
+}  // namespace gpumem::detail

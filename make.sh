@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# gpumem's commands on a Debian bookworm machine. Each one first runs .ci/bootstrap (idempotent:
+# it installs only what is missing, from Debian's archive and npm).
+#
+#   ./make.sh serve [--port N]   build the WebAssembly site and serve it at http://127.0.0.1:N/ (8000)
+#   ./make.sh test               every test: native, WebAssembly, CLI, native-vs-WASM parity, browser
+#   ./make.sh site               only build the site into build/wasm/site (what Pages deploys)
+#
+# `test` keeps going after a failed stage, prints a summary and ends with the line
+# "N passed, N failed" (counting stages); it exits non-zero when any stage failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$root"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+# Debian's emscripten runs its JS optimizer with node and needs Debian's `acorn` module.
+export NODE_PATH=/usr/share/nodejs
+
+usage() {
+  cat <<'EOF'
+usage: ./make.sh COMMAND [OPTIONS]
+
+commands:
+  serve [--port N]   install what is missing, build the WebAssembly site into build/wasm/site
+                     and serve it at http://127.0.0.1:N/ (default port 8000)
+  test               install what is missing, then build and run every test stage:
+                     native build + ctest, WebAssembly build + GoogleTest under node,
+                     CLI tests, native-vs-WASM parity, browser tests
+  site               install what is missing and only build build/wasm/site
+  -h, --help         this text
+EOF
+}
+
+banner() {
+  printf '\n==================================================================\n'
+  printf '== %s\n' "$*"
+  printf '==================================================================\n'
+}
+
+bootstrap() {  # $1: "" (everything) or "--site" (only what building the site needs)
+  bash .ci/bootstrap "$@"
+}
+
+# --- build steps -----------------------------------------------------------------------------
+
+build_site() {
+  emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=OFF
+  cmake --build build/wasm --target site -j"$jobs"
+  [ -f build/wasm/site/index.html ] || { echo "make.sh: build/wasm/site/index.html was not built" >&2; return 1; }
+}
+
+native_build() {
+  cmake -S . -B build/native -DGPUMEM_WERROR=ON
+  cmake --build build/native -j"$jobs"
+}
+
+native_tests() {
+  ctest --test-dir build/native --output-on-failure
+}
+
+wasm_build() {
+  emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=ON -DGPUMEM_WERROR=ON
+  cmake --build build/wasm -j"$jobs"
+  cmake --build build/wasm --target site -j"$jobs"
+}
+
+wasm_tests() {
+  node build/wasm/tests/gpumem_tests.js
+}
+
+cli_tests() {
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node --test tests/cli/
+}
+
+parity_tests() {
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" \
+    node --test tests/parity/
+}
+
+browser_tests() {
+  node --test tests/browser/
+}
+
+# --- stages ----------------------------------------------------------------------------------
+
+stage_names=()
+stage_results=()
+stage_seconds=()
+declare -A stage_ok=()
+
+# run_stage NAME NEEDS FUNCTION: runs FUNCTION in a subshell with errexit on (so the first failing
+# command ends the stage), logging to build/logs/NAME.log. NEEDS is a space-separated list of
+# stages that must have passed first; otherwise the stage is not run and counts as failed.
+run_stage() {
+  local name=$1 needs=$2 fn=$3 dep rc start
+  banner "stage: $name"
+  stage_names+=("$name")
+  for dep in $needs; do
+    if [ "${stage_ok[$dep]:-0}" != 1 ]; then
+      echo "make.sh: not run: stage '$dep' did not pass"
+      stage_results+=("FAIL (not run: $dep failed)")
+      stage_seconds+=(0)
+      stage_ok[$name]=0
+      return 0
+    fi
+  done
+  mkdir -p build/logs
+  start=$SECONDS
+  set +e
+  ( set -euo pipefail; "$fn" ) 2>&1 </dev/null | tee "build/logs/$name.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  stage_seconds+=($((SECONDS - start)))
+  if [ "$rc" = 0 ]; then
+    stage_results+=("PASS")
+    stage_ok[$name]=1
+  else
+    stage_results+=("FAIL (exit $rc, log: build/logs/$name.log)")
+    stage_ok[$name]=0
+  fi
+}
+
+cmd_test() {
+  [ $# -eq 0 ] || { echo "make.sh test: unexpected argument '$1'" >&2; usage >&2; exit 2; }
+  local total_start=$SECONDS
+  run_stage bootstrap      ""                      bootstrap
+  run_stage native-build   "bootstrap"             native_build
+  run_stage native-tests   "native-build"          native_tests
+  run_stage wasm-build     "bootstrap"             wasm_build
+  run_stage wasm-tests     "wasm-build"            wasm_tests
+  run_stage cli-tests      "native-build"          cli_tests
+  run_stage parity-tests   "native-build wasm-build" parity_tests
+  run_stage browser-tests  "wasm-build"            browser_tests
+
+  local i passed=0 failed=0
+  banner "summary ($((SECONDS - total_start)) s)"
+  for i in "${!stage_names[@]}"; do
+    printf '  %-15s %5ss  %s\n' "${stage_names[$i]}" "${stage_seconds[$i]}" "${stage_results[$i]}"
+    if [ "${stage_results[$i]}" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  done
+  echo
+  echo "$passed passed, $failed failed"
+  [ "$failed" = 0 ]
+}
+
+cmd_site() {
+  [ $# -eq 0 ] || { echo "make.sh site: unexpected argument '$1'" >&2; usage >&2; exit 2; }
+  banner "bootstrap"
+  bootstrap --site
+  banner "build the WebAssembly site"
+  build_site
+  echo "make.sh: site built in build/wasm/site"
+}
+
+cmd_serve() {
+  local port=8000
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --port) [ $# -ge 2 ] || { echo "make.sh serve: --port needs a value" >&2; exit 2; }
+              port=$2; shift 2 ;;
+      --port=*) port=${1#--port=}; shift ;;
+      -h|--help) usage; exit 0 ;;
+      *) echo "make.sh serve: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+  done
+  case $port in ''|*[!0-9]*) echo "make.sh serve: --port must be a number, got '$port'" >&2; exit 2 ;; esac
+  cmd_site
+  banner "serve"
+  echo "gpumem: http://127.0.0.1:$port/   (Ctrl-C stops the server)"
+  exec node web/serve.mjs --root build/wasm/site --port "$port"
+}
+
+case ${1:-} in
+  serve) shift; cmd_serve "$@" ;;
+  test)  shift; cmd_test "$@" ;;
+  site)  shift; cmd_site "$@" ;;
+  -h|--help|help) usage ;;
+  "") usage >&2; exit 2 ;;
+  *) echo "make.sh: unknown command '$1'" >&2; usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,547 @@
+// Black-box tests of the `gpumem` command-line tool: each test runs the binary as a subprocess and
+// checks what a user sees (stdout, stderr, exit code) against the CLI contract in README.md.
+//
+//   node --test tests/cli/
+//   GPUMEM_CLI=path/to/gpumem node --test tests/cli/     (default build/native/core/cli/gpumem)
+//
+// Exit codes: 0 ok, 1 invalid input (malformed JSON, invalid field, unknown model, missing file),
+// 2 usage (unknown command or flag, missing flag value).
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const cli = path.resolve(repo, process.env.GPUMEM_CLI || 'build/native/core/cli/gpumem');
+const scenarioDir = path.join(repo, 'tests', 'data', 'scenarios');
+const llama3Config = path.join(here, 'data', 'meta-llama-3-8b.config.json');
+// meta-llama/Meta-Llama-3-8B: sum(p.numel()) as published (Hub safetensors metadata).
+const LLAMA3_8B_TOTAL = 8030261248;
+
+if (!fs.existsSync(cli)) {
+  throw new Error(`gpumem CLI not found at ${cli}: build it (./make.sh test) or set GPUMEM_CLI`);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumem-cli-test-'));
+process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function run(args, input) {
+  const r = spawnSync(cli, args, { input: input ?? '', encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20 });
+  if (r.error) throw r.error;
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, all: r.stdout + r.stderr };
+}
+
+// Asserts the exit code and shows what the tool printed when it differs.
+function expectExit(r, code, what) {
+  assert.equal(r.signal, null, `${what}: killed by ${r.signal}`);
+  assert.equal(r.code, code, `${what}: exit ${r.code}, expected ${code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+}
+
+function parseJson(text, what) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    assert.fail(`${what}: stdout is not JSON (${e.message}):\n${text.slice(0, 2000)}`);
+  }
+}
+
+function writeTmp(name, content) {
+  const file = path.join(tmp, name);
+  fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  return file;
+}
+
+const scenarioFile = (name) => path.join(scenarioDir, name);
+const readScenario = (name) => JSON.parse(fs.readFileSync(scenarioFile(name), 'utf8'));
+
+const llamaTraining = {
+  version: 1,
+  model: { preset: 'meta-llama/Llama-3.1-8B' },
+  mode: 'training',
+  training: { method: 'full', batch_size: 1, seq_len: 2048, dtype: 'bf16', optimizer: 'adamw' },
+  hardware: { num_gpus: 1, gpu_memory_gb: 80 },
+};
+const COMPONENTS = ['weights', 'gradients', 'optimizer_states', 'activations', 'logits', 'kv_cache', 'overheads'];
+
+// The result keys docs/SCENARIO.md makes the contract.
+function checkResult(res, what) {
+  assert.equal(res.ok, true, `${what}: ok is not true: ${JSON.stringify(res.errors ?? res).slice(0, 500)}`);
+  assert.equal(typeof res.parameters?.total, 'number', `${what}: parameters.total`);
+  assert.equal(typeof res.parameters?.trainable, 'number', `${what}: parameters.trainable`);
+  const g = res.per_gpu;
+  assert.ok(g, `${what}: per_gpu`);
+  for (const k of ['peak_allocated_bytes', 'peak_reserved_bytes', 'device_total_bytes']) {
+    assert.ok(Number.isFinite(g[k]) && g[k] > 0, `${what}: per_gpu.${k} = ${g[k]}`);
+  }
+  assert.ok(g.peak_reserved_bytes >= g.peak_allocated_bytes, `${what}: reserved < allocated`);
+  assert.ok(g.device_total_bytes >= g.peak_reserved_bytes, `${what}: device total < reserved`);
+  for (const c of COMPONENTS) {
+    assert.ok(Number.isFinite(g.components?.[c]) && g.components[c] >= 0, `${what}: per_gpu.components.${c} = ${g.components?.[c]}`);
+  }
+  assert.equal(typeof g.peak_phase, 'string', `${what}: per_gpu.peak_phase`);
+  assert.equal(typeof res.fits, 'boolean', `${what}: fits`);
+  assert.ok(Number.isFinite(res.utilization), `${what}: utilization`);
+  assert.ok(Array.isArray(res.warnings), `${what}: warnings`);
+  assert.ok(Array.isArray(res.defaults_applied), `${what}: defaults_applied`);
+}
+
+function checkErrors(res, what) {
+  assert.equal(res.ok, false, `${what}: expected ok:false, got ${JSON.stringify(res).slice(0, 300)}`);
+  assert.ok(Array.isArray(res.errors) && res.errors.length > 0, `${what}: errors must be a non-empty list`);
+  for (const e of res.errors) {
+    assert.equal(typeof e.message, 'string', `${what}: every error has a message`);
+    assert.equal(typeof e.field, 'string', `${what}: every error names its field`);
+  }
+}
+
+describe('help, version, presets', () => {
+  test('--help lists every command and exits 0', () => {
+    const r = run(['--help']);
+    expectExit(r, 0, '--help');
+    for (const cmd of ['estimate', 'params', 'quick', 'validate', 'presets', 'version']) {
+      assert.match(r.stdout, new RegExp(`\\b${cmd}\\b`), `--help mentions ${cmd}`);
+    }
+  });
+
+  test('version prints MAJOR.MINOR.PATCH', () => {
+    const r = run(['version']);
+    expectExit(r, 0, 'version');
+    assert.match(r.stdout.trim(), /\d+\.\d+\.\d+/);
+  });
+
+  test('presets lists the bundled models; --json is {models, gpus}', () => {
+    const r = run(['presets']);
+    expectExit(r, 0, 'presets');
+    assert.match(r.stdout, /meta-llama\/Llama-3\.1-8B/);
+    const j = run(['presets', '--json']);
+    expectExit(j, 0, 'presets --json');
+    const p = parseJson(j.stdout, 'presets --json');
+    assert.ok(Array.isArray(p.models) && p.models.length >= 20, 'models list');
+    assert.ok(Array.isArray(p.gpus) && p.gpus.length > 0, 'gpus list');
+    const llama = p.models.find((m) => m.id === 'meta-llama/Llama-3.1-8B');
+    assert.ok(llama, 'meta-llama/Llama-3.1-8B is a preset');
+    assert.equal(llama.total_params, 8030261248);
+    for (const g of p.gpus) assert.equal(typeof g.id, 'string');
+  });
+});
+
+describe('estimate', () => {
+  const file = () => writeTmp('llama-training.json', llamaTraining);
+
+  test('--scenario FILE prints a readable breakdown table', () => {
+    const r = run(['estimate', '--scenario', file()]);
+    expectExit(r, 0, 'estimate --scenario');
+    assert.ok(!r.stdout.trim().startsWith('{'), 'the default output is a table, not JSON');
+    assert.match(r.stdout, /weights/i);
+    assert.match(r.stdout, /gradients/i);
+    assert.match(r.stdout, /optimizer/i);
+    assert.match(r.stdout, /activations/i);
+    assert.match(r.stdout, /GiB|GB/);
+  });
+
+  test('--scenario FILE --json prints the result document', () => {
+    const r = run(['estimate', '--scenario', file(), '--json']);
+    expectExit(r, 0, 'estimate --json');
+    const res = parseJson(r.stdout, 'estimate --json');
+    checkResult(res, 'llama training');
+    assert.equal(res.parameters.total, 8030261248); // Llama-3.1-8B, published count
+    assert.equal(res.parameters.trainable, 8030261248); // full fine-tuning trains everything
+    const c = res.per_gpu.components;
+    for (const k of ['weights', 'gradients', 'optimizer_states', 'activations']) assert.ok(c[k] > 0, `${k} > 0`);
+    // bf16 weights: 2 B per parameter, on one GPU.
+    assert.ok(c.weights >= 2 * 8030261248, `weights ${c.weights} >= 2 B × params`);
+  });
+
+  test('--scenario - reads stdin and gives the same answer as the file', () => {
+    const viaFile = run(['estimate', '--scenario', file(), '--json']);
+    const viaStdin = run(['estimate', '--scenario', '-', '--json'], JSON.stringify(llamaTraining));
+    expectExit(viaStdin, 0, 'estimate --scenario -');
+    assert.equal(viaStdin.stdout, viaFile.stdout);
+  });
+
+  test('an inference scenario has a KV cache and no gradients', () => {
+    const r = run(['estimate', '--scenario', scenarioFile('infer-llama31-8b-minimal.json'), '--json']);
+    expectExit(r, 0, 'inference');
+    const res = parseJson(r.stdout, 'inference');
+    checkResult(res, 'inference');
+    assert.ok(res.per_gpu.components.kv_cache > 0, 'kv_cache > 0');
+    assert.equal(res.per_gpu.components.gradients, 0);
+    assert.equal(res.per_gpu.components.optimizer_states, 0);
+  });
+
+  test('an inline hf_config counts like the preset', () => {
+    const r = run(['estimate', '--scenario', scenarioFile('hf-config-meta-llama-3-8b-training.json'), '--json']);
+    expectExit(r, 0, 'hf_config');
+    assert.equal(parseJson(r.stdout, 'hf_config').parameters.total, LLAMA3_8B_TOTAL);
+  });
+
+  test("seed 001's config file (\"num_parameters\": \"7B\") is a valid scenario", () => {
+    const r = run(['estimate', '--scenario', scenarioFile('seed001-llama2-7b-deepspeed-zero3.json'), '--json']);
+    expectExit(r, 0, 'seed 001');
+    const res = parseJson(r.stdout, 'seed 001');
+    checkResult(res, 'seed 001');
+    assert.equal(res.parameters.total, 7e9);
+    assert.ok(res.host_bytes > 0, 'optimizer offloaded to CPU needs host memory');
+  });
+});
+
+describe('estimate flags', () => {
+  // Each flag maps onto one scenario field; the result echoes the resolved scenario.
+  const cases = [
+    [['--mode', 'inference'], 'mode', 'inference'],
+    [['--method', 'lora'], 'training.method', 'lora'],
+    [['--lora'], 'training.method', 'lora'],
+    [['--qlora'], 'training.method', 'qlora'],
+    [['--lora', '--lora-rank', '32'], 'training.lora.rank', 32],
+    [['--lora', '--lora-alpha', '64'], 'training.lora.alpha', 64],
+    [['--dtype', 'fp16'], 'training.dtype', 'fp16'],
+    [['--precision', 'pure'], 'training.precision', 'pure'],
+    [['--optimizer', 'sgd'], 'training.optimizer', 'sgd'],
+    [['--batch-size', '3'], 'training.batch_size', 3],
+    [['--seq-len', '1024'], 'training.seq_len', 1024],
+    [['--grad-accum', '8'], 'training.gradient_accumulation_steps', 8],
+    [['--gradient-checkpointing'], 'training.activation_checkpointing', 'full'],
+    [['--activation-checkpointing', 'selective'], 'training.activation_checkpointing', 'selective'],
+    [['--attention', 'eager'], 'training.attention', 'eager'],
+    [['--loss', 'fused'], 'training.loss', 'fused'],
+    [['--engine', 'ddp', '--dp', '2', '--num-gpus', '2'], 'engine.type', 'ddp'],
+    [['--engine', 'deepspeed', '--zero', '2', '--dp', '2', '--num-gpus', '2'], 'engine.zero_stage', 2],
+    [['--engine', 'deepspeed', '--zero', '3', '--offload-optimizer', 'cpu'], 'engine.offload_optimizer', 'cpu'],
+    [['--engine', 'deepspeed', '--zero', '3', '--offload-param', 'cpu'], 'engine.offload_param', 'cpu'],
+    [['--engine', 'fsdp', '--dp', '4', '--num-gpus', '4'], 'parallelism.data_parallel_size', 4],
+    [['--engine', 'megatron', '--tp', '2', '--num-gpus', '2'], 'parallelism.tensor_parallel_size', 2],
+    [['--engine', 'megatron', '--pp', '2', '--num-gpus', '2'], 'parallelism.pipeline_parallel_size', 2],
+    [['--engine', 'megatron', '--cp', '2', '--num-gpus', '2'], 'parallelism.context_parallel_size', 2],
+    [['--engine', 'megatron', '--tp', '2', '--sequence-parallel', '--num-gpus', '2'], 'parallelism.sequence_parallel', true],
+    [['--model', 'mistralai/Mixtral-8x7B-v0.1', '--engine', 'megatron', '--ep', '2', '--num-gpus', '2'], 'parallelism.expert_parallel_size', 2],
+    [['--num-gpus', '4', '--dp', '4', '--engine', 'ddp'], 'hardware.num_gpus', 4],
+    [['--gpu-mem', '48'], 'hardware.gpu_memory_gb', 48],
+    [['--mode', 'inference', '--context-len', '8192'], 'inference.context_len', 8192],
+    [['--mode', 'inference', '--weight-format', 'int4'], 'inference.weight_format', 'int4'],
+    [['--mode', 'inference', '--kv-cache-dtype', 'fp8'], 'inference.kv_cache_dtype', 'fp8'],
+    [['--mode', 'inference', '--no-kv-cache'], 'inference.kv_cache', false],
+  ];
+  const get = (obj, dotted) => dotted.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+
+  for (const [flags, field, want] of cases) {
+    test(`${flags.join(' ')} -> ${field} = ${JSON.stringify(want)}`, () => {
+      const args = flags.includes('--model') ? [] : ['--model', 'llama3-8b'];
+      const r = run(['estimate', ...args, ...flags, '--json']);
+      expectExit(r, 0, flags.join(' '));
+      const res = parseJson(r.stdout, flags.join(' '));
+      checkResult(res, flags.join(' '));
+      assert.deepEqual(get(res.scenario, field), want, `result.scenario.${field}`);
+    });
+  }
+
+  test('--gpu ID picks a GPU from the catalogue', () => {
+    const gpus = parseJson(run(['presets', '--json']).stdout, 'presets').gpus;
+    const gpu = gpus[gpus.length - 1];
+    const r = run(['estimate', '--model', 'llama3-8b', '--gpu', gpu.id, '--json']);
+    expectExit(r, 0, `--gpu ${gpu.id}`);
+    const res = parseJson(r.stdout, '--gpu');
+    assert.equal(res.scenario.hardware.gpu, gpu.id);
+  });
+
+  test('--hf-config FILE names the model by its config.json', () => {
+    const r = run(['estimate', '--hf-config', llama3Config, '--json']);
+    expectExit(r, 0, '--hf-config');
+    const res = parseJson(r.stdout, '--hf-config');
+    checkResult(res, '--hf-config');
+    assert.equal(res.parameters.total, LLAMA3_8B_TOTAL);
+  });
+
+  test('flags override the scenario file', () => {
+    const f = writeTmp('override.json', llamaTraining);
+    const base = parseJson(run(['estimate', '--scenario', f, '--json']).stdout, 'base');
+    const r = run(['estimate', '--scenario', f, '--batch-size', '4', '--seq-len', '4096', '--json']);
+    expectExit(r, 0, 'override');
+    const res = parseJson(r.stdout, 'override');
+    assert.equal(res.scenario.training.batch_size, 4);
+    assert.equal(res.scenario.training.seq_len, 4096);
+    assert.equal(res.parameters.total, base.parameters.total, 'the model still comes from the file');
+    // 8× the tokens: activations grow (weights do not).
+    assert.ok(res.per_gpu.components.activations > base.per_gpu.components.activations, 'more tokens, more activations');
+    assert.equal(res.per_gpu.components.weights, base.per_gpu.components.weights);
+  });
+
+  test('--model overrides the file\'s model', () => {
+    const f = writeTmp('override-model.json', llamaTraining);
+    const r = run(['estimate', '--scenario', f, '--model', 'Qwen/Qwen2.5-7B', '--json']);
+    expectExit(r, 0, '--model override');
+    assert.equal(parseJson(r.stdout, '--model override').parameters.total, 7615616512); // Qwen2.5-7B, published
+  });
+
+  test('flags alone, table output', () => {
+    const r = run(['estimate', '--model', 'meta-llama/Llama-3.1-8B', '--lora', '--batch-size', '2']);
+    expectExit(r, 0, 'flags table');
+    assert.match(r.stdout, /weights/i);
+  });
+});
+
+describe('estimate --jsonl', () => {
+  test('one result per line, in order; a bad line in the middle yields an error and the rest go on', () => {
+    const lines = [
+      JSON.stringify({ ...llamaTraining, training: { ...llamaTraining.training, batch_size: 1 } }),
+      '',
+      '{"model": {"preset": "meta-llama/Llama-3.1-8B"}, "training": ', // malformed
+      JSON.stringify({ ...llamaTraining, training: { ...llamaTraining.training, batch_size: -4 } }), // invalid field
+      '   ',
+      JSON.stringify({ ...llamaTraining, training: { ...llamaTraining.training, batch_size: 2 } }),
+      JSON.stringify({ version: 1, model: { preset: 'Qwen/Qwen2.5-7B' }, mode: 'inference' }),
+    ];
+    const r = run(['estimate', '--jsonl'], lines.join('\n') + '\n');
+    expectExit(r, 1, 'jsonl with invalid lines');
+    const out = r.stdout.split('\n').filter((l) => l !== '');
+    assert.equal(out.length, 5, `5 non-blank input lines give 5 output lines, got:\n${r.stdout}`);
+    const res = out.map((l, i) => parseJson(l, `jsonl line ${i + 1}`));
+    for (const l of out) assert.ok(!l.includes('\n') && l === JSON.stringify(JSON.parse(l)), 'each result is compact JSON');
+    checkResult(res[0], 'line 1');
+    checkErrors(res[1], 'line 2 (malformed)');
+    checkErrors(res[2], 'line 3 (batch_size -4)');
+    assert.ok(res[2].errors.some((e) => e.field === 'training.batch_size'), 'the error names training.batch_size');
+    checkResult(res[3], 'line 4');
+    checkResult(res[4], 'line 5');
+    assert.equal(res[0].scenario.training.batch_size, 1);
+    assert.equal(res[3].scenario.training.batch_size, 2);
+    assert.equal(res[4].scenario.mode, 'inference');
+    assert.equal(res[4].parameters.total, 7615616512);
+  });
+
+  test('all valid: exit 0, and each line equals the --json result', () => {
+    const names = ['train-full-llama31-8b-minimal.json', 'infer-llama31-8b-minimal.json', 'engine-deepspeed-zero3-offload-cpu.json'];
+    const r = run(['estimate', '--jsonl'], names.map((n) => JSON.stringify(readScenario(n))).join('\n'));
+    expectExit(r, 0, 'jsonl all valid');
+    const out = r.stdout.split('\n').filter((l) => l !== '');
+    assert.equal(out.length, names.length);
+    names.forEach((n, i) => {
+      const single = run(['estimate', '--scenario', scenarioFile(n), '--json']);
+      expectExit(single, 0, n);
+      assert.deepEqual(JSON.parse(out[i]), JSON.parse(single.stdout), `${n}: jsonl and --json agree`);
+    });
+  });
+
+  test('empty input: no output, exit 0', () => {
+    const r = run(['estimate', '--jsonl'], '');
+    expectExit(r, 0, 'empty jsonl');
+    assert.equal(r.stdout.trim(), '');
+  });
+});
+
+describe('the scenario files in tests/data/scenarios', () => {
+  // The field each invalid file must name (an error's `field` starts with it).
+  const invalid = {
+    'invalid-batch-size-negative.json': 'training.batch_size',
+    'invalid-unknown-preset.json': 'model',
+    'invalid-missing-model.json': 'model',
+    'invalid-engine-type.json': 'engine.type',
+    'invalid-zero-stage.json': 'engine.zero_stage',
+    'invalid-mode.json': 'mode',
+    'invalid-dtype.json': 'training.dtype',
+    'invalid-seq-len-string.json': 'training.seq_len',
+    'invalid-malformed-json.json': '',
+  };
+  const files = fs.readdirSync(scenarioDir).filter((f) => f.endsWith('.json')).sort();
+
+  test('there are at least 24 of them and every invalid-* file is listed here', () => {
+    assert.ok(files.length >= 24, `${files.length} scenario files`);
+    for (const f of files.filter((f) => f.startsWith('invalid-'))) assert.ok(f in invalid, `${f} has an expected field`);
+  });
+
+  for (const f of files) {
+    if (f.startsWith('invalid-')) {
+      test(`${f}: estimate and validate exit 1 and name ${invalid[f] || 'the JSON error'}`, () => {
+        const r = run(['estimate', '--scenario', scenarioFile(f), '--json']);
+        expectExit(r, 1, f);
+        const res = parseJson(r.stdout, f);
+        checkErrors(res, f);
+        assert.ok(res.errors.some((e) => e.field.startsWith(invalid[f])), `${f}: errors name ${invalid[f]}: ${JSON.stringify(res.errors)}`);
+        if (f === 'invalid-malformed-json.json') assert.match(res.errors[0].message, /json/i);
+        const v = run(['validate', scenarioFile(f)]);
+        expectExit(v, 1, `validate ${f}`);
+        assert.ok(!/^valid\b/m.test(v.stdout), 'not reported valid');
+        if (invalid[f]) assert.ok(v.all.includes(invalid[f]), `validate ${f} names ${invalid[f]}:\n${v.all}`);
+      });
+    } else {
+      test(`${f}: estimate ok, validate says valid`, () => {
+        const r = run(['estimate', '--scenario', scenarioFile(f), '--json']);
+        expectExit(r, 0, f);
+        checkResult(parseJson(r.stdout, f), f);
+        const v = run(['validate', scenarioFile(f)]);
+        expectExit(v, 0, `validate ${f}`);
+        assert.match(v.stdout, /\bvalid\b/);
+      });
+    }
+  }
+});
+
+describe('params', () => {
+  test('--hf-config FILE --json counts Meta-Llama-3-8B exactly', () => {
+    const r = run(['params', '--hf-config', llama3Config, '--json']);
+    expectExit(r, 0, 'params --hf-config');
+    const p = parseJson(r.stdout, 'params');
+    assert.equal(p.ok, true);
+    assert.equal(p.total, LLAMA3_8B_TOTAL);
+    assert.equal(p.trainable, LLAMA3_8B_TOTAL);
+    assert.equal(typeof p.components, 'object');
+    // 128256 vocab × 4096 = 525336576 input embeddings; the untied lm_head is as large.
+    assert.equal(p.components.embedding, 525336576);
+    assert.equal(p.components.lm_head, 525336576);
+  });
+
+  test('--hf-config FILE prints the total readably', () => {
+    const r = run(['params', '--hf-config', llama3Config]);
+    expectExit(r, 0, 'params table');
+    assert.match(r.stdout, /8[,_ ]?030[,_ ]?261[,_ ]?248|8\.03\s*B/);
+  });
+
+  test('--model PRESET gives the same count', () => {
+    const r = run(['params', '--model', 'meta-llama/Meta-Llama-3-8B', '--json']);
+    expectExit(r, 0, 'params --model');
+    assert.equal(parseJson(r.stdout, 'params --model').total, LLAMA3_8B_TOTAL);
+  });
+
+  test('a config.json missing a needed field is invalid input (exit 1)', () => {
+    const cfg = JSON.parse(fs.readFileSync(llama3Config, 'utf8'));
+    delete cfg.hidden_size;
+    const r = run(['params', '--hf-config', writeTmp('no-hidden.json', cfg), '--json']);
+    expectExit(r, 1, 'params without hidden_size');
+    assert.ok(r.all.includes('hidden_size'), `names hidden_size:\n${r.all}`);
+  });
+});
+
+describe('quick', () => {
+  test('quick 7 --gpus 8 --engine deepspeed --json', () => {
+    const r = run(['quick', '7', '--gpus', '8', '--engine', 'deepspeed', '--json']);
+    expectExit(r, 0, 'quick');
+    const res = parseJson(r.stdout, 'quick');
+    checkResult(res, 'quick');
+    assert.equal(res.parameters.total, 7e9);
+    assert.equal(res.scenario.hardware.num_gpus, 8);
+    assert.equal(res.scenario.engine.type, 'deepspeed');
+  });
+
+  test('quick 70 --gpus 64 --gpu-mem 80 --engine megatron prints a table', () => {
+    const r = run(['quick', '70', '--gpus', '64', '--gpu-mem', '80', '--engine', 'megatron']);
+    expectExit(r, 0, 'quick table');
+    assert.match(r.stdout, /weights/i);
+  });
+
+  test('with DeepSpeed, more GPUs means less memory per GPU (ZeRO shards the states)', () => {
+    const peak = (n) => {
+      const r = run(['quick', '13', '--gpus', String(n), '--engine', 'deepspeed', '--json']);
+      expectExit(r, 0, `quick 13 --gpus ${n}`);
+      return parseJson(r.stdout, `quick ${n}`).per_gpu.peak_allocated_bytes;
+    };
+    assert.ok(peak(8) < peak(2));
+  });
+
+  test('quick without a size is a usage error (exit 2)', () => {
+    expectExit(run(['quick', '--gpus', '8']), 2, 'quick without size');
+  });
+});
+
+describe('validate', () => {
+  test('a good scenario prints "valid" and exits 0', () => {
+    const r = run(['validate', writeTmp('good.json', llamaTraining)]);
+    expectExit(r, 0, 'validate good');
+    assert.equal(r.stdout.trim(), 'valid');
+  });
+
+  test('a bad one prints each error message and exits 1', () => {
+    const bad = { ...llamaTraining, training: { ...llamaTraining.training, batch_size: -4 }, engine: { type: 'deepspeed', zero_stage: 7 } };
+    const r = run(['validate', writeTmp('bad.json', bad)]);
+    expectExit(r, 1, 'validate bad');
+    assert.ok(r.all.includes('training.batch_size: must be a positive integer, got -4'), `batch_size message:\n${r.all}`);
+    assert.ok(r.all.includes('engine.zero_stage'), `zero_stage message:\n${r.all}`);
+  });
+
+  test('a missing file exits 1', () => {
+    expectExit(run(['validate', path.join(tmp, 'does-not-exist.json')]), 1, 'validate missing');
+  });
+});
+
+describe('exit codes and error messages', () => {
+  test('an invalid field value: exit 1, message names the field, the rule and the value', () => {
+    const bad = { ...llamaTraining, training: { ...llamaTraining.training, batch_size: -4 } };
+    const r = run(['estimate', '--scenario', writeTmp('neg.json', bad)]);
+    expectExit(r, 1, 'batch_size -4');
+    assert.ok(r.all.includes('training.batch_size: must be a positive integer, got -4'), `message:\n${r.all}`);
+  });
+
+  test('an invalid field with --json: exit 1 and the error document on stdout', () => {
+    const bad = { ...llamaTraining, training: { ...llamaTraining.training, batch_size: -4 } };
+    const r = run(['estimate', '--scenario', writeTmp('neg.json', bad), '--json']);
+    expectExit(r, 1, 'batch_size -4 --json');
+    const res = parseJson(r.stdout, 'error document');
+    checkErrors(res, 'batch_size -4');
+    const e = res.errors.find((x) => x.field === 'training.batch_size');
+    assert.ok(e, 'an error for training.batch_size');
+    assert.equal(e.value, '-4');
+    assert.equal(e.message, 'training.batch_size: must be a positive integer, got -4');
+  });
+
+  test('malformed JSON: exit 1', () => {
+    const r = run(['estimate', '--scenario', writeTmp('broken.json', '{"model": {"preset": ')]);
+    expectExit(r, 1, 'malformed');
+    assert.match(r.all, /json/i);
+  });
+
+  test('malformed JSON on stdin: exit 1', () => {
+    expectExit(run(['estimate', '--scenario', '-'], 'not json at all'), 1, 'malformed stdin');
+  });
+
+  test('a missing scenario file: exit 1', () => {
+    const missing = path.join(tmp, 'nope.json');
+    const r = run(['estimate', '--scenario', missing]);
+    expectExit(r, 1, 'missing file');
+    assert.ok(r.stderr.includes('nope.json'), `names the file:\n${r.stderr}`);
+  });
+
+  test('an unknown model: exit 1, names the model', () => {
+    const r = run(['estimate', '--model', 'nobody/no-such-model-13B']);
+    expectExit(r, 1, 'unknown model');
+    assert.ok(r.all.includes('no-such-model-13B'), `names the model:\n${r.all}`);
+  });
+
+  test('an invalid flag value: exit 1, names the field', () => {
+    const r = run(['estimate', '--model', 'llama3-8b', '--zero', '5', '--engine', 'deepspeed']);
+    expectExit(r, 1, '--zero 5');
+    assert.ok(r.all.includes('engine.zero_stage'), `names engine.zero_stage:\n${r.all}`);
+    const m = run(['estimate', '--model', 'llama3-8b', '--mode', 'sideways']);
+    expectExit(m, 1, '--mode sideways');
+    assert.ok(m.all.includes('mode'), `names mode:\n${m.all}`);
+  });
+
+  test('an unknown command: exit 2', () => {
+    const r = run(['frobnicate']);
+    expectExit(r, 2, 'unknown command');
+    assert.ok(r.stderr.length > 0, 'says something on stderr');
+  });
+
+  test('no command at all: exit 2', () => {
+    expectExit(run([]), 2, 'no command');
+  });
+
+  test('an unknown flag: exit 2', () => {
+    const r = run(['estimate', '--model', 'llama3-8b', '--frobnicate']);
+    expectExit(r, 2, 'unknown flag');
+    assert.ok(r.stderr.includes('--frobnicate'), `names the flag:\n${r.stderr}`);
+  });
+
+  test('a flag missing its value: exit 2', () => {
+    expectExit(run(['estimate', '--model']), 2, '--model without a value');
+    expectExit(run(['estimate', '--model', 'llama3-8b', '--batch-size']), 2, '--batch-size without a value');
+    expectExit(run(['params', '--hf-config']), 2, '--hf-config without a value');
+  });
+
+  test('estimate with no model at all: exit 1 (model is required)', () => {
+    const r = run(['estimate', '--batch-size', '2']);
+    expectExit(r, 1, 'no model');
+    assert.match(r.all, /model/);
+  });
+});

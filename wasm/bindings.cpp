@@ -1,0 +1,28 @@
+// The WebAssembly surface of gpumem: four functions, JSON strings in, JSON strings out.
+//
+// One EMSCRIPTEN_BINDINGS block and no logic. Everything here maps one-to-one onto the core's
+// JSON API (core/include/gpumem/gpumem.h, [SECTION] JSON API), which never throws: malformed
+// or invalid input comes back as {"ok": false, "errors": [...]}, never as a trap.
+//
+// This file is compiled straight into each executable that needs it (gpumem_wasm, gpumem_app),
+// never into a static library: the linker would drop the registrations (emscripten #11973).
+// The contract as seen from JavaScript is in wasm/README.md.
+
+#include <string>
+
+#include <emscripten/bind.h>
+
+#include <gpumem/gpumem.h>
+
+namespace {
+
+std::string version_string() { return gpumem::version(); }
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(gpumem) {
+    emscripten::function("estimate", &gpumem::estimate_json);  // scenario JSON -> result JSON
+    emscripten::function("params", &gpumem::params_json);      // config.json   -> parameter counts
+    emscripten::function("presets", &gpumem::presets_json);    // -> {"models": [...], "gpus": [...]}
+    emscripten::function("version", &version_string);          // -> "MAJOR.MINOR.PATCH"
+}
