@@ -1,0 +1,109 @@
+// The JSON API: errors as values, seed 001's format, determinism, and nothing thrown.
+#include <gtest/gtest.h>
+
+#include <gpumem/gpumem.h>
+
+using nlohmann::json;
+
+namespace {
+
+// nlohmann writes NaN and infinities as null: the only nulls allowed are the documented ones.
+void expect_no_stray_null(const json& j, const std::string& path) {
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items())
+            if (v.is_null()) EXPECT_EQ(k, "gpus_needed") << path + "." + k;
+            else expect_no_stray_null(v, path + "." + k);
+    } else if (j.is_array()) {
+        for (const json& v : j) expect_no_stray_null(v, path + "[]");
+    }
+}
+
+}  // namespace
+
+TEST(Api, MalformedJsonIsAnErrorObject) {
+    json r = json::parse(gpumem::estimate_json("{\"model\": "));
+    EXPECT_FALSE(r["ok"].get<bool>());
+    EXPECT_NE(r["errors"][0]["message"].get<std::string>().find("malformed JSON"), std::string::npos);
+}
+
+TEST(Api, HostileDocumentsNeverThrow) {
+    const char* inputs[] = {"", "null", "[]", "42", "\"x\"", "{}", "{\"model\": null}", "{\"model\": []}",
+                            "{\"model\": {\"preset\": 7}}", "{\"model\": {\"hf_config\": \"x\"}}",
+                            "{\"model\": {\"hf_config\": {\"hidden_size\": -1}}}",
+                            "{\"model\": \"llama3-8b\", \"training\": [] }",
+                            "{\"model\": \"llama3-8b\", \"training\": {\"batch_size\": 1e300}}",
+                            "{\"model\": \"llama3-8b\", \"training\": {\"seq_len\": 1.5}}",
+                            "{\"model\": {\"num_parameters\": \"1e15\"}}",
+                            "{\"model\": {\"num_parameters\": \"NaN\"}}",
+                            "{\"model\": \"llama3-8b\", \"mode\": \"inference\", \"inference\": {\"context_len\": 100000000, \"batch_size\": 1000000}}"};
+    for (const char* in : inputs) {
+        std::string out;
+        ASSERT_NO_THROW(out = gpumem::estimate_json(in)) << in;
+        json r = json::parse(out, nullptr, false);
+        ASSERT_FALSE(r.is_discarded()) << in;
+        ASSERT_TRUE(r.contains("ok")) << in;
+        if (!r["ok"].get<bool>()) {
+            ASSERT_FALSE(r["errors"].empty()) << in;
+        } else {
+            expect_no_stray_null(r, in);
+        }
+    }
+}
+
+TEST(Api, ErrorsNameFieldValueAndWhatIsAllowed) {
+    json r = gpumem::estimate({{"model", "llama3-8b"}, {"training", {{"batch_size", -4}}}});
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_EQ(r["errors"][0]["message"], "training.batch_size: must be a positive integer, got -4");
+    json e = gpumem::estimate({{"model", "llama3-8b"}, {"training", {{"optimizer", "adamx"}}}});
+    EXPECT_EQ(e["errors"][0]["field"], "training.optimizer");
+    EXPECT_NE(e["errors"][0]["problem"].get<std::string>().find("adamw"), std::string::npos);
+}
+
+TEST(Api, Seed001ConfigFileIsAValidScenario) {
+    // seed 001's configuration file, as published: sizes as strings, checkpointing as 0/1.
+    json seed = json::parse(R"({
+      "model": {"name": "llama2-7b", "num_parameters": "7B", "num_layers": 32, "hidden_size": 4096,
+                "num_attention_heads": 32, "vocab_size": 32000, "max_seq_len": 4096},
+      "training": {"batch_size": 4, "gradient_accumulation_steps": 4, "optimizer": "adamw", "dtype": "bf16",
+                   "activation_checkpointing": 1},
+      "parallelism": {"tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 8,
+                      "sequence_parallel": false},
+      "engine": {"type": "deepspeed", "zero_stage": 3, "offload_optimizer": "cpu", "offload_param": "none"},
+      "hardware": {"num_gpus": 8, "gpu_memory_gb": 80}})");
+    json r = gpumem::estimate(seed);
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
+    EXPECT_EQ(r["parameters"]["total"], 7000000000ull);
+    EXPECT_FALSE(r["parameters"]["exact"].get<bool>());
+    EXPECT_EQ(r["scenario"]["training"]["activation_checkpointing"], "full");
+    // The optimizer lives on the host: 7e9 x 12 B (fp32 master + m + v) / 8 ranks, plus fp32 grads.
+    EXPECT_GT(r["host_bytes"].get<double>(), 7e9 * 12 / 8);
+    EXPECT_EQ(r["per_gpu"]["components"]["optimizer_states"], 0);
+}
+
+TEST(Api, DefaultsAreListed) {
+    json r = gpumem::estimate({{"model", "llama3-8b"}});
+    std::string all = r["defaults_applied"].dump();
+    EXPECT_NE(all.find("training.batch_size = 1"), std::string::npos);
+    EXPECT_NE(all.find("training.precision = \\\"amp_fp32_weights\\\""), std::string::npos);
+}
+
+TEST(Api, SameInputSameBytes) {
+    std::string a = gpumem::estimate_json(R"({"model": {"preset": "Qwen/Qwen3-8B"}, "mode": "inference"})");
+    std::string b = gpumem::estimate_json(R"({"model": {"preset": "Qwen/Qwen3-8B"}, "mode": "inference"})");
+    EXPECT_EQ(a, b);
+}
+
+TEST(Api, PresetsAndParams) {
+    json p = json::parse(gpumem::presets_json());
+    EXPECT_GE(p["models"].size(), 20u);
+    EXPECT_GE(p["gpus"].size(), 10u);
+    auto record = gpumem::find_preset("Qwen/Qwen3-8B");
+    json r = json::parse(gpumem::params_json((*record)["config"].dump()));
+    EXPECT_EQ(r["total"], 8190735360ull);  // Qwen's published 8,190,735,360
+}
+
+TEST(Api, UnknownPresetSuggestsNearest) {
+    json r = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-8b-instrukt"}}}});
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_NE(r["errors"][0]["problem"].get<std::string>().find("meta-llama/Llama-3.1-8B"), std::string::npos);
+}

@@ -1,0 +1,195 @@
+// The memory model on scenarios whose numbers can be derived by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <gpumem/gpumem.h>
+
+using nlohmann::json;
+
+namespace {
+
+json run(const json& scenario) {
+    json r = gpumem::estimate(scenario);
+    EXPECT_TRUE(r["ok"].get<bool>()) << r.dump(2);
+    return r;
+}
+
+std::uint64_t component(const json& r, const char* name) {
+    return r["per_gpu"]["components"][name].get<std::uint64_t>();
+}
+
+const json kLlama8B = {{"preset", "meta-llama/Llama-3.1-8B"}};
+
+}  // namespace
+
+TEST(Inference, KvCacheIsGqaAware) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"},
+                  {"inference", {{"batch_size", 1}, {"context_len", 8192}, {"weight_format", "bf16"}}}});
+    // 32 layers x 8 kv heads x 128 x 2 (K,V) x 2 B x 8192 tok = 1.0 GiB
+    EXPECT_EQ(component(r, "kv_cache"), 32ull * 8 * 128 * 2 * 2 * 8192);
+    EXPECT_EQ(component(r, "kv_cache"), 1ull << 30);
+    // 8,030,261,248 parameters x 2 B
+    EXPECT_EQ(component(r, "weights"), 8030261248ull * 2);
+}
+
+TEST(Inference, SlidingWindowCapsTheCache) {
+    json base = {{"model", {{"preset", "mistralai/Mistral-7B-v0.1"}}}, {"mode", "inference"},
+                 {"inference", {{"batch_size", 1}, {"context_len", 16384}}}};
+    json r = run(base);
+    // Mistral-7B-v0.1: sliding_window 4096 on all 32 layers: 32 x 8 x 128 x 2 x 2 B x 4096 = 512 MiB
+    EXPECT_EQ(component(r, "kv_cache"), 32ull * 8 * 128 * 2 * 2 * 4096);
+}
+
+TEST(Inference, Gemma2AlternatesSlidingAndGlobalLayers) {
+    json r = run({{"model", {{"preset", "google/gemma-2-9b"}}}, {"mode", "inference"},
+                  {"inference", {{"batch_size", 1}, {"context_len", 8192}}}});
+    // 42 layers, 8 kv heads x 256: 21 global layers x 8192 tokens + 21 sliding layers x 4096 tokens
+    std::uint64_t per_token_layer = 2ull * 8 * 256 * 2;
+    EXPECT_EQ(component(r, "kv_cache"), per_token_layer * (21 * 8192 + 21 * 4096));
+}
+
+TEST(Inference, KvCacheDtypeAndTensorParallel) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"parallelism", {{"tensor_parallel_size", 2}}},
+                  {"inference", {{"context_len", 8192}, {"kv_cache_dtype", "fp8"}}}});
+    // 8 kv heads split over 2 GPUs, 1 byte each: a quarter of the bf16 single-GPU cache
+    EXPECT_EQ(component(r, "kv_cache"), (1ull << 30) / 4);
+}
+
+TEST(Training, ZeroMixedPrecisionIs16BytesPerParameter) {
+    // ZeRO paper: bf16 params 2 + bf16 grads 2 + fp32 master, m, v 12 = 16 bytes/param (K = 12),
+    // sharded over 8 GPUs at stage 3.
+    json r = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+                  {"parallelism", {{"data_parallel_size", 8}}}});
+    double P = 8030261248.0;
+    EXPECT_NEAR(component(r, "weights"), P * 2 / 8, 1);
+    EXPECT_NEAR(component(r, "optimizer_states"), P * 12 / 8, 1);
+    EXPECT_EQ(r["scenario"]["training"]["precision"], "mixed_master_fp32");
+}
+
+TEST(Training, AmpWithFp32WeightsIsHfTrainersDefault) {
+    json r = run({{"model", kLlama8B}});
+    EXPECT_EQ(r["scenario"]["training"]["precision"], "amp_fp32_weights");
+    double P = 8030261248.0;
+    EXPECT_NEAR(component(r, "weights"), P * 4, 1);
+    // AdamW m and v in fp32; the step peak also holds the fp32 gradients and a foreach temporary.
+    EXPECT_NEAR(component(r, "optimizer_states"), P * 8, 1);
+    EXPECT_EQ(r["per_gpu"]["peak_phase"], "optimizer_step");
+    EXPECT_NEAR(component(r, "temporaries"), P * 4, 1);
+}
+
+TEST(Training, OptimizerStateFollowsTheOptimizer) {
+    auto states = [&](const char* opt) {
+        json r = run({{"model", kLlama8B}, {"training", {{"optimizer", opt}, {"precision", "pure"}}}});
+        return static_cast<double>(component(r, "optimizer_states"));
+    };
+    double P = 8030261248.0;
+    EXPECT_EQ(states("sgd"), 0);
+    EXPECT_NEAR(states("sgd_momentum"), P * 2, 1);   // one bf16 state
+    EXPECT_NEAR(states("adamw"), P * 4, 1);          // two bf16 states
+    EXPECT_NEAR(states("amsgrad"), P * 6, 1);        // three
+    // 8-bit: 2 x 1 byte + an fp32 absmax per 2048 elements (small vectors stay fp32): just over 2 B/param
+    EXPECT_GT(states("adamw_8bit"), P * 2);
+    EXPECT_LT(states("adamw_8bit"), P * 2.01);
+    // Adafactor keeps row + column sums per matrix: far below one state per parameter.
+    EXPECT_LT(states("adafactor"), P * 0.01);
+}
+
+TEST(Training, CheckpointingKeepsOneInputPerLayer) {
+    json none = run({{"model", kLlama8B}, {"training", {{"seq_len", 4096}, {"activation_checkpointing", "none"}}}});
+    json full = run({{"model", kLlama8B}, {"training", {{"seq_len", 4096}, {"activation_checkpointing", "full"}}}});
+    auto at_loss = [](const json& r, const char* what) {
+        for (const json& p : r["per_gpu"]["timeline"])
+            if (p["phase"] == "loss") return std::string(what) == "total" ? p["allocated_bytes"].get<double>()
+                                                                         : p["components"][what].get<double>();
+        return 0.0;
+    };
+    // 32 layers x 4096 tokens x 4096 hidden x 2 B = 1 GiB of layer inputs
+    EXPECT_NEAR(at_loss(full, "activations"), 32.0 * 4096 * 4096 * 2, 1);
+    EXPECT_LT(at_loss(full, "total"), at_loss(none, "total"));
+}
+
+TEST(Training, EagerAttentionAddsTheQuadraticTerm) {
+    auto acts = [&](const char* attention, int seq) {
+        json r = run({{"model", kLlama8B}, {"training", {{"seq_len", seq}, {"attention", attention}}}});
+        for (const json& p : r["per_gpu"]["timeline"])
+            if (p["phase"] == "loss") return p["components"]["activations"].get<double>();
+        return 0.0;
+    };
+    // Eager keeps the fp32 softmax and its bf16 copy: 32 heads x s² x 6 B per layer, x 32 layers.
+    double s = 2048;
+    double quadratic = 32.0 * 32 * s * s * 6;
+    double extra = acts("eager", 2048) - acts("sdpa", 2048);
+    // ...plus repeat_kv's copies of k and v (2 x (4096 - 1024) x 2 B per token per layer)
+    double repeat = 32.0 * s * 2 * (4096 - 1024) * 2;
+    EXPECT_NEAR(extra, quadratic + repeat, 1);
+}
+
+TEST(Training, LoraTrainsOnlyTheAdapters) {
+    json r = run({{"model", kLlama8B}, {"training", {{"method", "lora"}, {"lora", {{"rank", 16}}}}}});
+    // q_proj: r(4096 + 4096), v_proj: r(4096 + 1024), 32 layers, r = 16
+    std::uint64_t lora = 32ull * 16 * ((4096 + 4096) + (4096 + 1024));
+    EXPECT_EQ(r["parameters"]["trainable"].get<std::uint64_t>(), lora);
+    // fp32 adapters: weights 4 + grads 4 + AdamW states 8 bytes each; base stays bf16
+    EXPECT_NEAR(component(r, "optimizer_states"), lora * 8.0, 1);
+}
+
+TEST(Training, QloraStoresTheBaseInFourBits) {
+    json r = run({{"model", kLlama8B}, {"training", {{"method", "qlora"}}}});
+    // Linear matrices of the layers: 32 x 218,103,808; NF4 with double quant: 0.5 + 1/64 + 4/16384 B.
+    double linear = 32.0 * 218103808;
+    double rest = 8030261248.0 - linear;  // embeddings, head, norms in bf16
+    double lora = 32.0 * 8 * ((4096 + 4096) + (4096 + 1024));
+    double expected = linear * (0.5 + 1.0 / 64 + 4.0 / 16384) + rest * 2 + lora * 4;
+    EXPECT_NEAR(component(r, "weights"), expected, 2);
+}
+
+TEST(Training, TensorParallelSplitsMatricesNotNorms) {
+    json r1 = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}});
+    json r2 = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"tensor_parallel_size", 2}}}});
+    // norms: 65 x 4096 replicated; everything else halves
+    double norms = 65.0 * 4096;
+    double P = 8030261248.0;
+    EXPECT_NEAR(component(r2, "weights"), ((P - norms) / 2 + norms) * 2, 1);
+    EXPECT_NEAR(component(r1, "weights"), P * 2, 1);
+}
+
+TEST(Training, PipelineReportsTheHeaviestStage) {
+    json r = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"pipeline_parallel_size", 4}}}});
+    // 8 layers per stage; the first holds the embedding (525,336,576), the last the head + final norm
+    // (525,336,576 + 4,096): the last stage is heaviest.
+    double expected = 8.0 * 218112000 + 525336576 + 4096;
+    EXPECT_NEAR(component(r, "weights"), expected * 2, 1);
+}
+
+TEST(Fit, GpusNeededGrowsDataParallelUnderZero3) {
+    json r = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+                  {"hardware", {{"gpu", "RTX-4090-24GB"}}}});
+    EXPECT_FALSE(r["fits"].get<bool>());
+    ASSERT_TRUE(r["gpus_needed"].is_number());
+    std::uint64_t n = r["gpus_needed"];
+    json at_n = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+                     {"hardware", {{"gpu", "RTX-4090-24GB"}, {"num_gpus", n}}}});
+    json below = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+                      {"hardware", {{"gpu", "RTX-4090-24GB"}, {"num_gpus", n - 1}}}});
+    EXPECT_TRUE(at_n["fits"].get<bool>());   // exact at the boundary: n fits...
+    EXPECT_FALSE(below["fits"].get<bool>()); // ...and n - 1 does not
+}
+
+TEST(Figures, AllocatedReservedDeviceAreOrdered) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"}});
+    const json& g = r["per_gpu"];
+    EXPECT_LT(g["peak_allocated_bytes"].get<std::uint64_t>(), g["peak_reserved_bytes"].get<std::uint64_t>());
+    EXPECT_LT(g["peak_reserved_bytes"].get<std::uint64_t>(), g["device_total_bytes"].get<std::uint64_t>());
+    std::uint64_t sum = 0;
+    for (auto& [k, v] : g["components"].items()) sum += v.get<std::uint64_t>();
+    EXPECT_NEAR(static_cast<double>(sum), g["device_total_bytes"].get<double>(), 8);  // rounding of each part
+}
+
+TEST(Figures, OverheadsAreNamedAndOverridable) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"overheads", {{"cuda_context_gib", 2}}}});
+    EXPECT_EQ(r["assumptions"]["overheads"]["cuda_context_gib"]["value"], 2);
+    json bad = gpumem::estimate({{"model", kLlama8B}, {"overheads", {{"no_such", 1}}}});
+    EXPECT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "overheads.no_such");
+}
