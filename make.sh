@@ -50,22 +50,26 @@ build_site() {
   [ -f build/wasm/site/index.html ] || { echo "make.sh: build/wasm/site/index.html was not built" >&2; return 1; }
 }
 
-native_build() {
+# Each build stage builds what the stages after it need, so a test suite that fails to compile
+# does not keep the CLI, parity or browser tests from running; the test stages build the rest.
+native_build() {  # the core and the CLI
   cmake -S . -B build/native -DGPUMEM_WERROR=ON
+  cmake --build build/native --target gpumem -j"$jobs"
+}
+
+native_tests() {  # everything else (the GoogleTest suite), then ctest
   cmake --build build/native -j"$jobs"
+  ctest --test-dir build/native --output-on-failure --no-tests=error
 }
 
-native_tests() {
-  ctest --test-dir build/native --output-on-failure
-}
-
-wasm_build() {
+wasm_build() {  # the node module and the served site
   emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=ON -DGPUMEM_WERROR=ON
-  cmake --build build/wasm -j"$jobs"
+  cmake --build build/wasm --target gpumem_wasm -j"$jobs"
   cmake --build build/wasm --target site -j"$jobs"
 }
 
-wasm_tests() {
+wasm_tests() {  # everything else (the same GoogleTest suite as one JS file), run by node
+  cmake --build build/wasm -j"$jobs"
   node build/wasm/tests/gpumem_tests.js
 }
 
@@ -168,7 +172,7 @@ cmd_serve() {
   cmd_site
   banner "serve"
   echo "gpumem: http://127.0.0.1:$port/   (Ctrl-C stops the server)"
-  exec node web/serve.mjs --root build/wasm/site --port "$port"
+  exec node web/serve.mjs --root build/wasm/site --port "$port" --host 127.0.0.1
 }
 
 case ${1:-} in

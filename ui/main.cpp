@@ -69,7 +69,14 @@ void ApplyScale(Platform& p, float scale)
     ImFontConfig large;
     large.SizePixels = kBaseFontSize * scale * 2.0f;  // the same pixel font doubled: still crisp
     p.app.font_large = io.Fonts->AddFontDefault(&large);
-    ImGui_ImplOpenGL3_DestroyDeviceObjects();   // the next NewFrame() uploads the new atlas
+    // Upload the new atlas. Only the texture: 1.86's DestroyDeviceObjects() keeps its cached
+    // buffer sizes, and the recreated buffers then overflow. Before the first frame there is
+    // nothing to replace; the first NewFrame() creates everything.
+    if (p.ui_scale > 0.0f)
+    {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
 
     ImGuiStyle style;
     ImGui::StyleColorsDark(&style);

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,7 +32,7 @@ const char* const kUsageText = R"(usage: gpumem <command> [options]
 
 commands:
   estimate   estimate per-GPU memory for a scenario
-             --scenario FILE|-   read a scenario JSON (docs: SCENARIO.md)
+             --scenario FILE|-   read a scenario JSON (see README.md, "Scenario")
              --jsonl             read one scenario per stdin line, write one result per line
              --json              print the result JSON instead of the table
              --gb                print GB (10^9 bytes) instead of GiB (2^30)
@@ -80,11 +81,27 @@ bool read_file(const std::string& path, std::string& out) {
     return true;
 }
 
-json parse_or_report(const std::string& text, const std::string& what, bool& ok) {
-    json doc = json::parse(text, nullptr, false);
-    ok = !doc.is_discarded();
-    if (!ok) std::cerr << "gpumem: " << what << ": malformed JSON\n";
-    return doc;
+// Parses with the core's limits (nesting depth); reports a failure on stderr.
+bool parse_input(const std::string& text, const std::string& what, json& doc, std::string& error) {
+    std::optional<json> parsed = gpumem::parse_json(text, error);
+    if (!parsed) {
+        error = what + ": " + error;
+        return false;
+    }
+    doc = std::move(*parsed);
+    return true;
+}
+
+// A config.json file, or a preset record ({"config": {...}}) which works as well.
+bool read_config(const std::string& path, json& config, std::string& error) {
+    std::string text;
+    if (!read_file(path, text)) {
+        error = "cannot read config file " + path;
+        return false;
+    }
+    if (!parse_input(text, path, config, error)) return false;
+    if (config.is_object() && config.contains("config") && config["config"].is_object()) config = config["config"];
+    return true;
 }
 
 void print_errors(const json& result) {
@@ -266,36 +283,26 @@ Options parse_options(const std::vector<std::string>& args) {
     return o;
 }
 
-// Builds the scenario from --scenario, --model / --hf-config and the flags. Returns false (and
-// reports) on unreadable input.
-bool build_scenario(const Options& o, json& scenario) {
+// Builds the scenario from --scenario, --model / --hf-config and the flags. On unreadable input
+// returns false with `error` saying what and why.
+bool build_scenario(const Options& o, json& scenario, std::string& error) {
     scenario = json::object();
     if (!o.scenario_file.empty()) {
         std::string text;
         if (!read_file(o.scenario_file, text)) {
-            std::cerr << "gpumem: cannot read scenario file " << o.scenario_file << "\n";
+            error = "cannot read scenario file " + o.scenario_file;
             return false;
         }
-        bool ok = false;
-        scenario = parse_or_report(text, o.scenario_file, ok);
-        if (!ok) return false;
+        if (!parse_input(text, o.scenario_file, scenario, error)) return false;
         if (!scenario.is_object()) {
-            std::cerr << "gpumem: " << o.scenario_file << ": a scenario must be a JSON object\n";
+            error = o.scenario_file + ": a scenario must be a JSON object";
             return false;
         }
     }
     if (!o.model.empty()) scenario["model"] = {{"preset", o.model}};
     if (!o.hf_config_file.empty()) {
-        std::string text;
-        if (!read_file(o.hf_config_file, text)) {
-            std::cerr << "gpumem: cannot read config file " << o.hf_config_file << "\n";
-            return false;
-        }
-        bool ok = false;
-        json config = parse_or_report(text, o.hf_config_file, ok);
-        if (!ok) return false;
-        // A preset record ({"config": {...}}) works as well as a bare config.json.
-        if (config.is_object() && config.contains("config") && config["config"].is_object()) config = config["config"];
+        json config;
+        if (!read_config(o.hf_config_file, config, error)) return false;
         scenario["model"] = {{"hf_config", config}};
     }
     for (const json& ov : o.overrides) {
@@ -308,6 +315,17 @@ bool build_scenario(const Options& o, json& scenario) {
         scenario[mode == "inference" ? "inference" : "training"]["batch_size"] = flag_value(f, o.batch_size_text);
     }
     return true;
+}
+
+// Unreadable input: the message on stderr, and under --json the same error document the API gives.
+int input_error(const Options& o, const std::string& message) {
+    if (o.json_out) {
+        json doc = {{"ok", false},
+                    {"errors", json::array({{{"field", ""}, {"problem", message}, {"value", ""}, {"message", message}}})}};
+        std::cout << doc.dump(2) << "\n";
+    }
+    std::cerr << "gpumem: " << message << "\n";
+    return kInvalid;
 }
 
 int emit(const json& result, const Options& o) {
@@ -336,22 +354,16 @@ int cmd_estimate(const Options& o) {
     if (o.scenario_file.empty() && o.model.empty() && o.hf_config_file.empty())
         throw UsageError{"estimate needs --scenario FILE, --jsonl, --model ID or --hf-config FILE"};
     json scenario;
-    if (!build_scenario(o, scenario)) return kInvalid;
+    std::string error;
+    if (!build_scenario(o, scenario, error)) return input_error(o, error);
     return emit(gpumem::estimate(scenario), o);
 }
 
 int cmd_params(const Options& o) {
     json config;
     if (!o.hf_config_file.empty()) {
-        std::string text;
-        if (!read_file(o.hf_config_file, text)) {
-            std::cerr << "gpumem: cannot read config file " << o.hf_config_file << "\n";
-            return kInvalid;
-        }
-        bool ok = false;
-        config = parse_or_report(text, o.hf_config_file, ok);
-        if (!ok) return kInvalid;
-        if (config.is_object() && config.contains("config") && config["config"].is_object()) config = config["config"];
+        std::string error;
+        if (!read_config(o.hf_config_file, config, error)) return input_error(o, error);
     } else if (!o.model.empty()) {
         auto preset = gpumem::find_preset(o.model);
         if (!preset) {
@@ -384,7 +396,8 @@ int cmd_quick(Options o) {
     if (o.positional.size() != 1) throw UsageError{"quick needs one size in billions of parameters, e.g. quick 7 --gpus 8"};
     json size = json::parse(o.positional[0], nullptr, false);
     json scenario;
-    if (!build_scenario(o, scenario)) return kInvalid;
+    std::string error;
+    if (!build_scenario(o, scenario, error)) return input_error(o, error);
     if (size.is_discarded() || !size.is_number()) {
         scenario["model"] = {{"num_parameters", o.positional[0]}};  // the core names the field and what is allowed
     } else {
@@ -400,10 +413,7 @@ int cmd_quick(Options o) {
 int cmd_validate(const Options& o) {
     if (o.positional.size() != 1) throw UsageError{"validate needs one scenario file"};
     std::string text;
-    if (!read_file(o.positional[0], text)) {
-        std::cerr << "gpumem: cannot read " << o.positional[0] << "\n";
-        return kInvalid;
-    }
+    if (!read_file(o.positional[0], text)) return input_error(o, "cannot read " + o.positional[0]);
     json r = json::parse(gpumem::estimate_json(text));
     if (!r["ok"].get<bool>()) {
         for (const json& e : r["errors"]) std::cout << "error: " << e["message"].get<std::string>() << "\n";

@@ -129,10 +129,12 @@ json estimate(const json& scenario) {
     double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
 
     json params = {{"total", s.params.total},
+                   {"active", s.params.active},
                    {"exact", s.params.exact},
                    {"embedding", s.params.embedding},
                    {"per_component", {{"embedding", s.params.embedding}, {"attention", s.params.attention},
-                                      {"mlp", s.params.mlp}, {"norms", s.params.norms}, {"lm_head", s.params.lm_head}}}};
+                                      {"mlp", s.params.mlp}, {"norms", s.params.norms}, {"lm_head", s.params.lm_head},
+                                      {"experts", s.params.experts}}}};
     json assumptions = f.breakdown.assumptions;
     assumptions["overheads"] = overheads;
     if (s.mode == detail::Mode::Training) {
@@ -176,9 +178,10 @@ json params(const json& hf_config) {
     ParamCount c = count_parameters(*read.model);
     return {{"ok", true},
             {"total", c.total},
+            {"active", c.active},
             {"trainable", c.total},
             {"components", {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp},
-                            {"norms", c.norms}, {"lm_head", c.lm_head}}},
+                            {"norms", c.norms}, {"lm_head", c.lm_head}, {"experts", c.experts}}},
             {"per_layer", c.per_layer},
             {"model", {{"model_type", read.model->model_type}, {"num_layers", read.model->num_layers},
                        {"hidden_size", read.model->hidden_size}, {"vocab_size", read.model->vocab_size},

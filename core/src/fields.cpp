@@ -17,7 +17,16 @@ std::string Issue::message() const {
 
 namespace gpumem::detail {
 
+// Whether `value` nests at most `levels` deep (bounded recursion).
+static bool shallow(const json& value, int levels) {
+    if (!value.is_structured()) return true;
+    if (levels == 0 || value.size() > 64) return false;
+    for (const json& v : value) if (!shallow(v, levels - 1)) return false;
+    return true;
+}
+
 std::string show(const json& value) {
+    if (!shallow(value, 4)) return value.is_array() ? "[...]" : "{...}";
     std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
     if (text.size() > 80) text = text.substr(0, 77) + "...";
     return text;

@@ -31,7 +31,7 @@ Breakdown inference_memory(const Scenario& sc) {
 
     // ---- Weights: the layers' linear matrices in the storage format; embeddings, head and norms
     // stay in the compute dtype for the quantized formats (bitsandbytes and GPTQ skip them).
-    Shard shard = shard_of(m, par.tp, par.pp);
+    Shard shard = shard_of(m, par.tp, par.pp, par.ep);
     double a = x.weight_format == "fp32" ? 4 : 2;
     double fb = format_bytes(x.weight_format);
     bool quantized = x.weight_format == "int4" || x.weight_format == "nf4" || x.weight_format == "int8" || x.weight_format == "fp8";
@@ -73,6 +73,12 @@ Breakdown inference_memory(const Scenario& sc) {
     double attn = a * (2 * q + 2 * kvd) + 4 * h;
     if (x.attention == "eager") attn += (4 + a) * static_cast<double>(m.num_attention_heads) / tp * ctx;
     double mlp = a * (m.gated_mlp ? 3 : 2) * I;
+    if (m.num_experts) {  // the top-k experts' intermediates for each token, and the router's logits
+        double k = static_cast<double>(m.num_experts_per_tok);
+        mlp = std::max(m.moe_layer.size() == layer_count(m, Layers::Moe) ? 0.0 : mlp,
+                       a * (m.gated_mlp ? 3 : 2) * static_cast<double>(m.moe_intermediate_size) / tp * k +
+                           4 * static_cast<double>(m.num_experts) + a * h * k);
+    }
     double acts = T * (2 * a * h + std::max(attn, mlp));
     // generate() computes logits for the last position only, and upcasts them to fp32.
     double logits = b * static_cast<double>(m.vocab_size) / tp * (a + 4);

@@ -2,6 +2,7 @@
 // past this file.
 
 #include <exception>
+#include <optional>
 
 #include "fields.h"
 
@@ -11,6 +12,30 @@ using detail::json;
 
 const char* version() {
     return GPUMEM_VERSION;
+}
+
+std::optional<json> parse_json(const std::string& text, std::string& error) {
+    // The parser itself is iterative; the callback sees each value's depth and stops deep input
+    // before the document exists (printing or comparing it would recurse once per level).
+    bool too_deep = false;
+    auto limit = [&too_deep](int depth, json::parse_event_t, json&) {
+        if (depth > kMaxJsonDepth) too_deep = true;
+        return !too_deep;
+    };
+    json doc;
+    try {
+        doc = json::parse(text, limit, true);
+    } catch (const json::parse_error& e) {
+        if (!too_deep) {
+            error = std::string("malformed JSON: ") + e.what();
+            return std::nullopt;
+        }
+    }
+    if (too_deep) {
+        error = "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+        return std::nullopt;
+    }
+    return doc;
 }
 
 namespace {
@@ -26,18 +51,10 @@ std::string failure(const std::string& problem) {
 template <typename Fn>
 std::string guarded(const std::string& text, Fn fn) {
     try {
-        json doc = json::parse(text, nullptr, false);
-        if (doc.is_discarded()) {
-            // Parse again with exceptions for the position of the problem.
-            try {
-                json again = json::parse(text);
-                (void)again;
-            } catch (const json::parse_error& e) {
-                return failure(std::string("malformed JSON: ") + e.what());
-            }
-            return failure("malformed JSON");
-        }
-        return fn(doc).dump(-1, ' ', false, json::error_handler_t::replace);
+        std::string error;
+        std::optional<json> doc = parse_json(text, error);
+        if (!doc) return failure(error);
+        return fn(*doc).dump(-1, ' ', false, json::error_handler_t::replace);
     } catch (const std::exception& e) {
         return failure(std::string("internal error: ") + e.what());
     } catch (...) {

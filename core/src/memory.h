@@ -32,7 +32,7 @@ struct Breakdown {
     std::vector<std::string> warnings;
 };
 
-// Weights of one GPU's shard: the heaviest pipeline stage, tensor-parallel splits applied.
+// Weights of one GPU's shard: the heaviest pipeline stage, tensor- and expert-parallel splits applied.
 struct Shard {
     double layers = 0;           // decoder layers on the heaviest stage
     double layer_params = 0;     // parameters of one layer on one GPU
@@ -40,7 +40,7 @@ struct Shard {
     double linear_params = 0;    // of those, in the layers' linear (quantizable) matrices
     double total() const { return layers * layer_params + non_layer_params; }
 };
-Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp);
+Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
 
 Breakdown training_memory(const Scenario& s);
 Breakdown inference_memory(const Scenario& s);

@@ -33,6 +33,7 @@ struct Family {
     ModelSpec::QKNorm qk_norm = ModelSpec::QKNorm::None;
     bool parallel = false;
     bool learned_positions = false;
+    bool moe = false, expert_bias = false, router_bias = false, sinks = false, shared_expert = false;
     enum class Window { None, AllLayers, EvenLayers, QwenUpper } window = Window::None;
 };
 
@@ -71,6 +72,21 @@ Family family_of(const std::string& type, const json& c) {
         f.qkv_bias = flag("use_qkv_bias", false);
         f.parallel = flag("use_parallel_residual", false);
         if (f.parallel) f.norms_per_layer = 1;
+    } else if (type == "mixtral") {
+        f.moe = true;
+        f.window = Family::Window::AllLayers;
+    } else if (type == "qwen2_moe") {
+        f.moe = f.shared_expert = true;
+        f.qkv_bias = true;
+        f.window = Family::Window::QwenUpper;
+    } else if (type == "qwen3_moe") {
+        f.moe = true;
+        f.qkv_bias = f.o_bias = flag("attention_bias", false);
+        f.qk_norm = ModelSpec::QKNorm::PerHead;
+        f.window = Family::Window::QwenUpper;
+    } else if (type == "gpt_oss") {
+        f.moe = f.expert_bias = f.router_bias = f.sinks = true;
+        f.qkv_bias = f.o_bias = flag("attention_bias", true);
     } else if (type == "gpt2") {
         f.tie_default = true;
         f.norm = ModelSpec::Norm::Layer;
@@ -171,6 +187,35 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
     m.parallel_block = f.parallel;
     if (f.learned_positions) m.learned_positions = m.max_position_embeddings;
     m.tie_word_embeddings = r.boolean("tie_word_embeddings").value_or(f.tie_default);
+    m.attention_sinks = f.sinks;
+
+    // Experts: which layers route, how many experts, how wide, how many per token.
+    m.moe_layer.assign(m.num_layers, false);
+    if (f.moe) {
+        std::string ek = first_key(c, {"num_local_experts", "num_experts", "n_routed_experts"});
+        std::string kk = first_key(c, {"num_experts_per_tok", "experts_per_token", "num_experts_per_token"});
+        if (ek.empty()) out.issues.push_back({r.path("num_local_experts"), "is required for a mixture-of-experts model (or num_experts)", ""});
+        if (kk.empty()) out.issues.push_back({r.path("num_experts_per_tok"), "is required for a mixture-of-experts model", ""});
+        if (!out.issues.empty()) return out;
+        m.num_experts = r.uint(ek, 1, 1 << 16).value_or(0);
+        m.num_experts_per_tok = r.uint(kk, 1, 1 << 16).value_or(0);
+        if (m.num_experts && m.num_experts_per_tok > m.num_experts)
+            out.issues.push_back({r.path(kk), "must be at most the number of experts (" + std::to_string(m.num_experts) + ")",
+                                  std::to_string(m.num_experts_per_tok)});
+        std::string wk = first_key(c, {"moe_intermediate_size"});
+        m.moe_intermediate_size = wk.empty() ? m.intermediate_size : r.uint(wk, 1, kMaxDim * 4).value_or(0);
+        if (f.shared_expert)
+            m.shared_expert_intermediate_size = r.uint("shared_expert_intermediate_size", 1, kMaxDim * 4).value_or(0);
+        m.expert_bias = f.expert_bias;
+        m.router_bias = f.router_bias;
+        // qwen2/3_moe: every decoder_sparse_step-th layer routes, except those in mlp_only_layers.
+        std::uint64_t step = c.contains("decoder_sparse_step") && c["decoder_sparse_step"].is_number_unsigned()
+                                 ? std::max<std::uint64_t>(1, c["decoder_sparse_step"].get<std::uint64_t>()) : 1;
+        for (std::uint64_t i = 0; i < m.num_layers; ++i) m.moe_layer[i] = (i + 1) % step == 0;
+        if (c.contains("mlp_only_layers") && c["mlp_only_layers"].is_array())
+            for (const json& i : c["mlp_only_layers"])
+                if (i.is_number_unsigned() && i.get<std::uint64_t>() < m.num_layers) m.moe_layer[i.get<std::uint64_t>()] = false;
+    }
 
     for (const char* k : {"attention_dropout", "attn_pdrop", "attention_probs_dropout_prob"})
         if (c.contains(k) && c[k].is_number()) m.attention_dropout = c[k].get<double>();
@@ -231,7 +276,7 @@ std::vector<Tensor> list_tensors(const ModelSpec& m) {
     const std::uint64_t h = m.hidden_size, q = m.num_attention_heads * m.head_dim,
                         kv = m.num_key_value_heads * m.head_dim, I = m.intermediate_size;
     auto add = [&](const char* name, Group g, std::uint64_t rows, std::uint64_t cols, bool layer, bool tp) {
-        t.push_back({name, g, rows, cols, layer, tp});
+        t.push_back({name, g, rows, cols, layer ? Layers::All : Layers::None, tp, false});
     };
     auto norm = [&](const char* name, Group g, std::uint64_t width, bool layer) {
         add(name, g, width, 1, layer, false);
@@ -260,24 +305,44 @@ std::vector<Tensor> list_tensors(const ModelSpec& m) {
         add("k_norm", Group::Attention, kv, 1, true, true);
     }
 
-    // MLP.
-    if (m.gated_mlp) {
-        add("gate_proj", Group::Mlp, I, h, true, true);
-        add("up_proj", Group::Mlp, I, h, true, true);
-        add("down_proj", Group::Mlp, h, I, true, true);
-        if (m.mlp_bias) {
-            add("gate_proj.bias", Group::Mlp, I, 1, true, true);
-            add("up_proj.bias", Group::Mlp, I, 1, true, true);
-            add("down_proj.bias", Group::Mlp, h, 1, true, false);
+    // MLP: a dense block in dense layers; in MoE layers a router, the routed experts (and a shared
+    // expert with its gate for qwen2_moe).
+    bool any_moe = std::find(m.moe_layer.begin(), m.moe_layer.end(), true) != m.moe_layer.end();
+    bool any_dense = std::find(m.moe_layer.begin(), m.moe_layer.end(), false) != m.moe_layer.end() || m.moe_layer.empty();
+    auto mlp = [&](const char* prefix, std::uint64_t width, Layers where, bool expert, std::uint64_t copies, bool bias) {
+        auto put = [&](const char* name, std::uint64_t rows, std::uint64_t cols, bool tp) {
+            Tensor x{std::string(prefix) + name, Group::Mlp, rows, cols, where, tp, expert};
+            for (std::uint64_t i = 0; i < copies; ++i) t.push_back(x);
+        };
+        if (m.gated_mlp) {
+            put("gate_proj", width, h, true);
+            put("up_proj", width, h, true);
+            put("down_proj", h, width, true);
+            if (bias) {
+                put("gate_proj.bias", width, 1, true);
+                put("up_proj.bias", width, 1, true);
+                put("down_proj.bias", h, 1, false);
+            }
+        } else {
+            put("fc1", width, h, true);
+            put("fc2", h, width, true);
+            if (bias) {
+                put("fc1.bias", width, 1, true);
+                put("fc2.bias", h, 1, false);
+            }
         }
-    } else {
-        add("fc1", Group::Mlp, I, h, true, true);
-        add("fc2", Group::Mlp, h, I, true, true);
-        if (m.mlp_bias) {
-            add("fc1.bias", Group::Mlp, I, 1, true, true);
-            add("fc2.bias", Group::Mlp, h, 1, true, false);
+    };
+    if (any_dense && I > 0) mlp("", I, m.num_experts ? Layers::Dense : Layers::All, false, 1, m.mlp_bias);
+    if (any_moe) {
+        t.push_back({"router", Group::Mlp, m.num_experts, h, Layers::Moe, false, false});
+        if (m.router_bias) t.push_back({"router.bias", Group::Mlp, m.num_experts, 1, Layers::Moe, false, false});
+        mlp("experts.", m.moe_intermediate_size, Layers::Moe, true, m.num_experts, m.expert_bias);
+        if (m.shared_expert_intermediate_size) {
+            mlp("shared_expert.", m.shared_expert_intermediate_size, Layers::Moe, false, 1, false);
+            t.push_back({"shared_expert_gate", Group::Mlp, 1, h, Layers::Moe, false, false});
         }
     }
+    if (m.attention_sinks) add("sinks", Group::Attention, m.num_attention_heads, 1, true, true);
 
     static const char* const kNormNames[] = {"input_layernorm", "post_attention_layernorm",
                                              "pre_feedforward_layernorm", "post_feedforward_layernorm"};
@@ -289,6 +354,13 @@ std::vector<Tensor> list_tensors(const ModelSpec& m) {
     return t;
 }
 
+std::uint64_t layer_count(const ModelSpec& m, Layers layers) {
+    if (layers == Layers::None) return 0;
+    if (layers == Layers::All || m.moe_layer.size() != m.num_layers) return m.num_layers;
+    auto moe = static_cast<std::uint64_t>(std::count(m.moe_layer.begin(), m.moe_layer.end(), true));
+    return layers == Layers::Moe ? moe : m.num_layers - moe;
+}
+
 }  // namespace gpumem::detail
 
 namespace gpumem {
@@ -297,9 +369,10 @@ using namespace detail;
 
 ParamCount count_parameters(const ModelSpec& m) {
     ParamCount c;
+    std::uint64_t routed = 0;  // routed-expert elements, all layers
+    std::uint64_t in_layers = 0;
     for (const Tensor& t : list_tensors(m)) {
-        std::uint64_t n = t.elements() * (t.in_every_layer ? m.num_layers : 1);
-        if (t.in_every_layer) c.per_layer += t.elements();
+        std::uint64_t n = t.elements() * (t.in_layers() ? layer_count(m, t.layers) : 1);
         switch (t.group) {
             case Group::Embedding: c.embedding += n; break;
             case Group::Attention: c.attention += n; break;
@@ -307,11 +380,20 @@ ParamCount count_parameters(const ModelSpec& m) {
             case Group::Norm: c.norms += n; break;
             case Group::LmHead: c.lm_head += n; break;
         }
+        if (t.in_layers() && t.layers != Layers::Dense && (t.expert || t.name.rfind("router", 0) == 0 ||
+                                                           t.name.rfind("shared_expert", 0) == 0))
+            c.experts += n;
+        if (t.expert) routed += n;
+        if (t.in_layers()) in_layers += n;
         c.total += n;
     }
+    c.per_layer = m.num_layers ? in_layers / m.num_layers : 0;
+    // A token visits top-k of the routed experts.
+    c.active = c.total;
+    if (m.num_experts) c.active -= routed - routed / m.num_experts * m.num_experts_per_tok;
     if (m.declared_parameters) {
         c.exact = false;
-        c.total = *m.declared_parameters;
+        c.total = c.active = *m.declared_parameters;
     }
     return c;
 }
@@ -376,6 +458,7 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
     }
     if (m.max_position_embeddings == 0) m.max_position_embeddings = 4096;
     m.layer_attention.assign(m.num_layers, LayerAttention::Full);
+    m.moe_layer.assign(m.num_layers, false);
     if (declared) m.declared_parameters = declared;
     out.model = m;
     return out;

@@ -11,6 +11,8 @@
 namespace gpumem::detail {
 
 enum class Group { Embedding, Attention, Mlp, Norm, LmHead };
+// Which decoder layers hold a tensor: every layer, or only the MoE (or only the dense-MLP) layers.
+enum class Layers { None, All, Moe, Dense };
 
 // One weight (or bias) tensor. A matrix has rows × cols elements; a vector has cols == 1.
 struct Tensor {
@@ -18,14 +20,18 @@ struct Tensor {
     Group group;
     std::uint64_t rows = 0;
     std::uint64_t cols = 1;
-    bool in_every_layer = false;  // repeated num_layers times
+    Layers layers = Layers::None; // None: one model-level tensor
     bool tp_sharded = false;      // split across tensor-parallel ranks (Megatron column/row parallel)
+    bool expert = false;          // inside a routed expert: split across expert-parallel ranks
+    bool in_layers() const { return layers != Layers::None; }
     bool is_matrix() const { return cols > 1; }
     std::uint64_t elements() const { return rows * cols; }
 };
 
 // Every weight tensor of the model, in module order. Empty for a model known only by its size.
 std::vector<Tensor> list_tensors(const ModelSpec& model);
+// How many layers hold a tensor of this kind.
+std::uint64_t layer_count(const ModelSpec& model, Layers layers);
 
 // A model entered by hand (seed 001's fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.

@@ -354,8 +354,16 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     if (m.num_layers && x.pp > m.num_layers)
         pr.fail("pipeline_parallel_size", "must be at most num_layers (" + std::to_string(m.num_layers) + ")",
                 pr.get("pipeline_parallel_size"));
-    if (x.ep > 1)
+    if (x.ep > 1 && m.num_experts == 0)
         pr.fail("expert_parallel_size", "must be 1 for a dense model (no experts)", pr.get("expert_parallel_size"));
+    else if (x.ep > 1 && m.num_experts % x.ep != 0)
+        pr.fail("expert_parallel_size", "must divide the number of experts (" + std::to_string(m.num_experts) + ")",
+                pr.get("expert_parallel_size"));
+    else if (x.ep > 1 && (x.dp * x.cp) % x.ep != 0)
+        pr.fail("expert_parallel_size",
+                "must divide data x context parallel sizes (" + std::to_string(x.dp * x.cp) +
+                    "): expert-parallel ranks are drawn from the data-parallel ones",
+                pr.get("expert_parallel_size"));
     if (x.sequence_parallel && x.tp == 1)
         s.warnings.push_back("parallelism.sequence_parallel has no effect with tensor_parallel_size 1");
 

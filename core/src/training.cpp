@@ -14,12 +14,16 @@ double Phase::allocated() const {
     return sum;
 }
 
-Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp) {
+Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
     Shard s;
     double emb = 0, head = 0;
+    const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
     for (const Tensor& t : list_tensors(m)) {
-        double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0);
-        if (t.in_every_layer) {
+        double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0) /
+                   (t.expert ? static_cast<double>(ep) : 1.0);
+        if (t.in_layers()) {
+            // the mean layer: MoE and dense layers averaged over the depth
+            n *= static_cast<double>(layer_count(m, t.layers)) / L;
             s.layer_params += n;
             if (t.is_matrix()) s.linear_params += n;
         } else if (t.group == Group::Embedding) {
@@ -120,7 +124,19 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         out.per_token += probs;
     }
     // MLP: gated keeps gate, act(gate), up and their product; plain keeps fc1's output and act.
-    out.per_token += (m.gated_mlp ? 4 : 2) * a * I;
+    // An MoE layer does that for each of the top-k experts a token visits, keeps the router's fp32
+    // probabilities and the token copies dispatched to the experts; averaged over the layers.
+    double per_mlp = m.gated_mlp ? 4 : 2;
+    double dense_mlp = per_mlp * a * I;
+    if (m.num_experts) {
+        double k = static_cast<double>(m.num_experts_per_tok), E = static_cast<double>(m.num_experts);
+        double moe_mlp = per_mlp * a * static_cast<double>(m.moe_intermediate_size) / tp * k + 4 * E + a * h * k +
+                         per_mlp * a * static_cast<double>(m.shared_expert_intermediate_size) / tp;
+        double moe_share = static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers);
+        out.per_token += moe_share * moe_mlp + (1 - moe_share) * dense_mlp;
+    } else {
+        out.per_token += dense_mlp;
+    }
     if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
     // A frozen base (LoRA) still saves the inputs the adapters and activation gradients need; the
     // saving from frozen weight-gradients is modest and left for the training model to refine.
@@ -139,7 +155,7 @@ Breakdown training_memory(const Scenario& sc) {
     json& why = out.assumptions;
 
     const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
-    Shard shard = shard_of(m, par.tp, par.pp);
+    Shard shard = shard_of(m, par.tp, par.pp, par.ep);
     double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
     if (m.declared_parameters) {  // known only by size: scale the guessed shape to the declared total
         ModelSpec shape = m;
@@ -194,8 +210,9 @@ Breakdown training_memory(const Scenario& sc) {
         // tensor-parallel shard of the model, then scaled to this GPU's pipeline stage.
         double model_tp = 0, model_states = 0;
         for (const Tensor& x : list_tensors(m)) {
-            double repeat = x.in_every_layer ? static_cast<double>(m.num_layers) : 1;
-            double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1), cols = static_cast<double>(x.cols);
+            double repeat = x.in_layers() ? static_cast<double>(layer_count(m, x.layers)) : 1;
+            double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
+            double cols = static_cast<double>(x.cols);
             model_tp += rows * cols * repeat;
             model_states += state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
         }
@@ -329,6 +346,10 @@ Breakdown training_memory(const Scenario& sc) {
     why["optimizer_step_temp_bytes"] = step_temp;
     if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
                                       " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
+    if (par.ep > 1 && (type == "megatron" || stage >= 1))
+        out.warnings.push_back("with expert parallelism the expert weights' optimizer state is sharded here over the whole "
+                               "data-parallel group; Megatron shards it over data-parallel / expert-parallel ranks, so "
+                               "this understates it");
     if (t.dtype == "fp8") out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
     return out;
 }

@@ -82,6 +82,9 @@ before(async () => {
   page = context.pages()[0] ?? await context.newPage();
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console.error: ${message.text()} (${message.location().url})`);
+    // WebGL reports misuse (e.g. a buffer overflow in the renderer) as warnings.
+    if (message.type() === 'warning' && /INVALID_|context lost/i.test(message.text()))
+      problems.push(`WebGL: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));

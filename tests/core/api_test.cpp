@@ -50,6 +50,17 @@ TEST(Api, HostileDocumentsNeverThrow) {
     }
 }
 
+TEST(Api, DeepNestingIsRefusedNotRecursed) {
+    std::string deep = "{\"model\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    json r = json::parse(gpumem::estimate_json(deep));
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_EQ(r["errors"][0]["message"], "JSON nested deeper than 64 levels");
+    // 64 levels is still a document (and an invalid model, said as such).
+    std::string ok_depth = "{\"model\": " + std::string(62, '[') + std::string(62, ']') + "}";
+    json r2 = json::parse(gpumem::estimate_json(ok_depth));
+    EXPECT_EQ(r2["errors"][0]["field"], "model");
+}
+
 TEST(Api, ErrorsNameFieldValueAndWhatIsAllowed) {
     json r = gpumem::estimate({{"model", "llama3-8b"}, {"training", {{"batch_size", -4}}}});
     ASSERT_FALSE(r["ok"].get<bool>());

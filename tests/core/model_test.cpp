@@ -74,3 +74,38 @@ TEST(Model, HeadsMustDivideHidden) {
     gpumem::ModelRead read = gpumem::read_hf_config(c);
     EXPECT_FALSE(read.model);
 }
+
+TEST(Model, MixtureOfExpertsTotalAndActive) {
+    auto count = [](const char* id) {
+        auto record = gpumem::find_preset(id);
+        EXPECT_TRUE(record) << id;
+        return gpumem::count_parameters(*gpumem::read_hf_config((*record)["config"]).model);
+    };
+    // Mixtral 8x7B: per layer attention 41,943,040 + 8 experts x 3 x 4096 x 14336 + router 8 x 4096 + norms 8192
+    // = 1,451,270,144; x 32 + embed and head 2 x 131,072,000 + final norm 4096.
+    gpumem::ParamCount mixtral = count("mistralai/Mixtral-8x7B-v0.1");
+    EXPECT_EQ(mixtral.total, 32ull * 1451270144 + 262144000 + 4096);
+    // Active: 2 of 8 experts -> less 6 x 3 x 4096 x 14336 x 32 layers = 12,879,925,248 ("12.9B").
+    EXPECT_EQ(mixtral.active, mixtral.total - 6ull * 3 * 4096 * 14336 * 32);
+    // gpt-oss-20b: expert biases, router bias and per-head attention sinks all count.
+    EXPECT_EQ(count("openai/gpt-oss-20b").total, 20914757184ull);
+    // Qwen3-30B-A3B: 128 experts of width 768, top-8; OpenAI-style "3.3B active".
+    gpumem::ParamCount qwen = count("Qwen/Qwen3-30B-A3B");
+    EXPECT_EQ(qwen.total, 30532122624ull);
+    EXPECT_EQ(qwen.active, qwen.total - 120ull * 3 * 2048 * 768 * 48);
+}
+
+TEST(Model, ExpertParallelismSplitsOnlyTheExperts) {
+    json ep1 = gpumem::estimate({{"model", "mixtral-8x7b"}, {"engine", {{"type", "megatron"}}},
+                                 {"parallelism", {{"data_parallel_size", 8}}}});
+    json ep8 = gpumem::estimate({{"model", "mixtral-8x7b"}, {"engine", {{"type", "megatron"}}},
+                                 {"parallelism", {{"data_parallel_size", 8}, {"expert_parallel_size", 8}}}});
+    ASSERT_TRUE(ep8["ok"].get<bool>()) << ep8.dump();
+    double experts = 32.0 * 8 * 3 * 4096 * 14336;
+    double w1 = ep1["per_gpu"]["components"]["weights"].get<double>(), w8 = ep8["per_gpu"]["components"]["weights"].get<double>();
+    EXPECT_NEAR(w1 - w8, experts * 7 / 8 * 2, 2);  // bf16: 7/8 of the expert weights leave each GPU
+    json bad = gpumem::estimate({{"model", "mixtral-8x7b"}, {"parallelism", {{"data_parallel_size", 3}, {"expert_parallel_size", 3}}}});
+    EXPECT_EQ(bad["errors"][0]["field"], "parallelism.expert_parallel_size");  // 3 does not divide 8 experts
+    json no_dp = gpumem::estimate({{"model", "mixtral-8x7b"}, {"parallelism", {{"expert_parallel_size", 2}}}});
+    EXPECT_EQ(no_dp["errors"][0]["field"], "parallelism.expert_parallel_size");  // needs dp x cp divisible by 2
+}

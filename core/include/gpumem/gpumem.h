@@ -17,7 +17,7 @@
 //     if (result["ok"]) print(result["per_gpu"]["peak_allocated_bytes"]);
 //     else              for (auto& e : result["errors"]) print(e["message"]);
 //
-// The scenario and result documents are specified in docs/SCENARIO.md (v1); every field is
+// The scenario and result documents (v1) are described in README.md ("Scenario"); every field is
 // optional except `model`, absent fields take the defaults that a Hugging Face Transformers user
 // on one GPU would get, and the result lists each default it applied.
 #pragma once
@@ -95,6 +95,17 @@ struct ModelSpec {
     bool tie_word_embeddings = false;
     std::uint64_t sliding_window = 0;           // 0: none
     std::vector<LayerAttention> layer_attention;  // one per layer
+    bool attention_sinks = false;               // one learned sink logit per head (gpt-oss)
+
+    // Mixture of experts (num_experts == 0: a dense model).
+    std::uint64_t num_experts = 0;              // routed experts in each MoE layer
+    std::uint64_t num_experts_per_tok = 0;      // top-k experts a token visits
+    std::uint64_t moe_intermediate_size = 0;    // width of one routed expert
+    std::uint64_t shared_expert_intermediate_size = 0;  // qwen2_moe's always-on expert (+ its sigmoid gate)
+    bool expert_bias = false;                   // biases inside each expert (gpt-oss)
+    bool router_bias = false;                   // bias on the router (gpt-oss)
+    std::vector<bool> moe_layer;                // one per layer: MoE block (true) or dense MLP
+
     double attention_dropout = 0;               // dropout on attention probabilities (saves a mask)
     double hidden_dropout = 0;                  // dropout on residual branches (saves masks)
 
@@ -126,7 +137,9 @@ struct ParamCount {
     std::uint64_t mlp = 0;         // MLP matrices (+ biases), all layers
     std::uint64_t norms = 0;       // layer norms, all layers, plus the final norm
     std::uint64_t lm_head = 0;     // 0 when tied to the embeddings
-    std::uint64_t per_layer = 0;   // one decoder layer (attention + mlp + its norms)
+    std::uint64_t experts = 0;     // routed and shared experts with their router, all layers (in mlp too)
+    std::uint64_t active = 0;      // parameters one token uses: total less the experts it skips
+    std::uint64_t per_layer = 0;   // one decoder layer (attention + mlp + its norms); the mean for MoE models
     bool exact = true;             // false for a model given only by its declared size
 };
 ParamCount count_parameters(const ModelSpec& model);
@@ -162,6 +175,13 @@ nlohmann::json params(const nlohmann::json& hf_config);
 //-----------------------------------------------------------------------------
 // What the WebAssembly module exports one-to-one. Malformed JSON text is an error object, not an
 // exception: {"ok": false, "errors": [{"field": "", "problem": "malformed JSON: ...", ...}]}.
+
+// Documents nest at most this deep; deeper input is refused before anything recurses over it.
+constexpr int kMaxJsonDepth = 64;
+// Parses JSON text the way the API does. On failure returns nullopt and sets `error` to
+// "malformed JSON: <position and reason>" or "JSON nested deeper than 64 levels".
+std::optional<nlohmann::json> parse_json(const std::string& text, std::string& error);
+
 std::string estimate_json(const std::string& scenario_text);
 std::string params_json(const std::string& hf_config_text);
 std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus()}
