@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> kOptimizers = {
     "sgd", "sgd_momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw", "adamw_fused", "adafactor",
     "lamb", "lion", "nadam", "radam", "amsgrad", "sparse_adam", "shampoo", "adabelief", "adamw_8bit",
-    "paged_adamw_8bit", "paged_adamw_32bit", "muon"};
+    "paged_adamw_8bit", "paged_adamw_32bit", "muon", "adam_8bit", "paged_adamw"};
 
 // The default tunables. Each value says where it comes from; every one can be overridden in the
 // scenario's "overheads" object and is listed in the result.
@@ -148,6 +148,9 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.precision = r.choice("precision", {"auto", "amp_fp32_weights", "pure", "mixed_master_fp32", "mixed_fp32_grads"})
                       .value_or("auto");
     x.optimizer = d.apply(r.choice("optimizer", kOptimizers), std::string("adamw"), "training.optimizer");
+    // Synonyms: bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
+    if (x.optimizer == "adam_8bit") x.optimizer = "adamw_8bit";
+    if (x.optimizer == "paged_adamw") x.optimizer = "paged_adamw_32bit";
     x.optimizer_state_dtype = r.choice("optimizer_state_dtype", {"auto", "fp32", "bf16", "fp16", "int8"}).value_or("auto");
     // activation_checkpointing: a name, or seed 001's 0/1 / true/false.
     std::optional<std::string> ckpt;
@@ -171,7 +174,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
         if (const json* tm = lr.get("target_modules")) {
             static const std::vector<std::string> known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                                           "up_proj", "down_proj", "all_linear"};
+                                                           "up_proj", "down_proj", "lm_head", "all_linear"};
             std::vector<std::string> targets;
             bool ok = tm->is_array() && !tm->empty();
             if (ok)
@@ -183,7 +186,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
                 }
             if (!ok)
                 lr.fail("target_modules",
-                        "must be a non-empty list of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear",
+                        "must be a non-empty list of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head, all-linear",
                         tm);
             else if (std::find(targets.begin(), targets.end(), "all_linear") != targets.end())
                 x.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};

@@ -93,7 +93,8 @@ double state_bytes(const std::string& opt, double state_dtype_bytes, double rows
 // transformers builds it. `s` is the sequence length one rank sees.
 struct LayerActivations {
     double per_token = 0;           // everything saved for backward
-    double attention_scores = 0;    // of which the eager s² terms (selective recompute drops them)
+    double attention_scores = 0;    // of which the eager s² terms (Megatron's selective recompute drops them)
+    double op_selective = 0;        // what per-op selective checkpointing keeps (see below)
 };
 
 LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp,
@@ -138,6 +139,17 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         out.per_token += dense_mlp;
     }
     if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
+    // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's
+    // "op" mode): the layer input, the attention kernel's output and log-sum-exp, and every other
+    // matmul output (q, k, v, o and the MLP's) are kept; everything else is recomputed.
+    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
+    double matmuls = q + 2 * kv + h_part;
+    if (m.num_experts)
+        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
+                   static_cast<double>(m.num_experts_per_tok);
+    else
+        matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
+    out.op_selective = a * h_part + a * q + 4 * heads + a * matmuls / 2;
     // A frozen base (LoRA) still saves the inputs the adapters and activation gradients need; the
     // saving from frozen weight-gradients is modest and left for the training model to refine.
     (void)frozen_base;
@@ -170,14 +182,15 @@ Breakdown training_memory(const Scenario& sc) {
     if (adapters) {
         double h = static_cast<double>(m.hidden_size), q = static_cast<double>(m.num_attention_heads * m.head_dim),
                kv = static_cast<double>(m.num_key_value_heads * m.head_dim), I = static_cast<double>(m.intermediate_size);
-        double r = static_cast<double>(t.lora_rank), per_layer = 0;
+        double r = static_cast<double>(t.lora_rank), per_layer = 0, head_adapter = 0;
         for (const std::string& target : t.lora_targets) {
-            if (target == "q_proj") per_layer += r * (h + q);
+            if (target == "lm_head") head_adapter = r * (h + static_cast<double>(m.vocab_size));
+            else if (target == "q_proj") per_layer += r * (h + q);
             else if (target == "k_proj" || target == "v_proj") per_layer += r * (h + kv);
             else if (target == "o_proj") per_layer += r * (q + h);
             else per_layer += r * (h + I);  // gate_proj, up_proj, down_proj
         }
-        lora = per_layer * shard.layers;
+        lora = per_layer * shard.layers + head_adapter;
         trainable = lora;
         frozen = P_gpu;
         why["lora_parameters_per_gpu"] = lora;
@@ -232,16 +245,18 @@ Breakdown training_memory(const Scenario& sc) {
         why["ddp_bucket_copy_bytes"] = grads;
     }
     std::uint64_t stage = 0;
-    double shard_group = dp;
+    // State shards over every rank that holds the same model slice: data x context parallel
+    // (FSDP's dp_shard x cp mesh, Megatron's distributed optimizer over DP x CP).
+    double shard_group = dp * static_cast<double>(par.cp);
     if (type == "deepspeed" || type == "megatron_deepspeed") stage = eng.zero_stage;
     if (type == "fsdp") {
         if (eng.fsdp_sharding == "full_shard") stage = 3;
         else if (eng.fsdp_sharding == "shard_grad_op") stage = 2;
-        else if (eng.fsdp_sharding == "hybrid_shard") { stage = 3; shard_group = std::min(dp, 8.0); }
+        else if (eng.fsdp_sharding == "hybrid_shard") { stage = 3; shard_group = std::min(shard_group, 8.0); }
     }
-    if (type == "megatron") {  // distributed optimizer: fp32 master + states sharded over DP
-        master /= dp;
-        states /= dp;
+    if (type == "megatron") {  // distributed optimizer: fp32 master + states sharded over DP x CP
+        master /= shard_group;
+        states /= shard_group;
     }
     if (stage >= 1) { master /= shard_group; states /= shard_group; }
     if (stage >= 2) {
@@ -276,6 +291,7 @@ Breakdown training_memory(const Scenario& sc) {
     bool paged = t.optimizer.rfind("paged_", 0) == 0;
 
     // ---- Activations.
+    const bool megatron_engine = type == "megatron" || type == "megatron_deepspeed";
     double s = static_cast<double>(t.seq_len) / static_cast<double>(par.cp);
     double tokens = static_cast<double>(t.batch_size) * s;
     double a = t.dtype == "fp32" ? 4 : 2;
@@ -283,7 +299,10 @@ Breakdown training_memory(const Scenario& sc) {
     double layer_full = la.per_token * tokens;
     double layer_saved = layer_full;
     if (t.activation_checkpointing == "full") layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
-    else if (t.activation_checkpointing == "selective") layer_saved = (la.per_token - la.attention_scores) * tokens;
+    else if (t.activation_checkpointing == "selective")
+        layer_saved = (megatron_engine ? la.per_token - la.attention_scores : la.op_selective) * tokens;
+    why["selective_checkpointing"] = megatron_engine ? "Megatron: recompute the attention core (s² terms)"
+                                                     : "per-op policy: keep every other matmul output and the attention output";
     // 1F1B pipeline: the first stage holds pp micro-batches in flight (Korthikanti et al. §4.2).
     double in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(t.gradient_accumulation_steps));
     if (par.pp == 1) in_flight = 1;

@@ -1,0 +1,99 @@
+// Accuracy benchmark: every published measured peak in tests/data/validation/cases, estimated by
+// the gpumem CLI, compared with the figure the source measured. Prints one row per case, then the
+// median and p90 absolute percentage error per class. A benchmark, not a test: it always exits 0
+// unless the CLI is missing.
+//
+//   node tests/bench/validation.mjs [--all]     (--all: also the cases marked scored=false)
+//   env GPUMEM_CLI: the gpumem binary (default build/native/core/cli/gpumem)
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const cli = process.env.GPUMEM_CLI || join(root, 'build/native/core/cli/gpumem');
+const casesDir = join(root, 'tests/data/validation/cases');
+const all = process.argv.includes('--all');
+if (!existsSync(cli)) {
+  console.error(`validation: no CLI at ${cli} (build it first: ./make.sh test, or cmake --build build/native)`);
+  process.exit(2);
+}
+
+const GiB = 2 ** 30;
+// The figure each source measured, and the result field that estimates it.
+const fieldOf = {
+  allocated: 'peak_allocated_bytes',
+  reserved: 'peak_reserved_bytes',
+  device_total: 'device_total_bytes',
+  // torchtune's README does not say which of its logged peaks it shows; allocated is the
+  // smallest of them, so the error shown is the most favourable one can claim.
+  unknown: 'peak_allocated_bytes',
+};
+
+const cases = readdirSync(casesDir).filter((f) => f.endsWith('.json')).sort()
+  .map((f) => JSON.parse(readFileSync(join(casesDir, f), 'utf8')))
+  .filter((c) => all || c.scored);
+
+function classOf(c) {
+  const s = c.scenario;
+  if (s.mode === 'inference') return 'inference';
+  if ((s.hardware?.num_gpus ?? 1) > 1) return 'sharded';
+  return s.training?.method === 'qlora' ? 'qlora' : s.training?.method === 'lora' ? 'lora' : 'full';
+}
+
+// One CLI process for every case: a scenario per line in, a result per line out.
+// A few sources name a GPU family without its size ("A100"); the estimate of what the run uses does
+// not depend on the card, only `fits` does, so such a case is estimated against an 80 GB card.
+const catalogue = JSON.parse(spawnSync(cli, ['presets', '--json'], { encoding: 'utf8' }).stdout).gpus.map((g) => g.id.toLowerCase());
+const input = cases.map((c) => {
+  const { extras, ...scenario } = c.scenario;  // facts v1 cannot express stay out of the estimate
+  const hw = scenario.hardware || {};
+  if (hw.gpu && hw.gpu_memory_gb == null && !catalogue.includes(hw.gpu.toLowerCase()))
+    scenario.hardware = { ...hw, gpu_memory_gb: 80 };
+  return JSON.stringify(scenario);
+}).join('\n') + '\n';
+const run = spawnSync(cli, ['estimate', '--jsonl'], { input, encoding: 'utf8', maxBuffer: 1 << 28 });
+const results = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+
+const rows = [];
+const byClass = {};
+let skipped = 0;
+console.log('id     class      model                                        metric        measured  predicted    error');
+cases.forEach((c, i) => {
+  const r = results[i];
+  const cls = classOf(c);
+  const model = (c.scenario.model?.preset || c.scenario.model?.name || 'config.json').slice(0, 44).padEnd(44);
+  const metric = c.measured.metric;
+  if (c.measured.gib == null) {
+    console.log(`${c.id}   ${cls.padEnd(9)}  ${model} ${metric.padEnd(12)}  no figure in GiB: skipped`);
+    skipped++;
+    return;
+  }
+  if (!r.ok) {
+    console.log(`${c.id}   ${cls.padEnd(9)}  ${model} ${metric.padEnd(12)}  skipped: ${r.errors[0].message.slice(0, 90)}`);
+    skipped++;
+    return;
+  }
+  const predicted = r.per_gpu[fieldOf[metric]] / GiB;
+  const err = (predicted - c.measured.gib) / c.measured.gib * 100;
+  rows.push({ id: c.id, cls, err });
+  (byClass[cls] ||= []).push(Math.abs(err));
+  console.log(`${c.id}   ${cls.padEnd(9)}  ${model} ${metric.padEnd(12)} ${c.measured.gib.toFixed(2).padStart(8)} ${predicted.toFixed(2).padStart(10)} ${(err >= 0 ? '+' : '') + err.toFixed(1).padStart(6)}%`);
+});
+
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const pos = (s.length - 1) * q, lo = Math.floor(pos), hi = Math.ceil(pos);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+};
+console.log('\nabsolute percentage error by class (cases estimated / in class)');
+const classes = ['full', 'lora', 'qlora', 'sharded', 'inference'];
+const summary = [...classes.map((k) => [k, byClass[k] || [], cases.filter((c) => classOf(c) === k).length]),
+  ['training (all)', classes.filter((k) => k !== 'inference').flatMap((k) => byClass[k] || []),
+    cases.filter((c) => classOf(c) !== 'inference').length]];
+for (const [name, xs, total] of summary) {
+  console.log(`  ${name.padEnd(15)} n=${String(xs.length).padStart(3)}/${String(total).padEnd(3)}  median ${quantile(xs, 0.5).toFixed(1).padStart(6)}%  p90 ${quantile(xs, 0.9).toFixed(1).padStart(6)}%`);
+}
+const signed = rows.map((r) => r.err);
+console.log(`  bias: median signed error ${quantile(signed, 0.5).toFixed(1)}% (positive: over-estimates); ${skipped} case(s) skipped`);
