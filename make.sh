@@ -5,6 +5,7 @@
 #   ./make.sh serve [--port N]   build the WebAssembly site and serve it at http://127.0.0.1:N/ (8000)
 #   ./make.sh test               every test: native, WebAssembly, CLI, native-vs-WASM parity, browser
 #   ./make.sh site               only build the site into build/wasm/site (what Pages deploys)
+#   ./make.sh bench              benchmarks: accuracy against measured peaks, and speed
 #
 # `test` keeps going after a failed stage, prints a summary and ends with the line
 # "N passed, N failed" (counting stages); it exits non-zero when any stage failed.
@@ -28,6 +29,8 @@ commands:
                      native build + ctest, WebAssembly build + GoogleTest under node,
                      CLI tests, native-vs-WASM parity, browser tests
   site               install what is missing and only build build/wasm/site
+  bench              build, then print the benchmarks: accuracy against the published measured
+                     peaks (tests/bench/validation.mjs) and estimates per second (speed.mjs)
   -h, --help         this text
 EOF
 }
@@ -125,6 +128,17 @@ run_stage() {
   fi
 }
 
+cmd_bench() {
+  bootstrap
+  native_build
+  emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=OFF >/dev/null
+  cmake --build build/wasm --target gpumem_wasm -j"$jobs"
+  banner "accuracy: tests/bench/validation.mjs"
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/validation.mjs
+  banner "speed: tests/bench/speed.mjs"
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/speed.mjs
+}
+
 cmd_test() {
   [ $# -eq 0 ] || { echo "make.sh test: unexpected argument '$1'" >&2; usage >&2; exit 2; }
   local total_start=$SECONDS
@@ -179,6 +193,7 @@ case ${1:-} in
   serve) shift; cmd_serve "$@" ;;
   test)  shift; cmd_test "$@" ;;
   site)  shift; cmd_site "$@" ;;
+  bench) shift; cmd_bench "$@" ;;
   -h|--help|help) usage ;;
   "") usage >&2; exit 2 ;;
   *) echo "make.sh: unknown command '$1'" >&2; usage >&2; exit 2 ;;

@@ -308,7 +308,13 @@ Breakdown training_memory(const Scenario& sc) {
     if (par.pp == 1) in_flight = 1;
     double acts = layer_saved * shard.layers * in_flight;
     double recompute = t.activation_checkpointing == "none" ? 0 : layer_full;  // one layer rebuilt in backward
-    double layer_grad_work = layer_full;  // activation gradients of the layer being differentiated
+    // Gradients alive while one layer is differentiated: the gradient of its output and of its
+    // residual input, plus the MLP's intermediates (gate, up and their product) or attention's
+    // q, k, v and output, whichever is larger.
+    double I_tp = static_cast<double>(m.num_experts ? m.moe_intermediate_size * std::max<std::uint64_t>(1, m.num_experts_per_tok)
+                                                    : m.intermediate_size) / tp;
+    double qd = static_cast<double>(m.num_attention_heads * m.head_dim) / tp, kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
+    double layer_grad_work = a * tokens * (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * I_tp, 2 * qd + 2 * kvd));
     why["activation_bytes_per_token_per_layer"] = la.per_token;
     why["activation_layers_on_gpu"] = shard.layers * in_flight;
 
