@@ -66,6 +66,18 @@ struct Defaults {
     }
 };
 
+// The object doc[name]; an empty object when absent, and an issue when present but not an object.
+const json& section(const json& doc, const char* name, std::vector<Issue>& issues, const std::string& parent = "") {
+    static const json empty = json::object();
+    auto it = doc.find(name);
+    if (it == doc.end() || it->is_null()) return empty;
+    if (!it->is_object()) {
+        issues.push_back({parent.empty() ? name : parent + "." + name, "must be an object", show(*it)});
+        return empty;
+    }
+    return *it;
+}
+
 void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const json* mp = doc.contains("model") ? &doc["model"] : nullptr;
     if (!mp || mp->is_null()) {
@@ -132,13 +144,11 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 }
 
 void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& t = doc.contains("training") && doc["training"].is_object() ? doc["training"] : json::object();
-    if (doc.contains("training") && !doc["training"].is_object() && !doc["training"].is_null())
-        issues.push_back({"training", "must be an object", show(doc["training"])});
+    const json& t = section(doc, "training", issues);
     FieldReader r(t, "training", issues);
     Defaults d{s.defaults_applied};
     TrainingSettings& x = s.training;
-    x.method = d.apply(r.choice("method", {"full", "lora", "qlora", "frozen"}), std::string("full"), "training.method");
+    x.method = d.apply(r.choice("method", {"full", "lora", "qlora"}), std::string("full"), "training.method");
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
     x.gradient_accumulation_steps =
         d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
@@ -168,7 +178,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 
     bool adapters = x.method == "lora" || x.method == "qlora";
     if (adapters) {
-        const json& l = t.contains("lora") && t["lora"].is_object() ? t["lora"] : json::object();
+        const json& l = section(t, "lora", issues, "training");
         FieldReader lr(l, "training.lora", issues);
         x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
         x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
@@ -224,9 +234,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 }
 
 void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& t = doc.contains("inference") && doc["inference"].is_object() ? doc["inference"] : json::object();
-    if (doc.contains("inference") && !doc["inference"].is_object() && !doc["inference"].is_null())
-        issues.push_back({"inference", "must be an object", show(doc["inference"])});
+    const json& t = section(doc, "inference", issues);
     FieldReader r(t, "inference", issues);
     Defaults d{s.defaults_applied};
     InferenceSettings& x = s.inference;
@@ -257,7 +265,7 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 }
 
 void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& e = doc.contains("engine") && doc["engine"].is_object() ? doc["engine"] : json::object();
+    const json& e = section(doc, "engine", issues);
     FieldReader r(e, "engine", issues);
     Defaults d{s.defaults_applied};
     EngineSettings& x = s.engine;
@@ -288,8 +296,8 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 }
 
 void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& p = doc.contains("parallelism") && doc["parallelism"].is_object() ? doc["parallelism"] : json::object();
-    const json& h = doc.contains("hardware") && doc["hardware"].is_object() ? doc["hardware"] : json::object();
+    const json& p = section(doc, "parallelism", issues);
+    const json& h = section(doc, "hardware", issues);
     FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
     Parallelism& x = s.parallel;
     const std::uint64_t kMax = 1 << 20;

@@ -14,7 +14,7 @@ namespace gpumem::detail {
 enum class Mode { Training, Inference };
 
 struct TrainingSettings {
-    std::string method = "full";           // full | lora | qlora | frozen
+    std::string method = "full";           // full | lora | qlora
     std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
     std::uint64_t gradient_accumulation_steps = 1;
     std::uint64_t seq_len = 2048;

@@ -111,6 +111,50 @@ struct ModelSpec {
 
     std::string checkpoint_dtype = "bf16";      // torch_dtype / dtype of the stored weights
 
+    // What the family adds to the plain decoder (all absent for llama-style models).
+    std::string architecture;                   // config.json architectures[0]: the class that is counted
+    // Encoder-only (bert, roberta) and encoder-decoder (t5) stacks are still read as num_layers
+    // layers of the same shape; for t5 the first encoder_layers are the encoder and the rest the
+    // decoder, which adds cross-attention (q, k, v, o and a norm) to each of its layers.
+    enum class Structure { Decoder, Encoder, EncoderDecoder } structure = Structure::Decoder;
+    std::uint64_t encoder_layers = 0;           // t5: num_layers of the encoder (decoder: num_layers - this)
+    std::uint64_t relative_attention_buckets = 0;  // t5: one relative_attention_bias (buckets x heads) per stack
+    std::uint64_t token_types = 0;              // bert/roberta: rows of token_type_embeddings
+    bool embedding_norm = false;                // LayerNorm right after the embeddings (bloom, bert)
+    std::uint64_t embedding_dim = 0;            // opt word_embed_proj_dim when != hidden_size (project_in/out); 0: h
+    bool final_norm = true;                     // a norm after the last layer (not bert, not opt-350m)
+    bool pooler = false;                        // bert/roberta base model: pooler dense h x h + bias
+    bool mlm_head = false;                      // *ForMaskedLM: transform dense + LayerNorm + vocab bias (decoder tied)
+    bool nsp_head = false;                      // BertForPreTraining: next-sentence classifier 2 x h + 2
+    bool shared_expert_gate = true;             // qwen2_moe's sigmoid gate on its shared expert (deepseek has none)
+    // Multi-head latent attention (deepseek_v2/v3; kv_lora_rank == 0: ordinary q/k/v/o).
+    std::uint64_t q_lora_rank = 0;              // 0: q_proj straight from h (q_lora_rank null)
+    std::uint64_t kv_lora_rank = 0;             // width of the cached latent
+    std::uint64_t qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+    std::uint64_t mtp_layers = 0;               // num_nextn_predict_layers: in the checkpoint, not in transformers
+
+    // Weights outside the language model: a vision tower and the projector into the LM (multimodal
+    // wrappers). Each entry is one tensor shape; `copies` counts identical tensors (one per tower layer).
+    struct Weight {
+        std::string name;
+        std::uint64_t rows = 0, cols = 1, copies = 1;
+    };
+    std::string vision_model_type;              // vision_config.model_type ("clip_vision_model", ...)
+    std::vector<Weight> vision_tower;
+    std::vector<Weight> projector;
+
+    // quantization_config, as facts about the stored checkpoint (the memory model decides what to do).
+    struct Quantization {
+        std::string method;                     // quant_method: "bitsandbytes", "gptq", "awq", "fp8", "mxfp4", ...
+        std::uint64_t bits = 0;                 // 4 or 8 (bitsandbytes, gptq, awq); 8 for fp8, 4 for mxfp4
+        std::uint64_t group_size = 0;           // gptq/awq scale group (-1 in the config: 0 = per channel)
+        std::string quant_type;                 // bitsandbytes 4-bit "nf4" / "fp4"; fp8 "e4m3" / "e5m2"
+        bool double_quant = false;              // bitsandbytes bnb_4bit_use_double_quant
+        std::vector<std::uint64_t> weight_block_size;  // fp8 block scales, e.g. [128, 128]
+        std::vector<std::string> modules_not_converted;  // modules_to_not_convert / llm_int8_skip_modules
+    };
+    std::optional<Quantization> quantization;
+
     // A model entered only by its size (seed 001: "num_parameters": "7B") has no exact count;
     // the declared figure is used and the result says so.
     std::optional<std::uint64_t> declared_parameters;
@@ -140,6 +184,11 @@ struct ParamCount {
     std::uint64_t experts = 0;     // routed and shared experts with their router, all layers (in mlp too)
     std::uint64_t active = 0;      // parameters one token uses: total less the experts it skips
     std::uint64_t per_layer = 0;   // one decoder layer (attention + mlp + its norms); the mean for MoE models
+    std::uint64_t vision = 0;      // multimodal: the vision tower (in total)
+    std::uint64_t projector = 0;   // multimodal: the projector from the tower into the LM (in total)
+    std::uint64_t language_model = 0;  // total less vision and projector
+    std::uint64_t mtp = 0;         // deepseek_v3 multi-token-prediction layers: in the checkpoint, NOT in total
+                                   // (their copies of the embedding and head are not counted again)
     bool exact = true;             // false for a model given only by its declared size
 };
 ParamCount count_parameters(const ModelSpec& model);
