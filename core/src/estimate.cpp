@@ -134,7 +134,10 @@ json estimate(const json& scenario) {
                    {"embedding", s.params.embedding},
                    {"per_component", {{"embedding", s.params.embedding}, {"attention", s.params.attention},
                                       {"mlp", s.params.mlp}, {"norms", s.params.norms}, {"lm_head", s.params.lm_head},
-                                      {"experts", s.params.experts}}}};
+                                      {"experts", s.params.experts}, {"vision", s.params.vision},
+                                      {"projector", s.params.projector}}},
+                   {"language_model", s.params.language_model},
+                   {"mtp_not_in_total", s.params.mtp}};
     json assumptions = f.breakdown.assumptions;
     assumptions["overheads"] = overheads;
     if (s.mode == detail::Mode::Training) {
@@ -181,9 +184,14 @@ json params(const json& hf_config) {
             {"active", c.active},
             {"trainable", c.total},
             {"components", {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp},
-                            {"norms", c.norms}, {"lm_head", c.lm_head}, {"experts", c.experts}}},
+                            {"norms", c.norms}, {"lm_head", c.lm_head}, {"experts", c.experts},
+                            {"vision", c.vision}, {"projector", c.projector}}},
+            {"language_model", c.language_model},
+            {"mtp", c.mtp},
             {"per_layer", c.per_layer},
-            {"model", {{"model_type", read.model->model_type}, {"num_layers", read.model->num_layers},
+            {"model", {{"model_type", read.model->model_type}, {"architecture", read.model->architecture},
+                       {"quantization_method", read.model->quantization ? read.model->quantization->method : ""},
+                       {"num_layers", read.model->num_layers},
                        {"hidden_size", read.model->hidden_size}, {"vocab_size", read.model->vocab_size},
                        {"tie_word_embeddings", read.model->tie_word_embeddings},
                        {"checkpoint_dtype", read.model->checkpoint_dtype}}},

@@ -50,16 +50,33 @@ Breakdown inference_memory(const Scenario& sc) {
     double kv_bytes = dtype_bytes(x.kv_cache_dtype).value_or(2);
     double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / tp);  // replicated when kv < tp
     double per_token_layer = 2 * kv_heads * static_cast<double>(m.head_dim) * kv_bytes;
+    if (m.kv_lora_rank > 0) {
+        // MLA under transformers: the cache holds the up-projected keys (nope + rope dims) and values
+        // for every head, not the latent (kv_lora_rank + qk_rope_head_dim) that vLLM/SGLang keep.
+        double heads = static_cast<double>(m.num_attention_heads) / tp;
+        per_token_layer = heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * kv_bytes;
+        why["mla_latent_bytes_per_token_per_layer"] = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
+    }
+    // Which layers cache: none in an encoder-only model; the decoder's in an encoder-decoder, whose
+    // cross-attention also caches K and V of the source (taken as long as the context here).
+    std::uint64_t first_cached = 0, cache_factor = 1;
+    if (m.structure == ModelSpec::Structure::Encoder) first_cached = m.num_layers;
+    if (m.structure == ModelSpec::Structure::EncoderDecoder) {
+        first_cached = m.encoder_layers;
+        cache_factor = 2;
+    }
     double ctx = static_cast<double>(x.context_len), b = static_cast<double>(x.batch_size);
     double kv = 0;
     if (x.kv_cache) {
         std::uint64_t layers_here = static_cast<std::uint64_t>(shard.layers);
-        for (std::uint64_t i = 0; i < layers_here && i < m.layer_attention.size(); ++i) {
+        for (std::uint64_t i = first_cached; i < layers_here && i < m.layer_attention.size(); ++i) {
             double tokens = ctx;
             if (m.layer_attention[i] == LayerAttention::SlidingWindow && m.sliding_window > 0)
                 tokens = std::min(ctx, static_cast<double>(m.sliding_window));
-            kv += per_token_layer * tokens * b;
+            kv += per_token_layer * tokens * b * static_cast<double>(cache_factor);
         }
+        if (m.structure == ModelSpec::Structure::Encoder)
+            out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
     }
     why["kv_bytes_per_token_per_layer"] = per_token_layer;
 

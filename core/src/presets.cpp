@@ -40,10 +40,13 @@ struct Catalogue {
         std::sort(models.begin(), models.end(),
                   [](const json& a, const json& b) { return a["model_id"] < b["model_id"]; });
         for (const json& m : models) alias_to_id[lower(m["model_id"].get<std::string>())] = m["model_id"];
+        // Aliases of models that are not bundled (yet) are left out: they would resolve to nothing.
+        std::map<std::string, std::string> bundled = alias_to_id;
         for (const char* kind : {"short", "twins"})
             if (aliases.contains(kind))
                 for (auto it = aliases[kind].begin(); it != aliases[kind].end(); ++it)
-                    if (it->is_string()) alias_to_id.emplace(lower(it.key()), it->get<std::string>());
+                    if (it->is_string() && bundled.count(lower(it->get<std::string>())))
+                        alias_to_id.emplace(lower(it.key()), bundled[lower(it->get<std::string>())]);
         for (json& g : gpus) {
             double mib = g.contains("memory_mib") ? g["memory_mib"].get<double>() : g.value("memory_gb", 0.0) * 1024;
             g["memory_bytes"] = static_cast<std::uint64_t>(mib * 1024 * 1024);

@@ -193,3 +193,21 @@ TEST(Figures, OverheadsAreNamedAndOverridable) {
     EXPECT_FALSE(bad["ok"].get<bool>());
     EXPECT_EQ(bad["errors"][0]["field"], "overheads.no_such");
 }
+
+TEST(Inference, MlaCachesUpProjectedKeysAndValuesUnderTransformers) {
+    json r = run({{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}}, {"mode", "inference"},
+                  {"inference", {{"context_len", 4096}, {"weight_format", "fp8"}}}, {"hardware", {{"gpu_memory_gb", 2000}}}});
+    // transformers keeps k (128 nope + 64 rope) and v (128) for all 128 heads: 40,960 values x 2 B,
+    // on each of 61 layers, for 4096 tokens. (The latent alone would be 512 + 64 = 576 values.)
+    EXPECT_EQ(component(r, "kv_cache"), 61ull * 4096 * 128 * (128 + 64 + 128) * 2);
+    EXPECT_EQ(r["assumptions"]["mla_latent_bytes_per_token_per_layer"], 576 * 2);
+}
+
+TEST(Inference, EncodersCacheNothingAndT5CachesItsDecoder) {
+    json bert = run({{"model", {{"preset", "google-bert/bert-base-uncased"}}}, {"mode", "inference"},
+                     {"inference", {{"context_len", 512}}}});
+    EXPECT_EQ(component(bert, "kv_cache"), 0u);
+    json t5 = run({{"model", {{"preset", "google-t5/t5-small"}}}, {"mode", "inference"}, {"inference", {{"context_len", 512}}}});
+    // 6 decoder layers x (self + cross attention) x K,V x 8 heads x 64 x 4 B (fp32 checkpoint) x 512 tokens
+    EXPECT_EQ(component(t5, "kv_cache"), 6ull * 2 * 2 * 8 * 64 * 4 * 512);
+}

@@ -109,3 +109,302 @@ TEST(Model, ExpertParallelismSplitsOnlyTheExperts) {
     json no_dp = gpumem::estimate({{"model", "mixtral-8x7b"}, {"parallelism", {{"expert_parallel_size", 2}}}});
     EXPECT_EQ(no_dp["errors"][0]["field"], "parallelism.expert_parallel_size");  // needs dp x cp divisible by 2
 }
+
+// ---- Families beyond the llama-style decoder (counts per transformers' module layout) ----------
+
+namespace {
+
+gpumem::ParamCount count_config(const json& config, std::vector<std::string>* warnings = nullptr) {
+    gpumem::ModelRead read = gpumem::read_hf_config(config);
+    EXPECT_TRUE(read.model) << (read.issues.empty() ? "" : read.issues[0].message());
+    if (warnings) *warnings = read.warnings;
+    else EXPECT_TRUE(read.warnings.empty()) << read.warnings[0];
+    return read.model ? gpumem::count_parameters(*read.model) : gpumem::ParamCount{};
+}
+
+gpumem::ParamCount count_preset(const char* id) {
+    auto record = gpumem::find_preset(id);
+    EXPECT_TRUE(record) << id;
+    return record ? count_config((*record)["config"]) : gpumem::ParamCount{};
+}
+
+}  // namespace
+
+TEST(Families, BloomEmbeddingNormAndFusedBiasedQkv) {
+    // bloom-560m: per layer qkv 3 x 1024² + 3072 and dense 1024² + 1024 = 4,198,400; MLP
+    // 2 x 4 x 1024² + 4096 + 1024 = 8,393,728; 2 LayerNorms 4,096 -> 12,596,224 x 24 = 302,309,376;
+    // word_embeddings 250880 x 1024 = 256,901,120 + word_embeddings_layernorm 2,048 + ln_f 2,048;
+    // tied head. = 559,214,592 (the published total).
+    gpumem::ParamCount c = count_preset("bigscience/bloom-560m");
+    EXPECT_EQ(c.per_layer, 12596224u);
+    EXPECT_EQ(c.lm_head, 0u);
+    EXPECT_EQ(c.total, 559214592u);
+}
+
+TEST(Families, FalconMultiQueryParallelAttention) {
+    // falcon-7b: 71 heads x 64, multi_query -> query_key_value (4544 + 2 x 64) x 4544 = 21,229,568;
+    // dense 4544² = 20,647,936; MLP 2 x 4 x 4544² = 165,183,488; one input_layernorm 9,088 (parallel
+    // block) -> 207,070,080 x 32 = 6,626,242,560; embeddings 65024 x 4544 = 295,469,056 (tied) + ln_f
+    // 9,088 = 6,921,720,704.
+    gpumem::ParamCount c = count_preset("tiiuae/falcon-7b");
+    EXPECT_EQ(c.per_layer, 207070080u);
+    EXPECT_EQ(c.total, 6921720704ull);
+    // new_decoder_architecture (falcon-40b's shape): num_kv_heads groups and ln_attn + ln_mlp.
+    json f40 = (*gpumem::find_preset("tiiuae/falcon-7b"))["config"];
+    f40.erase("n_head");
+    f40.erase("n_layer");
+    f40.update({{"hidden_size", 8192}, {"num_attention_heads", 128}, {"num_kv_heads", 8}, {"num_hidden_layers", 60},
+                {"new_decoder_architecture", true}});
+    // per layer: qkv (128 + 16) x 64 x 8192 = 75,497,472; dense 67,108,864; MLP 536,870,912;
+    // 2 LayerNorms 32,768 -> 679,510,016 x 60 + 65024 x 8192 + 16,384 = 41,303,293,952.
+    EXPECT_EQ(count_config(f40).total, 41303293952ull);
+}
+
+TEST(Families, GptJParallelBlockAndBiasedHead) {
+    // EleutherAI/gpt-j-6b (n_embd 4096, n_layer 28, n_head 16, n_inner null -> 16384, vocab 50400,
+    // rotary_dim 64): per layer q/k/v/out 4 x 4096² = 67,108,864; fc_in/fc_out 2 x 4096 x 16384 +
+    // 16384 + 4096 = 134,238,208; ln_1 8,192 -> 201,355,264 x 28 = 5,637,947,392; wte 206,438,400;
+    // lm_head 206,438,400 + bias 50,400; ln_f 8,192 = 6,050,882,784 (published: "# of params: 6050882784").
+    json c = {{"model_type", "gptj"}, {"architectures", {"GPTJForCausalLM"}}, {"n_embd", 4096}, {"n_layer", 28},
+              {"n_head", 16}, {"n_inner", nullptr}, {"n_positions", 2048}, {"rotary_dim", 64}, {"vocab_size", 50400},
+              {"tie_word_embeddings", false}};
+    gpumem::ParamCount p = count_config(c);
+    EXPECT_EQ(p.per_layer, 201355264u);
+    EXPECT_EQ(p.total, 6050882784ull);
+}
+
+TEST(Families, OptLearnedPositionsWithOffsetAndProjection) {
+    // facebook/opt-125m: embed 50272 x 768 = 38,608,896; positions (2048 + 2) x 768 = 1,574,400; per
+    // layer q/k/v/out with bias 4 x 590,592 = 2,362,368, fc1/fc2 4,722,432, 2 LayerNorms 3,072 ->
+    // 7,087,872 x 12; final_layer_norm 1,536; tied head. = 125,239,296 (published).
+    json c = {{"model_type", "opt"}, {"architectures", {"OPTForCausalLM"}}, {"hidden_size", 768},
+              {"num_hidden_layers", 12}, {"num_attention_heads", 12}, {"ffn_dim", 3072}, {"vocab_size", 50272},
+              {"max_position_embeddings", 2048}, {"word_embed_proj_dim", 768}, {"do_layer_norm_before", true},
+              {"enable_bias", true}};
+    EXPECT_EQ(count_config(c).total, 125239296u);
+    // opt-350m's shape: word_embed_proj_dim 512 -> embed 50272 x 512, project_in 1024 x 512 and
+    // project_out 512 x 1024, tied head of width 512; post-norm, so no final_layer_norm.
+    json c350 = c;
+    c350.update({{"hidden_size", 1024}, {"num_hidden_layers", 24}, {"num_attention_heads", 16}, {"ffn_dim", 4096},
+                 {"word_embed_proj_dim", 512}, {"do_layer_norm_before", false}});
+    std::uint64_t layer = 4 * (1024ull * 1024 + 1024) + 2 * 1024ull * 4096 + 4096 + 1024 + 4 * 1024;
+    EXPECT_EQ(count_config(c350).total, 24 * layer + 50272ull * 512 + 2050ull * 1024 + 2 * 512ull * 1024);
+}
+
+TEST(Families, MptWeightOnlyNormsAndNoBiases) {
+    // DERIVED ONLY (no exact published total found; MosaicML says "6.7B"): mpt-7b's shape, d_model
+    // 4096, n_heads 32, n_layers 32, vocab 50432. MptBlock: Wqkv 3 x 4096², out_proj 4096², up/down
+    // 2 x 4 x 4096², norm_1/norm_2 weights 8,192 -> 201,334,784 x 32 + wte 206,569,472 (tied) +
+    // norm_f 4,096 = 6,649,286,656.
+    json c = {{"model_type", "mpt"}, {"architectures", {"MPTForCausalLM"}}, {"d_model", 4096}, {"n_heads", 32},
+              {"n_layers", 32}, {"expansion_ratio", 4}, {"max_seq_len", 2048}, {"vocab_size", 50432}};
+    EXPECT_EQ(count_config(c).total, 6649286656ull);
+}
+
+TEST(Families, CohereParallelBlockAndQkNorm) {
+    // DERIVED ONLY ("35B" published): command-r-v01's shape, hidden 8192, 40 layers, 64 heads (MHA),
+    // intermediate 22528, vocab 256000, tied. Per layer 4 x 8192² + 3 x 8192 x 22528 + one
+    // CohereLayerNorm 8,192 = 822,091,776 x 40 + embed 2,097,152,000 + norm 8,192 = 34,980,831,232.
+    json c = {{"model_type", "cohere"}, {"hidden_size", 8192}, {"num_hidden_layers", 40}, {"num_attention_heads", 64},
+              {"num_key_value_heads", 64}, {"intermediate_size", 22528}, {"vocab_size", 256000}, {"use_qk_norm", false}};
+    EXPECT_EQ(count_config(c).total, 34980831232ull);
+    // use_qk_norm: q_norm (heads x head_dim) + k_norm (kv heads x head_dim) per layer.
+    c["use_qk_norm"] = true;
+    EXPECT_EQ(count_config(c).total, 34980831232ull + 40 * 2 * 8192ull);
+}
+
+TEST(Families, Gemma3TextAndTowerCountedApart) {
+    // gemma-3-4b-it: text_config is minimal, so Gemma3TextConfig defaults apply (vocab 262208, 8 heads,
+    // 4 kv heads, head_dim 256). Text 3,880,263,168 + SigLIP tower 416,866,032 (27 layers of
+    // 15,239,504; patch 1152 x 3 x 14 x 14 + 1152; 4096 positions x 1152; post_layernorm; no head) +
+    // projector 1152 x 2560 + 1152 = 2,950,272 -> 4,300,079,472 (published).
+    gpumem::ParamCount c = count_preset("google/gemma-3-4b-it");
+    EXPECT_EQ(c.language_model, 3880263168ull);
+    EXPECT_EQ(c.vision, 416866032ull);
+    EXPECT_EQ(c.projector, 2950272u);
+    EXPECT_EQ(c.total, 4300079472ull);
+    EXPECT_EQ(count_preset("google/gemma-3-27b-it").total, 27432406640ull);
+    // Every 6th layer is global: layers 5, 11, ... are full attention, the rest a 1024-token window.
+    gpumem::ModelSpec m = *gpumem::read_hf_config((*gpumem::find_preset("google/gemma-3-4b-it"))["config"]).model;
+    EXPECT_EQ(m.layer_attention[5], gpumem::LayerAttention::Full);
+    EXPECT_EQ(m.layer_attention[4], gpumem::LayerAttention::SlidingWindow);
+    EXPECT_EQ(m.sliding_window, 1024u);
+}
+
+TEST(Families, LlavaClipTowerProjectorAndLlama) {
+    // llava-1.5-7b: CLIP ViT-L/14-336 tower: class 1024 + patch 1024 x 3 x 14 x 14 + 577 positions x
+    // 1024 + pre/post LayerNorm 4,096 + 24 x 12,596,224 = 303,507,456; projector 1024 x 4096 + 4096 +
+    // 4096² + 4096 = 20,979,712; Llama-2-7B with vocab 32064: 6,738,939,904. Total 7,063,427,072.
+    gpumem::ParamCount c = count_preset("llava-hf/llava-1.5-7b-hf");
+    EXPECT_EQ(c.vision, 303507456u);
+    EXPECT_EQ(c.projector, 20979712u);
+    EXPECT_EQ(c.language_model, 6738939904ull);
+    EXPECT_EQ(c.total, 7063427072ull);
+}
+
+TEST(Families, Qwen2VLTowerAndMerger) {
+    // Qwen2-VL-7B-Instruct's config fields (LM at the top level, vision_config nested). Tower: patch
+    // Conv3d 1280 x 3 x 2 x 14 x 14 = 1,505,280; 32 blocks of norm1/norm2 5,120 + qkv 3 x 1280² + 3,840 +
+    // proj 1280² + 1,280 + fc1/fc2 2 x 1280 x 5120 + 6,400 = 19,677,440 -> 631,183,360. Merger
+    // (projector): ln_q 2,560 + 5120² + 5,120 + 3584 x 5120 + 3,584 = 44,575,744. LM as Qwen2-7B
+    // 7,615,616,512. Total 8,291,375,616, as published; the 2B (LM 1536 wide, tied) 2,208,985,600.
+    json v = {{"depth", 32}, {"embed_dim", 1280}, {"mlp_ratio", 4}, {"num_heads", 16}, {"in_chans", 3},
+              {"hidden_size", 3584}, {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
+    json c = {{"model_type", "qwen2_vl"}, {"architectures", {"Qwen2VLForConditionalGeneration"}}, {"hidden_size", 3584},
+              {"intermediate_size", 18944}, {"num_hidden_layers", 28}, {"num_attention_heads", 28},
+              {"num_key_value_heads", 4}, {"vocab_size", 152064}, {"tie_word_embeddings", false}, {"vision_config", v}};
+    gpumem::ParamCount p = count_config(c);
+    EXPECT_EQ(p.vision, 631183360u);
+    EXPECT_EQ(p.projector, 44575744u);
+    EXPECT_EQ(p.total, 8291375616ull);
+    v["hidden_size"] = 1536;
+    c.update({{"hidden_size", 1536}, {"intermediate_size", 8960}, {"num_attention_heads", 12}, {"num_key_value_heads", 2},
+              {"vocab_size", 151936}, {"tie_word_embeddings", true}, {"vision_config", v}});
+    EXPECT_EQ(count_config(c).total, 2208985600ull);
+    // qwen2_5_vl: RMSNorm blocks with a biased gate/up/down MLP of intermediate_size, merger to
+    // out_hidden_size. One block: 2 x 1280 + 4,919,040 + 1,639,680 + 3 x 1280 x 3420 + 2 x 3420 + 1280.
+    json v25 = {{"depth", 32}, {"hidden_size", 1280}, {"intermediate_size", 3420}, {"out_hidden_size", 3584},
+                {"in_chans", 3}, {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
+    json c25 = c;
+    c25.update({{"model_type", "qwen2_5_vl"}, {"vision_config", v25}});
+    gpumem::ParamCount p25 = count_config(c25);
+    std::uint64_t block = 2 * 1280 + (3 * 1280ull * 1280 + 3840) + (1280ull * 1280 + 1280) + 3 * 1280ull * 3420 + 2 * 3420 + 1280;
+    EXPECT_EQ(p25.vision, 1280ull * 1176 + 32 * block);
+    EXPECT_EQ(p25.projector, 1280 + 5120ull * 5120 + 5120 + 3584ull * 5120 + 3584);
+}
+
+TEST(Families, DeepSeekV3LatentAttentionExpertsAndMtp) {
+    // MLA per layer: q_a 1536 x 7168 + q_a_layernorm 1536 + q_b 128 x 192 x 1536 + kv_a (512 + 64) x
+    // 7168 + kv_a_layernorm 512 + kv_b 128 x 256 x 512 + o 7168 x 128 x 128 = 187,107,328.
+    // Dense layers (first 3): + 3 x 7168 x 18432 + 2 norms = 583,483,392. MoE layers (58): + 256
+    // experts x 3 x 7168 x 2048 + 1 shared expert of 2048 + router 256 x 7168 + e_score_correction_bias
+    // 256 + norms = 11,507,286,272. + embed and head 2 x 129280 x 7168 + final norm = 671,026,419,200.
+    gpumem::ParamCount c = count_preset("deepseek-ai/DeepSeek-V3");
+    EXPECT_EQ(c.total, 671026419200ull);
+    // MTP (checkpoint layer 61, not in transformers): one MoE layer + enorm, hnorm, shared_head.norm
+    // 3 x 7168 + eh_proj 7168 x 14336 = 11,610,068,224; kept out of total.
+    EXPECT_EQ(c.mtp, 11610068224ull);
+    // Active: 8 of 256 routed experts -> less 248 x 44,040,192 x 58 layers.
+    EXPECT_EQ(c.active, c.total - 248ull * 44040192 * 58);
+    // DeepSeek-V2-Lite: q_lora_rank null (plain q_proj), no router bias; 15,706,484,224 published.
+    gpumem::ParamCount lite = count_preset("deepseek-ai/DeepSeek-V2-Lite");
+    EXPECT_EQ(lite.total, 15706484224ull);
+    EXPECT_EQ(lite.mtp, 0u);
+}
+
+TEST(Families, MoeFamiliesDbrxPhimoeOlmoeGranitemoe) {
+    // allenai/OLMoE-1B-7B-0924: per layer q/k/v/o 4 x 2048² + q_norm 2048 + k_norm 2048 + 64 experts x 3
+    // x 2048 x 1024 + router 64 x 2048 + 2 norms = 419,569,664 x 16 + untied embed/head 2 x 50304 x
+    // 2048 + final norm = 6,919,161,856 (HF safetensors parameterCount).
+    json olmoe = {{"model_type", "olmoe"}, {"architectures", {"OlmoeForCausalLM"}}, {"vocab_size", 50304},
+                  {"hidden_size", 2048}, {"intermediate_size", 1024}, {"num_hidden_layers", 16},
+                  {"num_attention_heads", 16}, {"num_key_value_heads", 16}, {"max_position_embeddings", 4096},
+                  {"tie_word_embeddings", false}, {"num_experts", 64}, {"num_experts_per_tok", 8}};
+    EXPECT_EQ(count_config(olmoe).total, 6919161856ull);
+    // DERIVED ONLY ("132B" published): databricks/dbrx-instruct (d_model 6144, 48 heads, kv_n_heads 8,
+    // 40 layers, ffn_hidden_size 10752, 16 experts top 4, vocab 100352, untied). Per layer Wqkv 6144 x
+    // (6144 + 2 x 1024) + out_proj 6144² = 88,080,384; experts 16 x 3 x 6144 x 10752 = 3,170,893,824;
+    // router 98,304; norm_1/norm_2 weights 12,288 -> 3,259,084,800 x 40 + 2 x 616,562,688 + 6,144.
+    json dbrx = {{"model_type", "dbrx"}, {"architectures", {"DbrxForCausalLM"}}, {"d_model", 6144}, {"n_heads", 48},
+                 {"n_layers", 40}, {"max_seq_len", 32768}, {"vocab_size", 100352}, {"tie_word_embeddings", false},
+                 {"attn_config", {{"kv_n_heads", 8}, {"clip_qkv", 8}, {"rope_theta", 500000}}},
+                 {"ffn_config", {{"ffn_hidden_size", 10752}, {"moe_num_experts", 16}, {"moe_top_k", 4}}}};
+    gpumem::ParamCount d = count_config(dbrx);
+    EXPECT_EQ(d.total, 131596523520ull);
+    EXPECT_EQ(d.active, d.total - 12ull * 3 * 6144 * 10752 * 40);  // "36B active"
+    // DERIVED ONLY ("41.9B" published): Phi-3.5-MoE (4096 hidden, 32 layers, 32/8 heads, 16 experts of
+    // 6400, vocab 32064, attention_bias and lm_head_bias true). Per layer q/k/v/o with bias 41,953,280 +
+    // experts 1,258,291,200 + router 65,536 + 2 LayerNorms 16,384 = 1,300,326,400 x 32 + embed
+    // 131,334,144 + head 131,334,144 + 32,064 + final LayerNorm 8,192 = 41,873,153,344.
+    json phimoe = {{"model_type", "phimoe"}, {"vocab_size", 32064}, {"hidden_size", 4096}, {"intermediate_size", 6400},
+                   {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                   {"num_local_experts", 16}, {"num_experts_per_tok", 2}, {"attention_bias", true},
+                   {"lm_head_bias", true}, {"tie_word_embeddings", false}};
+    EXPECT_EQ(count_config(phimoe).total, 41873153344ull);
+    // DERIVED ONLY ("1.3B" published): granite-3.0-1b-a400m (1024 hidden, 24 layers, 16/8 heads, 32
+    // experts of 512, top 8, vocab 49155, tied). Per layer 3,145,728 + 50,331,648 + router 32,768 +
+    // 2,048 = 53,512,192 x 24 + embed 50,334,720 + 1,024 = 1,334,628,352.
+    json granitemoe = {{"model_type", "granitemoe"}, {"vocab_size", 49155}, {"hidden_size", 1024},
+                       {"intermediate_size", 512}, {"num_hidden_layers", 24}, {"num_attention_heads", 16},
+                       {"num_key_value_heads", 8}, {"num_local_experts", 32}, {"num_experts_per_tok", 8},
+                       {"tie_word_embeddings", true}};
+    EXPECT_EQ(count_config(granitemoe).total, 1334628352ull);
+}
+
+TEST(Families, BertAndRobertaCountTheirClass) {
+    // BertModel: embeddings 30522 x 768 + 512 x 768 + 2 x 768 + LayerNorm 1,536 = 23,837,184; 12 layers
+    // of 7,087,872; pooler 590,592 -> 109,482,240 (published).
+    auto bert = gpumem::find_preset("google-bert/bert-base-uncased");
+    ASSERT_TRUE(bert);
+    EXPECT_EQ(count_config((*bert)["config"]).total, 109482240u);
+    // BertForMaskedLM: no pooler; transform dense 590,592 + LayerNorm 1,536 + decoder bias 30,522.
+    json mlm = (*bert)["config"];
+    mlm["architectures"] = {"BertForMaskedLM"};
+    EXPECT_EQ(count_config(mlm).total, 109482240u - 590592 + 590592 + 1536 + 30522);
+    // roberta-base (RobertaForMaskedLM; vocab 50265, 514 positions incl. the padding offset, 1 token
+    // type): embeddings 39,000,576 + 12 x 7,087,872 + lm_head 590,592 + 1,536 + 50,265 = 124,697,433,
+    // the F32 parameter count of its safetensors.
+    json roberta = {{"model_type", "roberta"}, {"architectures", {"RobertaForMaskedLM"}}, {"vocab_size", 50265},
+                    {"hidden_size", 768}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
+                    {"intermediate_size", 3072}, {"max_position_embeddings", 514}, {"type_vocab_size", 1}};
+    EXPECT_EQ(count_config(roberta).total, 124697433u);
+    roberta["architectures"] = {"RobertaModel"};  // with the pooler instead: 124,645,632
+    EXPECT_EQ(count_config(roberta).total, 124645632u);
+}
+
+TEST(Families, T5EncoderDecoder) {
+    // t5-small: encoder layer q/k/v/o 4 x 512² + wi/wo 2 x 512 x 2048 + 2 norms = 3,146,752; decoder
+    // layer adds EncDecAttention 1,048,576 + a norm = 4,195,840; relative_attention_bias 32 x 8 per stack;
+    // a final norm per stack; shared 32128 x 512 counted once, lm_head tied -> 60,506,624 (published).
+    auto record = gpumem::find_preset("google-t5/t5-small");
+    ASSERT_TRUE(record);
+    gpumem::ModelSpec m = *gpumem::read_hf_config((*record)["config"]).model;
+    EXPECT_EQ(m.num_layers, 12u);
+    EXPECT_EQ(m.encoder_layers, 6u);
+    EXPECT_EQ(gpumem::count_parameters(m).total, 60506624u);
+    // t5 v1.1 / flan-t5 shape: gated-gelu adds wi_1 (2048 x 512) to all 12 layers; an untied lm_head
+    // adds 32128 x 512.
+    json v11 = (*record)["config"];
+    v11.update({{"feed_forward_proj", "gated-gelu"}, {"tie_word_embeddings", false}});
+    EXPECT_EQ(count_config(v11).total, 60506624u + 12 * 2048u * 512 + 32128u * 512);
+}
+
+TEST(Families, UnfinishedMultimodalFallsBackWithAWarning) {
+    // mllama's text model and tower are not modelled: a warning, never a silent count.
+    json c = {{"model_type", "mllama"},
+              {"text_config", {{"model_type", "mllama_text_model"}, {"hidden_size", 4096}, {"num_hidden_layers", 40},
+                               {"num_attention_heads", 32}, {"vocab_size", 128256}}},
+              {"vision_config", {{"model_type", "mllama_vision_model"}, {"hidden_size", 1280}}}};
+    std::vector<std::string> warnings;
+    count_config(c, &warnings);
+    EXPECT_EQ(warnings.size(), 2u);
+    // MLA without kv_lora_rank is an issue naming the field.
+    json ds = {{"model_type", "deepseek_v2"}, {"hidden_size", 1024}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
+               {"vocab_size", 1000}, {"qk_nope_head_dim", 64}, {"qk_rope_head_dim", 32}, {"v_head_dim", 64},
+               {"n_routed_experts", 4}, {"num_experts_per_tok", 2}};
+    gpumem::ModelRead read = gpumem::read_hf_config(ds);
+    ASSERT_FALSE(read.model);
+    EXPECT_EQ(read.issues[0].field, "kv_lora_rank");
+}
+
+TEST(Families, QuantizationConfigIsRead) {
+    json c = (*gpumem::find_preset("deepseek-ai/DeepSeek-V3"))["config"];
+    gpumem::ModelSpec m = *gpumem::read_hf_config(c).model;
+    ASSERT_TRUE(m.quantization);
+    EXPECT_EQ(m.quantization->method, "fp8");
+    EXPECT_EQ(m.quantization->weight_block_size, (std::vector<std::uint64_t>{128, 128}));
+    EXPECT_EQ(m.checkpoint_dtype, "bf16");
+    c["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}, {"desc_act", false}};
+    m = *gpumem::read_hf_config(c).model;
+    EXPECT_EQ(m.quantization->bits, 4u);
+    EXPECT_EQ(m.quantization->group_size, 128u);
+    c["quantization_config"] = {{"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}, {"bnb_4bit_use_double_quant", true}};
+    m = *gpumem::read_hf_config(c).model;
+    EXPECT_EQ(m.quantization->method, "bitsandbytes");
+    EXPECT_EQ(m.quantization->quant_type, "nf4");
+    EXPECT_TRUE(m.quantization->double_quant);
+    c["quantization_config"] = {{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn", "lm_head"}}};
+    m = *gpumem::read_hf_config(c).model;
+    EXPECT_EQ(m.quantization->bits, 4u);
+    EXPECT_EQ(m.quantization->modules_not_converted.size(), 2u);
+}
