@@ -2,6 +2,7 @@
 // storage format, the KV cache by attention type, and the prefill's transient working set.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "memory.h"
@@ -10,13 +11,29 @@ namespace gpumem::detail {
 
 namespace {
 
-// Bytes per weight element of a storage format, scales included.
-double format_bytes(const std::string& format) {
-    if (format == "int4") return 0.5 + 2.0 / 128 + 0.5 / 128;  // GPTQ/AWQ g128: fp16 scale + 4-bit zero per group
-    if (format == "nf4") return 0.5 + 1.0 / 64 + 4.0 / (64 * 256);  // bitsandbytes NF4 with double quant
-    if (format == "fp8") return 1.0;
-    if (format == "int8") return 1.0 + 4.0 / 4096;  // LLM.int8: row-wise fp32 scale for each 4096-wide row
+// Bytes per weight element of a storage format, its scales included. `group` is the scale group of
+// int4 (GPTQ/AWQ); `double_quant` says whether bitsandbytes quantizes its absmax values again.
+double format_bytes(const std::string& format, std::uint64_t group, bool double_quant) {
+    if (format == "int4") return 0.5 + (group ? 2.5 / static_cast<double>(group) : 0);  // fp16 scale + 4-bit zero per group
+    if (format == "nf4" || format == "fp4")  // 4 bits + an fp32 absmax per 64 (double quant: 8-bit + fp32 per 256 of them)
+        return 0.5 + (double_quant ? 1.0 / 64 + 4.0 / (64 * 256) : 4.0 / 64);
+    if (format == "int8") return 1.0 + 4.0 / 4096;  // LLM.int8: an fp32 scale per row (rows ~4096 wide)
+    if (format == "fp8") return 1.0 + 4.0 / (128 * 128);  // e4m3 + an fp32 scale per 128x128 block
+    if (format == "mxfp4") return 0.5 + 1.0 / 32;   // OCP MX: e2m1 + one e8m0 scale per 32
+    if (format == "nvfp4") return 0.5 + 1.0 / 16;   // e2m1 + one e4m3 scale per 16 (+ a per-tensor fp32)
+    // GGUF blocks (llama.cpp ggml-common.h): q8_0 34 B / 32, q4_0 18 B / 32, q6_K 210 B / 256.
+    if (format == "q8_0") return 34.0 / 32;
+    if (format == "q4_0") return 18.0 / 32;
+    if (format == "q6_k") return 210.0 / 256;
+    // The _M mixes keep some tensors at a higher type: their average bits per weight (MEMORY_MODEL.md §4
+    // for Q4_K_M ~4.8; Q5_K_M: q5_K's 5.5 with the same promotions, ~5.7).
+    if (format == "q4_k_m") return 4.8 / 8;
+    if (format == "q5_k_m") return 5.7 / 8;
     return dtype_bytes(format).value_or(2);
+}
+
+bool is_gguf(const std::string& format) {
+    return format.size() > 1 && format[0] == 'q' && std::isdigit(static_cast<unsigned char>(format[1]));
 }
 
 }  // namespace
@@ -30,11 +47,14 @@ Breakdown inference_memory(const Scenario& sc) {
     const double tp = static_cast<double>(par.tp);
 
     // ---- Weights: the layers' linear matrices in the storage format; embeddings, head and norms
-    // stay in the compute dtype for the quantized formats (bitsandbytes and GPTQ skip them).
+    // stay in the checkpoint's dtype for quantized formats (bitsandbytes, GPTQ/AWQ and MX keep them
+    // so), as do modules the checkpoint's quantization_config leaves unconverted. GGUF files
+    // quantize every matrix.
     Shard shard = shard_of(m, par.tp, par.pp, par.ep);
     double a = x.weight_format == "fp32" ? 4 : 2;
-    double fb = format_bytes(x.weight_format);
-    bool quantized = x.weight_format == "int4" || x.weight_format == "nf4" || x.weight_format == "int8" || x.weight_format == "fp8";
+    const auto& qc = m.quantization;
+    double fb = format_bytes(x.weight_format, x.group_size, qc ? qc->double_quant : false);
+    bool quantized = x.weight_format != "fp32" && x.weight_format != "fp16" && x.weight_format != "bf16";
     double total_params = shard.total();
     if (m.declared_parameters) {
         ModelSpec shape = m;
@@ -42,8 +62,17 @@ Breakdown inference_memory(const Scenario& sc) {
         double shape_total = static_cast<double>(count_parameters(shape).total);
         if (shape_total > 0) total_params *= static_cast<double>(*m.declared_parameters) / shape_total;
     }
-    double weights = quantized ? shard.linear_params * fb + (total_params - shard.linear_params) * a : total_params * fb;
+    double in_format = quantized ? shard.linear_params : total_params;
+    if (is_gguf(x.weight_format)) in_format = total_params;
+    bool keeps_attention = qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),
+                                            [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
+    if (quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= shard.attention_linear_params;
+    double rest_bytes = dtype_bytes(m.checkpoint_dtype).value_or(2);
+    double weights = in_format * fb + (total_params - in_format) * rest_bytes;
     why["weight_bytes_per_param"] = fb;
+    why["params_in_weight_format"] = in_format;
+    if (is_gguf(x.weight_format))
+        out.warnings.push_back("GGUF formats are llama.cpp's; the KV cache and workspace here are modelled the transformers way");
 
     // ---- KV cache: K and V for every kv head on every layer of this stage; sliding-window layers
     // keep at most the window.

@@ -37,7 +37,9 @@ struct Shard {
     double layers = 0;           // decoder layers on the heaviest stage
     double layer_params = 0;     // parameters of one layer on one GPU
     double non_layer_params = 0; // embeddings / head / final norm on the heaviest stage, one GPU
-    double linear_params = 0;    // of those, in the layers' linear (quantizable) matrices
+    double linear_params = 0;    // of those, in the layers' linear (quantizable) matrices, routers excepted
+    double expert_params = 0;    // of those, inside routed experts
+    double attention_linear_params = 0;  // of those, attention's q/k/v/o matrices
     double total() const { return layers * layer_params + non_layer_params; }
 };
 Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);

@@ -664,6 +664,8 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
     }
     if (config.contains("quantization_config")) read_quantization(config["quantization_config"], m);
     else if (c.contains("quantization_config")) read_quantization(c["quantization_config"], m);
+    // A quantized checkpoint that names no dtype (gpt-oss) stores its unquantized tensors in bf16.
+    if (dtype_key.empty() && m.quantization) m.checkpoint_dtype = "bf16";
 
     // The vision tower and projector of a multimodal wrapper.
     if (config.contains("vision_config") && config["vision_config"].is_object()) {

@@ -241,16 +241,40 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
     std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
     x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
-    x.weight_format = r.choice("weight_format", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4"}).value_or("auto");
+    x.weight_format = r.choice("weight_format", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4", "fp4",
+                                                 "mxfp4", "nvfp4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"})
+                          .value_or("auto");
+    auto group = r.uint("group_size", 0, 1 << 20);
+    const auto& q = s.model.quantization;
     if (x.weight_format == "auto") {
-        x.weight_format = s.model.checkpoint_dtype;
-        s.defaults_applied.push_back("inference.weight_format = \"" + x.weight_format + "\" (the checkpoint's dtype)");
+        // The checkpoint's own format: quantization_config when it has one, else its dtype.
+        std::string from, why = "the checkpoint's dtype";
+        if (q && q->method == "bitsandbytes") from = q->bits == 4 ? (q->quant_type == "nf4" ? "nf4" : "fp4") : "int8";
+        else if (q && (q->method == "gptq" || q->method == "awq")) from = q->bits == 8 ? "int8" : "int4";
+        else if (q && q->method == "fp8") from = "fp8";
+        else if (q && q->method == "mxfp4") from = "mxfp4";
+        if (!from.empty()) {
+            why = "quantization_config: " + q->method;
+            x.weight_format_from_checkpoint = true;
+            if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
+        } else {
+            if (q && !q->method.empty())
+                s.warnings.push_back("quantization_config method '" + q->method + "' is not modelled: weights taken in " +
+                                     s.model.checkpoint_dtype);
+            from = s.model.checkpoint_dtype;
+        }
+        x.weight_format = from;
+        s.defaults_applied.push_back("inference.weight_format = \"" + x.weight_format + "\" (" + why + ")");
+    }
+    if (x.weight_format == "int4") {
+        x.group_size = group.value_or(128);
+        if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
     x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8"}).value_or("auto");
     if (x.kv_cache_dtype == "auto") {
-        bool quantized = x.weight_format == "int8" || x.weight_format == "int4" || x.weight_format == "nf4" || x.weight_format == "fp8";
-        x.kv_cache_dtype = quantized ? "bf16" : x.weight_format;
+        bool plain = x.weight_format == "fp32" || x.weight_format == "fp16" || x.weight_format == "bf16";
+        x.kv_cache_dtype = plain ? x.weight_format : (s.model.checkpoint_dtype == "fp32" ? "bf16" : s.model.checkpoint_dtype);
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
     }
     x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
@@ -453,7 +477,7 @@ json Scenario::to_json() const {
     } else {
         const auto& i = inference;
         out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
-                            {"weight_format", i.weight_format}, {"kv_cache", i.kv_cache},
+                            {"weight_format", i.weight_format}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
                             {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", i.engine}, {"attention", i.attention}};
     }
     out["parallelism"] = {{"data_parallel_size", parallel.dp}, {"tensor_parallel_size", parallel.tp},

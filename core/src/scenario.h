@@ -35,6 +35,8 @@ struct InferenceSettings {
     std::uint64_t batch_size = 1;
     std::uint64_t context_len = 4096;
     std::string weight_format = "auto";    // resolved to a format name
+    bool weight_format_from_checkpoint = false;  // resolved from the config's quantization_config
+    std::uint64_t group_size = 128;        // int4 scale group (GPTQ/AWQ)
     bool kv_cache = true;
     std::string kv_cache_dtype = "auto";   // resolved to a dtype name
     std::string engine = "transformers";

@@ -25,7 +25,10 @@ Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint
             // the mean layer: MoE and dense layers averaged over the depth
             n *= static_cast<double>(layer_count(m, t.layers)) / L;
             s.layer_params += n;
-            if (t.is_matrix()) s.linear_params += n;
+            // MoE routers stay in full precision under every quantization scheme (and are tiny).
+            if (t.is_matrix() && t.name.rfind("router", 0) != 0) s.linear_params += n;
+            if (t.is_matrix() && t.expert) s.expert_params += n;
+            if (t.is_matrix() && t.group == Group::Attention) s.attention_linear_params += n;
         } else if (t.group == Group::Embedding) {
             emb += n;
         } else {
@@ -37,6 +40,8 @@ Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint
     double tied_copy = m.tie_word_embeddings ? emb : 0;
     s.non_layer_params = pp == 1 ? emb + head : std::max(emb, head + tied_copy);
     s.linear_params *= s.layers;
+    s.expert_params *= s.layers;
+    s.attention_linear_params *= s.layers;
     return s;
 }
 

@@ -211,3 +211,29 @@ TEST(Inference, EncodersCacheNothingAndT5CachesItsDecoder) {
     // 6 decoder layers x (self + cross attention) x K,V x 8 heads x 64 x 4 B (fp32 checkpoint) x 512 tokens
     EXPECT_EQ(component(t5, "kv_cache"), 6ull * 2 * 2 * 8 * 64 * 4 * 512);
 }
+
+TEST(Inference, WeightFormatAutoReadsQuantizationConfig) {
+    json r = run({{"model", {{"preset", "openai/gpt-oss-20b"}}}, {"mode", "inference"}, {"inference", {{"context_len", 1024}}}});
+    EXPECT_EQ(r["scenario"]["inference"]["weight_format"], "mxfp4");
+    // Only the experts are MXFP4 (attention, router, embeddings and head are listed in
+    // modules_to_not_convert): 24 layers x 32 experts x 3 x 2880 x 2880 = 19,110,297,600 weights at
+    // 4 bits + an 8-bit scale per 32 (0.53125 B); the other 1,804,459,584 parameters in bf16.
+    double experts = 24.0 * 32 * 3 * 2880 * 2880;
+    EXPECT_NEAR(component(r, "weights"), experts * 0.53125 + (20914757184.0 - experts) * 2, 2);
+}
+
+TEST(Inference, FormatBytesIncludeTheirScales) {
+    auto weights = [&](const json& inference) {
+        json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", inference}});
+        return component(r, "weights");
+    };
+    double linear = 32.0 * 218103808, rest = 8030261248.0 - linear;  // layer matrices vs embeddings, head, norms
+    // GPTQ int4, group 128: 4 bits + an fp16 scale and a 4-bit zero per 128 weights.
+    EXPECT_NEAR(weights({{"weight_format", "int4"}, {"group_size", 128}}), linear * (0.5 + 2.5 / 128) + rest * 2, 2);
+    // NVFP4: 4 bits + an fp8 scale per 16.
+    EXPECT_NEAR(weights({{"weight_format", "nvfp4"}}), linear * (0.5 + 1.0 / 16) + rest * 2, 2);
+    // GGUF q4_0 quantizes every matrix: 18 bytes per block of 32.
+    EXPECT_NEAR(weights({{"weight_format", "q4_0"}}), 8030261248.0 * 18 / 32, 2);
+    json bad = gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"weight_format", "int3"}}}});
+    EXPECT_EQ(bad["errors"][0]["field"], "inference.weight_format");
+}
