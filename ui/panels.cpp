@@ -31,11 +31,13 @@ const Choice kMethods[] = {
 const Choice kDtypes[] = {
     {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8"}};
 const Choice kOptimizers[] = {
-    {"adamw", "AdamW"}, {"adam", "Adam"}, {"adamw_8bit", "AdamW 8-bit (bitsandbytes)"},
-    {"paged_adamw_8bit", "Paged AdamW 8-bit"}, {"adafactor", "Adafactor"}, {"lion", "Lion"},
-    {"sgd", "SGD"}};
+    {"adamw", "AdamW (foreach)"}, {"adamw_fused", "AdamW (fused)"}, {"adam", "Adam"},
+    {"adamw_8bit", "AdamW 8-bit (bitsandbytes)"}, {"paged_adamw_8bit", "Paged AdamW 8-bit"},
+    {"paged_adamw_32bit", "Paged AdamW 32-bit"}, {"adafactor", "Adafactor (factored)"}, {"lion", "Lion"},
+    {"muon", "Muon"}, {"lamb", "LAMB"}, {"amsgrad", "AMSGrad"}, {"adagrad", "Adagrad"}, {"rmsprop", "RMSprop"},
+    {"sgd_momentum", "SGD with momentum"}, {"sgd", "SGD"}, {"shampoo", "Shampoo"}};
 const Choice kCheckpointing[] = {
-    {"none", "Off"}, {"selective", "Selective (attention)"}, {"full", "Full (every layer)"}};
+    {"none", "Off"}, {"selective", "Selective (per-op; Megatron: attention)"}, {"full", "Full (every layer)"}};
 const Choice kAttention[] = {
     {"eager", "Eager (keeps s x s scores)"}, {"sdpa", "SDPA"}, {"flash", "FlashAttention"}};
 const Choice kLosses[] = {
@@ -47,11 +49,13 @@ const Choice kFsdpSharding[] = {
     {"hybrid_shard", "HYBRID_SHARD"}, {"no_shard", "NO_SHARD"}};
 const Choice kOffload[] = {{"none", "None"}, {"cpu", "CPU"}, {"nvme", "NVMe"}};
 const Choice kWeightFormats[] = {
-    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8"}, {"int8", "int8"},
-    {"int4", "int4"}, {"nf4", "NF4"}, {"mxfp4", "MXFP4"}};
+    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8 (128x128 block scales)"},
+    {"int8", "int8 (LLM.int8)"}, {"int4", "int4 (GPTQ/AWQ, group 128)"}, {"nf4", "NF4 (bitsandbytes)"},
+    {"mxfp4", "MXFP4"}, {"nvfp4", "NVFP4"}, {"q8_0", "GGUF Q8_0"}, {"q6_k", "GGUF Q6_K"},
+    {"q5_k_m", "GGUF Q5_K_M"}, {"q4_k_m", "GGUF Q4_K_M"}, {"q4_0", "GGUF Q4_0"}};
 const Choice kKvDtypes[] = {{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp8", "fp8"}, {"int8", "int8"}};
-const Choice kServingEngines[] = {
-    {"transformers", "Transformers"}, {"vllm", "vLLM"}, {"llama.cpp", "llama.cpp"}};
+// vLLM and llama.cpp join when the core models them (it refuses them today).
+const Choice kServingEngines[] = {{"transformers", "Transformers"}};
 
 // The memory components, in stacking order, as the result names them.
 struct Component
@@ -285,8 +289,8 @@ void ShowInferencePanel(AppState& state)
     ChoiceCombo("##weight_format", state.weight_format, kWeightFormats, true, Filled(state, "inference", "weight_format"));
     FormRow("KV cache dtype");
     ChoiceCombo("##kv_cache_dtype", state.kv_cache_dtype, kKvDtypes, true, Filled(state, "inference", "kv_cache_dtype"));
-    FormRow("Engine", "vLLM reserves gpu_memory_utilization of the card up front and fills the rest "
-                      "with KV cache blocks.");
+    FormRow("Engine", "Hugging Face transformers' generate(): weights, the KV cache as it grows, and "
+                      "the prefill's working set.");
     ChoiceCombo("##serving_engine", state.serving_engine, kServingEngines, true, Filled(state, "inference", "engine"));
 
     FormRow("Sequences", "Concurrent sequences (batch size).");
