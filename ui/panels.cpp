@@ -54,8 +54,8 @@ const Choice kWeightFormats[] = {
     {"mxfp4", "MXFP4"}, {"nvfp4", "NVFP4"}, {"q8_0", "GGUF Q8_0"}, {"q6_k", "GGUF Q6_K"},
     {"q5_k_m", "GGUF Q5_K_M"}, {"q4_k_m", "GGUF Q4_K_M"}, {"q4_0", "GGUF Q4_0"}};
 const Choice kKvDtypes[] = {{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp8", "fp8"}, {"int8", "int8"}};
-// vLLM and llama.cpp join when the core models them (it refuses them today).
-const Choice kServingEngines[] = {{"transformers", "Transformers"}};
+const Choice kServingEngines[] = {
+    {"transformers", "Transformers"}, {"vllm", "vLLM"}, {"llama.cpp", "llama.cpp"}};
 
 // The memory components, in stacking order, as the result names them.
 struct Component
@@ -289,8 +289,9 @@ void ShowInferencePanel(AppState& state)
     ChoiceCombo("##weight_format", state.weight_format, kWeightFormats, true, Filled(state, "inference", "weight_format"));
     FormRow("KV cache dtype");
     ChoiceCombo("##kv_cache_dtype", state.kv_cache_dtype, kKvDtypes, true, Filled(state, "inference", "kv_cache_dtype"));
-    FormRow("Engine", "Hugging Face transformers' generate(): weights, the KV cache as it grows, and "
-                      "the prefill's working set.");
+    FormRow("Engine", "Transformers: weights, the cache as it grows and the prefill's working set. "
+                      "vLLM: claims gpu_memory_utilization of the card and fills it with KV blocks. "
+                      "llama.cpp: a whole-context cache and one ubatch's compute buffer.");
     ChoiceCombo("##serving_engine", state.serving_engine, kServingEngines, true, Filled(state, "inference", "engine"));
 
     FormRow("Sequences", "Concurrent sequences (batch size).");
@@ -444,6 +445,15 @@ void ShowSummaryPanel(AppState& state)
     }
     if (const std::uint64_t host = Bytes(r, "host_bytes"); host > 0)
         ImGui::Text("Host RAM for offloaded state: %s", FormatBytes(host).c_str());
+    if (const nlohmann::json& sv = At(r, "serving"); sv.is_object())
+    {
+        ImGui::Text("KV cache: %s tokens (%s blocks); %s sequences of %s tokens at once",
+                    FormatCount(Bytes(sv, "kv_cache_tokens")).c_str(), FormatCount(Bytes(sv, "kv_cache_blocks")).c_str(),
+                    FormatCount(Bytes(sv, "max_concurrent_sequences")).c_str(), FormatCount(Bytes(sv, "at_context_len")).c_str());
+        ImGui::SameLine();
+        HelpMarker("vLLM claims gpu_memory_utilization of the card, keeps the weights and its profiling step's "
+                   "activations, and turns every byte left into KV-cache blocks.");
+    }
     ImGui::Spacing();
 }
 

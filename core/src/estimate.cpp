@@ -29,6 +29,7 @@ struct Figures {
     detail::Breakdown breakdown;
     std::size_t peak = 0;
     double allocated = 0, reserved = 0, device = 0, slack = 0, context = 0;
+    bool fits = false;
 };
 
 Figures evaluate(const detail::Scenario& s) {
@@ -38,11 +39,20 @@ Figures evaluate(const detail::Scenario& s) {
     for (std::size_t i = 0; i < tl.size(); ++i)
         if (tl[i].allocated() > tl[f.peak].allocated()) f.peak = i;
     f.allocated = tl.empty() ? 0 : tl[f.peak].allocated();
-    f.slack = f.allocated * s.tunable("allocator_fragmentation");
+    // Slack on what the caching allocator hands out piecemeal; a preallocated KV pool (vLLM) is one block.
+    double pooled = 0;
+    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.count("kv_cache")) pooled = tl[f.peak].bytes.at("kv_cache");
+    f.slack = (f.allocated - pooled) * s.tunable("allocator_fragmentation");
     f.reserved = f.allocated + f.slack;
     f.context = s.tunable("cuda_context_gib") * static_cast<double>(kGiB);
     if (s.hardware.num_gpus > 1) f.context += s.tunable("nccl_buffers_gib") * static_cast<double>(kGiB);
     f.device = f.reserved + f.context + f.breakdown.outside_allocator;
+    // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi.
+    if (f.breakdown.claimed > 0) {
+        f.context = std::max(0.0, f.breakdown.claimed - f.reserved);
+        f.device = f.breakdown.claimed;
+    }
+    f.fits = f.device <= static_cast<double>(s.hardware.gpu_memory_bytes) && f.breakdown.engine_fits;
     return f;
 }
 
@@ -50,14 +60,24 @@ Figures evaluate(const detail::Scenario& s) {
 // training engine that shards state, or the pipeline (layers across cards, as device_map="auto"
 // does) for inference. Null when more GPUs of this kind would not help.
 json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::string>& notes) {
-    double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
-    if (f.device <= cap) return s.hardware.num_gpus;
+    if (f.fits) return s.hardware.num_gpus;
     detail::Scenario trial = s;
     if (s.mode == detail::Mode::Inference) {
+        if (s.inference.engine == "vllm") {  // vLLM grows tensor parallelism over the heads
+            for (std::uint64_t tp = s.parallel.tp + 1; tp <= s.model.num_attention_heads; ++tp) {
+                if (s.model.num_attention_heads % tp || (s.model.num_key_value_heads % tp && tp % s.model.num_key_value_heads))
+                    continue;
+                trial.parallel.tp = tp;
+                trial.hardware.num_gpus = trial.parallel.world();
+                if (evaluate(trial).fits) return trial.hardware.num_gpus;
+            }
+            notes.push_back("does not fit at any tensor-parallel size the heads allow");
+            return nullptr;
+        }
         for (std::uint64_t pp = s.parallel.pp + 1; pp <= s.model.num_layers; ++pp) {
             trial.parallel.pp = pp;
             trial.hardware.num_gpus = trial.parallel.world();
-            if (evaluate(trial).device <= cap) return trial.hardware.num_gpus;
+            if (evaluate(trial).fits) return trial.hardware.num_gpus;
         }
         notes.push_back("does not fit even with one layer per GPU: use a smaller weight format or context");
         return nullptr;
@@ -75,7 +95,7 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
     auto fits_at = [&](std::uint64_t dp) {
         trial.parallel.dp = dp;
         trial.hardware.num_gpus = trial.parallel.world();
-        return evaluate(trial).device <= cap;
+        return evaluate(trial).fits;
     };
     while (!fits_at(hi)) {
         lo = hi;
@@ -166,7 +186,8 @@ json estimate(const json& scenario) {
                          {"timeline", timeline}}},
             {"host_bytes", bytes(f.breakdown.host_bytes)},
             {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
-            {"fits", f.device <= cap},
+            {"fits", f.fits},
+            {"serving", f.breakdown.serving},
             {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
             {"gpus_needed", needed},
             {"warnings", warnings},

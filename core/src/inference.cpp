@@ -94,30 +94,37 @@ Breakdown inference_memory(const Scenario& sc) {
         first_cached = m.encoder_layers;
         cache_factor = 2;
     }
-    double ctx = static_cast<double>(x.context_len), b = static_cast<double>(x.batch_size);
-    double kv = 0;
-    if (x.kv_cache) {
-        std::uint64_t layers_here = static_cast<std::uint64_t>(shard.layers);
-        for (std::uint64_t i = first_cached; i < layers_here && i < m.layer_attention.size(); ++i) {
-            double tokens = ctx;
-            if (m.layer_attention[i] == LayerAttention::SlidingWindow && m.sliding_window > 0)
-                tokens = std::min(ctx, static_cast<double>(m.sliding_window));
-            kv += per_token_layer * tokens * b * static_cast<double>(cache_factor);
-        }
-        if (m.structure == ModelSpec::Structure::Encoder)
-            out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
+    if (x.engine == "vllm" && m.kv_lora_rank > 0) {
+        // vLLM keeps MLA's latent: kv_lora_rank + qk_rope_head_dim values per token per layer, on every TP rank.
+        per_token_layer = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
     }
+    std::uint64_t layers_here = static_cast<std::uint64_t>(shard.layers);
+    // Cache bytes for `seqs` sequences of `tokens` each on the first `layers` cached layers here;
+    // `block` rounds each sequence's tokens up to whole blocks (paged caches).
+    auto cache_bytes = [&](double tokens, double seqs, std::uint64_t layers, double block) {
+        double total = 0;
+        for (std::uint64_t i = first_cached; i < layers && i < m.layer_attention.size(); ++i) {
+            double t = tokens;
+            if (m.layer_attention[i] == LayerAttention::SlidingWindow && m.sliding_window > 0)
+                t = std::min(t, static_cast<double>(m.sliding_window));
+            if (block > 1) t = std::ceil(t / block) * block;
+            total += per_token_layer * t * seqs * static_cast<double>(cache_factor);
+        }
+        return total;
+    };
+    double ctx = static_cast<double>(x.context_len), b = static_cast<double>(x.batch_size);
+    if (m.structure == ModelSpec::Structure::Encoder)
+        out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
     why["kv_bytes_per_token_per_layer"] = per_token_layer;
 
-    // ---- Prefill of the whole context in one forward (the transient peak). One layer's working set
-    // at a time: the residual stream and its normed copy, then either attention (q, k, v and output)
-    // or the MLP (gate, up and act(gate)·up), whichever is larger.
-    double T = b * ctx, h = static_cast<double>(m.hidden_size);
+    // ---- One forward over T tokens (the transient peak): one layer's working set at a time: the
+    // residual stream and its normed copy, then either attention (q, k, v and output) or the MLP
+    // (gate, up and act(gate)·up), whichever is larger; eager attention adds the fp32 scores over
+    // `keys` positions.
+    double h = static_cast<double>(m.hidden_size);
     double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
     double kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
     double I = static_cast<double>(m.intermediate_size) / tp;
-    double attn = a * (2 * q + 2 * kvd) + 4 * h;
-    if (x.attention == "eager") attn += (4 + a) * static_cast<double>(m.num_attention_heads) / tp * ctx;
     double mlp = a * (m.gated_mlp ? 3 : 2) * I;
     if (m.num_experts) {  // the top-k experts' intermediates for each token, and the router's logits
         double k = static_cast<double>(m.num_experts_per_tok);
@@ -125,10 +132,103 @@ Breakdown inference_memory(const Scenario& sc) {
                        a * (m.gated_mlp ? 3 : 2) * static_cast<double>(m.moe_intermediate_size) / tp * k +
                            4 * static_cast<double>(m.num_experts) + a * h * k);
     }
-    double acts = T * (2 * a * h + std::max(attn, mlp));
-    // generate() computes logits for the last position only, and upcasts them to fp32.
-    double logits = b * static_cast<double>(m.vocab_size) / tp * (a + 4);
-    why["prefill_tokens"] = T;
+    auto forward_bytes = [&](double T, double keys, bool eager) {
+        double attn = a * (2 * q + 2 * kvd) + 4 * h;
+        if (eager) attn += (4 + a) * static_cast<double>(m.num_attention_heads) / tp * keys;
+        return T * (2 * a * h + std::max(attn, mlp));
+    };
+    const double V = static_cast<double>(m.vocab_size) / tp;
+    const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
+
+    if (x.engine == "vllm") {
+        // vLLM claims gpu_memory_utilization of the card. Inside it: the weights, the activations of
+        // its profiling step (max_num_batched_tokens, flash attention, logits for up to 256 sampled
+        // sequences in fp32), CUDA graphs and the CUDA context; every byte left becomes KV blocks.
+        double budget = x.gpu_memory_utilization * cap;
+        double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
+        double acts = forward_bytes(static_cast<double>(x.max_num_batched_tokens), 0, false);
+        double logits = 256 * V * (a + 4);
+        double non_torch = (sc.tunable("vllm_cuda_graph_gib") + sc.tunable("cuda_context_gib")) * static_cast<double>(kGiB);
+        double pool = budget - weights - acts - logits - non_torch;
+        double block = static_cast<double>(x.block_size);
+        double per_block = 0;  // one block on every cached layer
+        for (std::uint64_t i = first_cached; i < layers_here && i < m.layer_attention.size(); ++i)
+            per_block += per_token_layer * block * static_cast<double>(cache_factor);
+        double blocks = pool > 0 && per_block > 0 ? std::floor(pool / per_block) : 0;
+        double per_sequence = cache_bytes(ctx, 1, layers_here, block);
+        double max_seqs = per_sequence > 0 && pool > 0 ? std::floor(pool / per_sequence) : 0;
+        double kv_pool = std::max(0.0, pool);
+        out.claimed = budget;
+        out.engine_fits = pool > 0 && max_seqs >= b;
+        out.serving = {{"engine", "vllm"},
+                       {"kv_cache_bytes", static_cast<std::uint64_t>(kv_pool)},
+                       {"kv_cache_blocks", static_cast<std::uint64_t>(blocks)},
+                       {"kv_cache_tokens", static_cast<std::uint64_t>(blocks * block)},
+                       {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
+                       {"at_context_len", x.context_len}};
+        why["vllm_budget_bytes"] = budget;
+        why["vllm_profile_tokens"] = static_cast<double>(x.max_num_batched_tokens);
+        why["vllm_step_tokens_for_this_load"] = step;
+        if (pool <= 0)
+            out.warnings.push_back("vLLM has no room left for the KV cache: the weights and the profiling step need more than "
+                                   "gpu_memory_utilization of the card");
+        else if (max_seqs < b)
+            out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
+                                   " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
+                                   std::to_string(x.batch_size) + ": vLLM would queue the rest");
+        out.timeline.push_back({"load", {{"weights", weights}}});
+        out.timeline.push_back({"profile", {{"weights", weights}, {"activations", acts}, {"logits", logits}}});
+        out.timeline.push_back({"serve", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", acts}, {"logits", logits}}});
+        return out;
+    }
+
+    if (x.engine == "llama.cpp") {
+        // llama.cpp: `gpu_layers` layers (and, with all of them, the output matrix) go to the GPU; the
+        // token embeddings stay on the host. The cache holds the whole context (n_ctx = sequences x
+        // context) for the GPU's layers, allocated at load. The compute buffer holds one ubatch's graph:
+        // f32 intermediates, and KQ scores over the context unless flash attention is on.
+        std::uint64_t L = m.num_layers;
+        std::uint64_t on_gpu = x.gpu_layers < 0 ? L : std::min<std::uint64_t>(L, static_cast<std::uint64_t>(x.gpu_layers));
+        // One layer: its matrices in the format, its norms and biases in the checkpoint dtype (GGUF: all in the format).
+        double layer_matrices = shard.linear_params / std::max(1.0, shard.layers);
+        double layer_bytes = quantized && !is_gguf(x.weight_format)
+                                 ? layer_matrices * fb + (shard.layer_params - layer_matrices) * rest_bytes
+                                 : shard.layer_params * fb;
+        double embed = 0, head = 0;
+        for (const Tensor& t : list_tensors(m)) {
+            double n = static_cast<double>(t.elements());
+            if (t.layers == Layers::None && t.group == Group::Embedding) embed += n;
+            if (t.layers == Layers::None && (t.group == Group::LmHead || t.group == Group::Norm)) head += n;
+        }
+        if (m.tie_word_embeddings) head += embed;  // the output uses the embedding matrix: a GPU copy
+        double gpu_weights = layer_bytes * static_cast<double>(on_gpu) + (on_gpu == L ? head * fb : 0);
+        double host_weights = std::max(0.0, weights + (m.tie_word_embeddings ? head * fb : 0) - gpu_weights);
+        double n_ctx = b * ctx;
+        double kv_gpu = x.kv_cache ? cache_bytes(n_ctx, 1, on_gpu, 256) : 0;  // n_ctx padded to 256
+        double kv_host = x.kv_cache ? cache_bytes(n_ctx, 1, L, 256) - kv_gpu : 0;
+        double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
+        bool flash = x.attention == "flash" || x.attention == "sdpa";
+        double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
+        double compute = ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
+                         ub * 4 * V * (on_gpu == L ? 1 : 0);
+        out.host_bytes = host_weights + kv_host;
+        why["llama_cpp_gpu_layers"] = static_cast<double>(on_gpu);
+        why["llama_cpp_n_ctx"] = n_ctx;
+        why["llama_cpp_compute_buffer_bytes"] = compute;
+        out.timeline.push_back({"load", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}}});
+        out.timeline.push_back({"prompt", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}, {"temporaries", compute}}});
+        if (on_gpu < L)
+            out.warnings.push_back(std::to_string(L - on_gpu) + " layers run on the CPU from host RAM (host_bytes)");
+        return out;
+    }
+
+    // transformers' generate(): the cache grows to the context; the prompt is prefilled in one
+    // forward (taken here as the whole context: the upper bound); logits only for the last position,
+    // upcast to fp32.
+    double kv = x.kv_cache ? cache_bytes(ctx, b, layers_here, 0) : 0;
+    double acts = forward_bytes(b * ctx, ctx, x.attention == "eager");
+    double logits = b * V * (a + 4);
+    why["prefill_tokens"] = b * ctx;
 
     out.timeline.push_back({"load", {{"weights", weights}}});
     out.timeline.push_back({"prefill", {{"weights", weights}, {"kv_cache", kv}, {"activations", acts}, {"logits", logits}}});

@@ -29,6 +29,9 @@ struct Breakdown {
     double host_bytes = 0;                  // CPU RAM for offloaded state
     double nvme_bytes = 0;                  // NVMe for offloaded state
     json assumptions = json::object();      // the figures behind each component, for people
+    json serving;                           // serving capacity (engines that preallocate), or null
+    double claimed = 0;                     // an engine that claims a fixed share of the card (vLLM): the device total
+    bool engine_fits = true;                // false when the engine cannot hold the requested load
     std::vector<std::string> warnings;
 };
 

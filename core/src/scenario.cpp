@@ -271,18 +271,32 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
+    x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
     x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8"}).value_or("auto");
+    if (x.kv_cache_dtype == "auto" && x.engine == "llama.cpp") {
+        x.kv_cache_dtype = "fp16";  // llama.cpp's cache_type_k / cache_type_v default: f16
+        s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
+    }
     if (x.kv_cache_dtype == "auto") {
         bool plain = x.weight_format == "fp32" || x.weight_format == "fp16" || x.weight_format == "bf16";
         x.kv_cache_dtype = plain ? x.weight_format : (s.model.checkpoint_dtype == "fp32" ? "bf16" : s.model.checkpoint_dtype);
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
     }
-    x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
-    if (x.engine != "transformers")
-        issues.push_back({"inference.engine", "only transformers is modelled in this version (vllm and llama.cpp come "
-                                              "with the serving model)", show(json(x.engine))});
-    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string("sdpa"), "inference.attention");
-    r.number("gpu_memory_utilization", 0.01, 1.0);
+    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string(x.engine == "vllm" ? "flash" : "sdpa"),
+                          "inference.attention");
+    std::vector<std::string> quiet;
+    Defaults vllm{x.engine == "vllm" ? s.defaults_applied : quiet}, llamacpp{x.engine == "llama.cpp" ? s.defaults_applied : quiet};
+    x.gpu_memory_utilization = vllm.apply(r.number("gpu_memory_utilization", 0.01, 1.0), 0.9, "inference.gpu_memory_utilization");
+    x.max_num_batched_tokens = vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{8192},
+                                          "inference.max_num_batched_tokens", "vLLM V1's chunked-prefill step");
+    x.block_size = vllm.apply(r.uint("block_size", 1, 1 << 16), std::uint64_t{16}, "inference.block_size");
+    if (auto layers = r.get("gpu_layers")) {
+        if (layers->is_number_integer() && layers->get<std::int64_t>() == -1) x.gpu_layers = -1;
+        else if (auto n = r.uint("gpu_layers", 0, s.model.num_layers ? s.model.num_layers : 1)) x.gpu_layers = static_cast<std::int64_t>(*n);
+    } else {
+        llamacpp.list.push_back("inference.gpu_layers = -1 (every layer on the GPU)");
+    }
+    x.ubatch = llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
     if (s.model.max_position_embeddings && x.context_len > s.model.max_position_embeddings)
         s.warnings.push_back("inference.context_len " + std::to_string(x.context_len) + " is longer than the model's " +
                              "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
@@ -479,6 +493,14 @@ json Scenario::to_json() const {
         out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
                             {"weight_format", i.weight_format}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
                             {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", i.engine}, {"attention", i.attention}};
+        if (i.engine == "vllm") {
+            out["inference"]["gpu_memory_utilization"] = i.gpu_memory_utilization;
+            out["inference"]["max_num_batched_tokens"] = i.max_num_batched_tokens;
+            out["inference"]["block_size"] = i.block_size;
+        } else if (i.engine == "llama.cpp") {
+            out["inference"]["gpu_layers"] = i.gpu_layers;
+            out["inference"]["ubatch"] = i.ubatch;
+        }
     }
     out["parallelism"] = {{"data_parallel_size", parallel.dp}, {"tensor_parallel_size", parallel.tp},
                           {"pipeline_parallel_size", parallel.pp}, {"expert_parallel_size", parallel.ep},

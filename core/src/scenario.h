@@ -41,6 +41,11 @@ struct InferenceSettings {
     std::string kv_cache_dtype = "auto";   // resolved to a dtype name
     std::string engine = "transformers";
     std::string attention = "sdpa";
+    double gpu_memory_utilization = 0.9;          // vllm: share of the card it claims up front
+    std::uint64_t max_num_batched_tokens = 8192;  // vllm: tokens of one scheduler step (chunked prefill)
+    std::uint64_t block_size = 16;                // vllm: tokens per KV-cache block
+    std::int64_t gpu_layers = -1;                 // llama.cpp: layers offloaded to the GPU (-1: all)
+    std::uint64_t ubatch = 512;                   // llama.cpp: physical batch of one graph evaluation
 };
 
 struct Parallelism {

@@ -237,3 +237,50 @@ TEST(Inference, FormatBytesIncludeTheirScales) {
     json bad = gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"weight_format", "int3"}}}});
     EXPECT_EQ(bad["errors"][0]["field"], "inference.weight_format");
 }
+
+TEST(Serving, VllmFillsItsShareOfTheCardWithKvBlocks) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"},
+                  {"inference", {{"engine", "vllm"}, {"context_len", 8192}, {"batch_size", 32}}}});
+    // Budget 0.9 x 81,559 MiB (H100); less weights (8,030,261,248 x 2 B), the profiling step's
+    // activations (8192 tokens x (2 x 2 B x 4096 + gate/up/act 3 x 2 B x 14336) = 838,860,800 B),
+    // logits for 256 sampled sequences in bf16 + fp32 (256 x 128,256 x 6 B), CUDA graphs and context
+    // (0.5 + 0.5 GiB). The rest is KV blocks of 16 tokens x 32 layers x 8 kv heads x 128 x 2 x 2 B.
+    double budget = 0.9 * 81559.0 * 1048576;
+    double pool = budget - 8030261248.0 * 2 - 8192.0 * (2 * 2 * 4096 + 3 * 2 * 14336) - 256.0 * 128256 * 6 - 1073741824.0;
+    double per_block = 16.0 * 32 * 8 * 128 * 2 * 2;
+    const json& sv = r["serving"];
+    EXPECT_EQ(sv["kv_cache_blocks"].get<double>(), std::floor(pool / per_block));
+    EXPECT_EQ(sv["kv_cache_tokens"].get<double>(), std::floor(pool / per_block) * 16);
+    EXPECT_EQ(sv["max_concurrent_sequences"].get<double>(), std::floor(pool / (8192.0 * 32 * 8 * 128 * 2 * 2)));
+    EXPECT_TRUE(r["fits"].get<bool>());
+    EXPECT_NEAR(r["per_gpu"]["device_total_bytes"].get<double>(), budget, 1);  // nvidia-smi shows the claimed share
+    EXPECT_LE(r["per_gpu"]["peak_allocated_bytes"].get<double>(), r["per_gpu"]["peak_reserved_bytes"].get<double>());
+    EXPECT_LE(r["per_gpu"]["peak_reserved_bytes"].get<double>(), r["per_gpu"]["device_total_bytes"].get<double>());
+    // A batch larger than the cache holds does not fit.
+    json over = run({{"model", kLlama8B}, {"mode", "inference"},
+                     {"inference", {{"engine", "vllm"}, {"context_len", 8192}, {"batch_size", 100}}}});
+    EXPECT_FALSE(over["fits"].get<bool>());
+}
+
+TEST(Serving, VllmCachesMlaLatents) {
+    json r = run({{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}}, {"mode", "inference"},
+                  {"inference", {{"engine", "vllm"}, {"context_len", 4096}}}, {"hardware", {{"gpu_memory_gb", 2000}}}});
+    // The latent (kv_lora_rank 512 + rope 64) in the cache's dtype: bf16 (fp8 weights, bf16 activations).
+    EXPECT_EQ(r["scenario"]["inference"]["kv_cache_dtype"], "bf16");
+    EXPECT_EQ(r["assumptions"]["kv_bytes_per_token_per_layer"], (512 + 64) * 2);
+}
+
+TEST(Serving, LlamaCppOffloadsWholeLayers) {
+    json all = run({{"model", kLlama8B}, {"mode", "inference"},
+                    {"inference", {{"engine", "llama.cpp"}, {"weight_format", "q8_0"}, {"context_len", 4096}}}});
+    json half = run({{"model", kLlama8B}, {"mode", "inference"},
+                     {"inference", {{"engine", "llama.cpp"}, {"weight_format", "q8_0"}, {"context_len", 4096}, {"gpu_layers", 16}}}});
+    // q8_0: 34 B per 32 weights. All layers: 32 x 218,112,000 + the output matrix and final norm on
+    // the GPU; the token embeddings stay on the host. Half: 16 layers, no output.
+    double layer = 218112000.0 * 34 / 32;
+    EXPECT_NEAR(component(all, "weights"), 32 * layer + (525336576.0 + 4096) * 34 / 32, 2);
+    EXPECT_NEAR(component(half, "weights"), 16 * layer, 2);
+    // f16 cache for the whole context on the GPU's layers: 16 x 4096 x 8 x 128 x 2 x 2 B
+    EXPECT_EQ(component(half, "kv_cache"), 16ull * 4096 * 8 * 128 * 2 * 2);
+    EXPECT_GT(half["host_bytes"].get<double>(), 16 * layer);
+}
