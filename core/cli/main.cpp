@@ -44,7 +44,9 @@ commands:
                         --batch-size N  --seq-len N  --grad-accum N
                         --gradient-checkpointing  --activation-checkpointing none|full|selective
                         --attention eager|sdpa|flash  --loss standard|chunked|fused
-             inference: --context-len N  --weight-format F  --kv-cache-dtype D  --no-kv-cache
+             inference: --context-len N  --weight-format F  --group-size N  --kv-cache-dtype D  --no-kv-cache
+                        --inference-engine transformers|vllm|llama.cpp  --gpu-memory-utilization X
+                        --max-num-batched-tokens N  --gpu-layers N
                         (--batch-size applies to the chosen mode)
              layout:    --engine none|ddp|deepspeed|fsdp|megatron|megatron_deepspeed  --zero 0-3
                         --fsdp-sharding S  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme
@@ -206,6 +208,11 @@ const Flag kFlags[] = {
     {"--weight-format", "/inference/weight_format", Flag::String},
     {"--kv-cache-dtype", "/inference/kv_cache_dtype", Flag::String},
     {"--no-kv-cache", "/inference/kv_cache", Flag::Switch, "false"},
+    {"--inference-engine", "/inference/engine", Flag::String},
+    {"--gpu-memory-utilization", "/inference/gpu_memory_utilization", Flag::Number},
+    {"--max-num-batched-tokens", "/inference/max_num_batched_tokens", Flag::Int},
+    {"--gpu-layers", "/inference/gpu_layers", Flag::Int},
+    {"--group-size", "/inference/group_size", Flag::Int},
     {"--engine", "/engine/type", Flag::String},
     {"--zero", "/engine/zero_stage", Flag::Int},
     {"--fsdp-sharding", "/engine/fsdp_sharding", Flag::String},

@@ -76,7 +76,8 @@ Breakdown inference_memory(const Scenario& sc) {
 
     // ---- KV cache: K and V for every kv head on every layer of this stage; sliding-window layers
     // keep at most the window.
-    double kv_bytes = dtype_bytes(x.kv_cache_dtype).value_or(2);
+    // int4 (quanto's quantized cache): 4 bits + an fp16 scale and zero point per group of 64.
+    double kv_bytes = x.kv_cache_dtype == "int4" ? 0.5 + 4.0 / 64 : dtype_bytes(x.kv_cache_dtype).value_or(2);
     double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / tp);  // replicated when kv < tp
     double per_token_layer = 2 * kv_heads * static_cast<double>(m.head_dim) * kv_bytes;
     if (m.kv_lora_rank > 0) {
@@ -112,7 +113,20 @@ Breakdown inference_memory(const Scenario& sc) {
         }
         return total;
     };
-    double ctx = static_cast<double>(x.context_len), b = static_cast<double>(x.batch_size);
+    // Image tokens (multimodal prompts) join each sequence's context.
+    double ctx = static_cast<double>(x.context_len + x.images * x.image_tokens), b = static_cast<double>(x.batch_size);
+    // Encoding the images: the tower runs layer by layer over each image's patches (SDPA: no s²
+    // scores), then hands the projected features to the language model.
+    double encode = 0;
+    if (x.images) {
+        const auto& v = m.vision_shape;
+        double vh = static_cast<double>(v.hidden) / tp, patches = static_cast<double>(v.patches) * static_cast<double>(x.images) * b;
+        double layer = patches * (2 * a * vh + std::max(a * 4 * vh + 4 * vh, a * 2 * static_cast<double>(v.intermediate) / tp));
+        double features = static_cast<double>(x.images * x.image_tokens) * b * static_cast<double>(m.hidden_size) * a;
+        encode = layer + features;
+        why["image_tokens_per_sequence"] = static_cast<double>(x.images * x.image_tokens);
+        why["vision_encode_bytes"] = encode;
+    }
     if (m.structure == ModelSpec::Structure::Encoder)
         out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
     why["kv_bytes_per_token_per_layer"] = per_token_layer;
@@ -177,6 +191,7 @@ Breakdown inference_memory(const Scenario& sc) {
                                    " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
                                    std::to_string(x.batch_size) + ": vLLM would queue the rest");
         out.timeline.push_back({"load", {{"weights", weights}}});
+        if (encode > 0) out.timeline.push_back({"encode_images", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", encode}}});
         out.timeline.push_back({"profile", {{"weights", weights}, {"activations", acts}, {"logits", logits}}});
         out.timeline.push_back({"serve", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", acts}, {"logits", logits}}});
         return out;
@@ -217,6 +232,7 @@ Breakdown inference_memory(const Scenario& sc) {
         why["llama_cpp_compute_buffer_bytes"] = compute;
         out.timeline.push_back({"load", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}}});
         out.timeline.push_back({"prompt", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}, {"temporaries", compute}}});
+        if (encode > 0) out.warnings.push_back("llama.cpp encodes images with its own projector (mmproj): not modelled");
         if (on_gpu < L)
             out.warnings.push_back(std::to_string(L - on_gpu) + " layers run on the CPU from host RAM (host_bytes)");
         return out;
@@ -231,6 +247,7 @@ Breakdown inference_memory(const Scenario& sc) {
     why["prefill_tokens"] = b * ctx;
 
     out.timeline.push_back({"load", {{"weights", weights}}});
+    if (encode > 0) out.timeline.push_back({"encode_images", {{"weights", weights}, {"activations", encode}}});
     out.timeline.push_back({"prefill", {{"weights", weights}, {"kv_cache", kv}, {"activations", acts}, {"logits", logits}}});
     out.timeline.push_back({"decode", {{"weights", weights}, {"kv_cache", kv}, {"logits", logits}}});
     if (!x.kv_cache)

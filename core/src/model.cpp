@@ -281,6 +281,8 @@ bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, 
                       image = uint_or(v, "image_size", 224), patch = uint_or(v, "patch_size", clip ? 32 : 16);
         if (patch == 0 || h == 0) return false;
         std::uint64_t patches = (image / patch) * (image / patch);
+        // LLaVA's "default" feature strategy drops CLIP's class token: one LM token per patch.
+        m.vision_shape = {h, I, L, uint_or(v, "num_attention_heads", 12), patches + (clip ? 1 : 0), patches};
         if (clip) {
             // CLIPVisionEmbeddings: class_embedding, patch_embedding Conv2d(bias=False), positions for
             // patches + 1; CLIPVisionTransformer: pre_layrnorm, encoder, post_layernorm.
@@ -670,10 +672,17 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
     // The vision tower and projector of a multimodal wrapper.
     if (config.contains("vision_config") && config["vision_config"].is_object()) {
         const json& v = config["vision_config"];
-        if (!read_vision_tower(outer, v, m, m.hidden_size)) {
+        bool known_tower = read_vision_tower(outer, v, m, m.hidden_size);
+        // Gemma 3 pools each image to mm_tokens_per_image soft tokens (256 in Gemma3Config()).
+        if (known_tower && outer == "gemma3")
+            m.vision_shape.tokens_per_image = config.contains("mm_tokens_per_image") && config["mm_tokens_per_image"].is_number_unsigned()
+                                                  ? config["mm_tokens_per_image"].get<std::uint64_t>() : 256;
+        if (!known_tower) {
             out.warnings.push_back("vision tower '" + m.vision_model_type + "' of '" + outer +
                                    "' is not known: only the language model is counted");
         } else if (outer == "llava" && m.vision_model_type != "qwen2_vl") {
+            if (config.contains("image_seq_length") && config["image_seq_length"].is_number_unsigned())
+                m.vision_shape.tokens_per_image = config["image_seq_length"].get<std::uint64_t>();
             // LlavaMultiModalProjector: linear_1 (vision h × number of feature layers → text h) and
             // linear_2 (text h → text h), with bias unless multimodal_projector_bias is false.
             std::uint64_t vh = uint_or(v, "hidden_size", 768);

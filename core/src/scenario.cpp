@@ -143,6 +143,26 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
 }
 
+// Images per sample and tokens per image (seed 004: image tokens count toward the sequence).
+void read_images(FieldReader& r, const Scenario& s, const std::string& section, std::uint64_t& images,
+                 std::uint64_t& image_tokens, std::vector<std::string>& defaults_applied) {
+    images = r.uint("images", 0, 100000).value_or(0);
+    auto tokens = r.uint("image_tokens", 1, 1 << 24);
+    if (images == 0) return;
+    if (s.model.vision_shape.hidden == 0) {
+        r.fail("images", "needs a multimodal model with a known vision tower (llava, gemma3, qwen2_vl)", r.get("images"));
+        return;
+    }
+    if (tokens) {
+        image_tokens = *tokens;
+    } else if (s.model.vision_shape.tokens_per_image) {
+        image_tokens = s.model.vision_shape.tokens_per_image;
+        defaults_applied.push_back(section + ".image_tokens = " + std::to_string(image_tokens) + " (from the model's config)");
+    } else {
+        r.fail("image_tokens", "is needed: this model's tokens per image depend on the image size", nullptr);
+    }
+}
+
 void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const json& t = section(doc, "training", issues);
     FieldReader r(t, "training", issues);
@@ -208,6 +228,10 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     if (x.method == "qlora")
         x.quantization = d.apply(r.choice("quantization", {"nf4", "fp4", "int8"}), std::string("nf4"), "training.quantization");
+    read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
+    if (x.images)
+        s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
+                             "are not modelled in training yet");
 
     // Precision recipe. "auto" follows the engine (MEMORY_MODEL.md §2).
     if (x.precision == "auto") {
@@ -272,7 +296,7 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
     x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
-    x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8"}).value_or("auto");
+    x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4"}).value_or("auto");
     if (x.kv_cache_dtype == "auto" && x.engine == "llama.cpp") {
         x.kv_cache_dtype = "fp16";  // llama.cpp's cache_type_k / cache_type_v default: f16
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
@@ -297,6 +321,7 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         llamacpp.list.push_back("inference.gpu_layers = -1 (every layer on the GPU)");
     }
     x.ubatch = llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
+    read_images(r, s, "inference", x.images, x.image_tokens, s.defaults_applied);
     if (s.model.max_position_embeddings && x.context_len > s.model.max_position_embeddings)
         s.warnings.push_back("inference.context_len " + std::to_string(x.context_len) + " is longer than the model's " +
                              "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
@@ -488,11 +513,19 @@ json Scenario::to_json() const {
         if (t.method == "lora" || t.method == "qlora")
             out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"target_modules", t.lora_targets}};
         if (t.method == "qlora") out["training"]["quantization"] = t.quantization;
+        if (t.images) {
+            out["training"]["images"] = t.images;
+            out["training"]["image_tokens"] = t.image_tokens;
+        }
     } else {
         const auto& i = inference;
         out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
                             {"weight_format", i.weight_format}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
                             {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", i.engine}, {"attention", i.attention}};
+        if (i.images) {
+            out["inference"]["images"] = i.images;
+            out["inference"]["image_tokens"] = i.image_tokens;
+        }
         if (i.engine == "vllm") {
             out["inference"]["gpu_memory_utilization"] = i.gpu_memory_utilization;
             out["inference"]["max_num_batched_tokens"] = i.max_num_batched_tokens;

@@ -29,6 +29,8 @@ struct TrainingSettings {
     double lora_alpha = 16;
     std::vector<std::string> lora_targets{"q_proj", "v_proj"};
     std::string quantization = "nf4";      // base weights for qlora
+    std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
+    std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
 };
 
 struct InferenceSettings {
@@ -46,6 +48,8 @@ struct InferenceSettings {
     std::uint64_t block_size = 16;                // vllm: tokens per KV-cache block
     std::int64_t gpu_layers = -1;                 // llama.cpp: layers offloaded to the GPU (-1: all)
     std::uint64_t ubatch = 512;                   // llama.cpp: physical batch of one graph evaluation
+    std::uint64_t images = 0;                     // images per sequence (multimodal): their tokens join the context
+    std::uint64_t image_tokens = 0;               // tokens per image (resolved from the config unless given)
 };
 
 struct Parallelism {

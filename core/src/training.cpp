@@ -297,7 +297,8 @@ Breakdown training_memory(const Scenario& sc) {
 
     // ---- Activations.
     const bool megatron_engine = type == "megatron" || type == "megatron_deepspeed";
-    double s = static_cast<double>(t.seq_len) / static_cast<double>(par.cp);
+    // Image tokens (multimodal) join the sequence.
+    double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
     double tokens = static_cast<double>(t.batch_size) * s;
     double a = t.dtype == "fp32" ? 4 : 2;
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel, adapters);

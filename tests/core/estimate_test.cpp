@@ -284,3 +284,26 @@ TEST(Serving, LlamaCppOffloadsWholeLayers) {
     EXPECT_EQ(component(half, "kv_cache"), 16ull * 4096 * 8 * 128 * 2 * 2);
     EXPECT_GT(half["host_bytes"].get<double>(), 16 * layer);
 }
+
+TEST(Inference, ImageTokensJoinTheContext) {
+    json r = run({{"model", {{"preset", "llava-hf/llava-1.5-7b-hf"}}}, {"mode", "inference"},
+                  {"inference", {{"images", 2}, {"context_len", 1024}}}});
+    // CLIP ViT-L/14 at 336 px: (336 / 14)² = 576 tokens per image (the class token dropped).
+    // 1024 + 2 x 576 tokens x 32 layers x 32 kv heads x 128 x 2 (K,V) x 2 B (fp16)
+    EXPECT_EQ(component(r, "kv_cache"), (1024ull + 2 * 576) * 32 * 32 * 128 * 2 * 2);
+    bool encoded = false;
+    for (const json& p : r["per_gpu"]["timeline"]) encoded |= p["phase"] == "encode_images";
+    EXPECT_TRUE(encoded);
+    // Gemma 3 pools an image to mm_tokens_per_image = 256 soft tokens.
+    json g = run({{"model", {{"preset", "google/gemma-3-4b-it"}}}, {"mode", "inference"}, {"inference", {{"images", 1}}}});
+    EXPECT_EQ(g["scenario"]["inference"]["image_tokens"], 256);
+    // A text-only model has no tower to feed.
+    json bad = gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"images", 1}}}});
+    EXPECT_EQ(bad["errors"][0]["field"], "inference.images");
+}
+
+TEST(Inference, Int4KvCacheKeepsGroupScales) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"context_len", 8192}, {"kv_cache_dtype", "int4"}}}});
+    // 4 bits + fp16 scale and zero per 64 values: 0.5625 B per value instead of 2 (of the 1 GiB bf16 cache).
+    EXPECT_NEAR(component(r, "kv_cache"), (1ull << 30) / 2.0 * 0.5625, 1);
+}

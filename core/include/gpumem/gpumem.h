@@ -142,6 +142,12 @@ struct ModelSpec {
     std::string vision_model_type;              // vision_config.model_type ("clip_vision_model", ...)
     std::vector<Weight> vision_tower;
     std::vector<Weight> projector;
+    // The tower's shape, for the activations of encoding an image (zeros without a tower).
+    struct VisionShape {
+        std::uint64_t hidden = 0, intermediate = 0, layers = 0, heads = 0;
+        std::uint64_t patches = 0;           // positions the tower sees per image
+        std::uint64_t tokens_per_image = 0;  // tokens an image adds to the language model's context (0: varies)
+    } vision_shape;
 
     // quantization_config, as facts about the stored checkpoint (the memory model decides what to do).
     struct Quantization {
