@@ -11,31 +11,6 @@ namespace gpumem::detail {
 
 namespace {
 
-// Bytes per weight element of a storage format, its scales included. `group` is the scale group of
-// int4 (GPTQ/AWQ); `double_quant` says whether bitsandbytes quantizes its absmax values again.
-double format_bytes(const std::string& format, std::uint64_t group, bool double_quant) {
-    if (format == "int4") return 0.5 + (group ? 2.5 / static_cast<double>(group) : 0);  // fp16 scale + 4-bit zero per group
-    if (format == "nf4" || format == "fp4")  // 4 bits + an fp32 absmax per 64 (double quant: 8-bit + fp32 per 256 of them)
-        return 0.5 + (double_quant ? 1.0 / 64 + 4.0 / (64 * 256) : 4.0 / 64);
-    if (format == "int8") return 1.0 + 4.0 / 4096;  // LLM.int8: an fp32 scale per row (rows ~4096 wide)
-    if (format == "fp8") return 1.0 + 4.0 / (128 * 128);  // e4m3 + an fp32 scale per 128x128 block
-    if (format == "mxfp4") return 0.5 + 1.0 / 32;   // OCP MX: e2m1 + one e8m0 scale per 32
-    if (format == "nvfp4") return 0.5 + 1.0 / 16;   // e2m1 + one e4m3 scale per 16 (+ a per-tensor fp32)
-    // GGUF blocks (llama.cpp ggml-common.h): q8_0 34 B / 32, q4_0 18 B / 32, q6_K 210 B / 256.
-    if (format == "q8_0") return 34.0 / 32;
-    if (format == "q4_0") return 18.0 / 32;
-    if (format == "q6_k") return 210.0 / 256;
-    // The _M mixes keep some tensors at a higher type: their average bits per weight (MEMORY_MODEL.md §4
-    // for Q4_K_M ~4.8; Q5_K_M: q5_K's 5.5 with the same promotions, ~5.7).
-    if (format == "q4_k_m") return 4.8 / 8;
-    if (format == "q5_k_m") return 5.7 / 8;
-    return dtype_bytes(format).value_or(2);
-}
-
-bool is_gguf(const std::string& format) {
-    return format.size() > 1 && format[0] == 'q' && std::isdigit(static_cast<unsigned char>(format[1]));
-}
-
 }  // namespace
 
 Breakdown inference_memory(const Scenario& sc) {
@@ -53,8 +28,12 @@ Breakdown inference_memory(const Scenario& sc) {
     Shard shard = shard_of(m, par.tp, par.pp, par.ep);
     double a = x.weight_format == "fp32" ? 4 : 2;
     const auto& qc = m.quantization;
-    double fb = format_bytes(x.weight_format, x.group_size, qc ? qc->double_quant : false);
-    bool quantized = x.weight_format != "fp32" && x.weight_format != "fp16" && x.weight_format != "bf16";
+    // The format's bytes per weight, from the catalogue (presets/dtypes.json or the scenario's own);
+    // GPTQ/AWQ groups come from the checkpoint or the scenario, bitsandbytes' double quant from the checkpoint.
+    Format fmt = *sc.format(x.weight_format);
+    if (x.weight_format == "int4") fmt.group_size = static_cast<double>(x.group_size);
+    if ((x.weight_format == "nf4" || x.weight_format == "fp4") && qc && qc->double_quant) fmt.scale_bytes = 1 + 4.0 / 256;
+    double fb = fmt.bytes_per_param();
     double total_params = shard.total();
     if (m.declared_parameters) {
         ModelSpec shape = m;
@@ -62,8 +41,8 @@ Breakdown inference_memory(const Scenario& sc) {
         double shape_total = static_cast<double>(count_parameters(shape).total);
         if (shape_total > 0) total_params *= static_cast<double>(*m.declared_parameters) / shape_total;
     }
-    double in_format = quantized ? shard.linear_params : total_params;
-    if (is_gguf(x.weight_format)) in_format = total_params;
+    bool quantized = fmt.scope == "layers";
+    double in_format = fmt.scope == "layers" ? shard.linear_params : total_params;
     bool keeps_attention = qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),
                                             [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
     if (quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= shard.attention_linear_params;
@@ -71,8 +50,8 @@ Breakdown inference_memory(const Scenario& sc) {
     double weights = in_format * fb + (total_params - in_format) * rest_bytes;
     why["weight_bytes_per_param"] = fb;
     why["params_in_weight_format"] = in_format;
-    if (is_gguf(x.weight_format))
-        out.warnings.push_back("GGUF formats are llama.cpp's; the KV cache and workspace here are modelled the transformers way");
+    if (fmt.scope == "matrices" && x.engine != "llama.cpp")
+        out.warnings.push_back("GGUF formats are llama.cpp's: set inference.engine to llama.cpp for its cache and buffers");
 
     // ---- KV cache: K and V for every kv head on every layer of this stage; sliding-window layers
     // keep at most the window.
@@ -206,9 +185,8 @@ Breakdown inference_memory(const Scenario& sc) {
         std::uint64_t on_gpu = x.gpu_layers < 0 ? L : std::min<std::uint64_t>(L, static_cast<std::uint64_t>(x.gpu_layers));
         // One layer: its matrices in the format, its norms and biases in the checkpoint dtype (GGUF: all in the format).
         double layer_matrices = shard.linear_params / std::max(1.0, shard.layers);
-        double layer_bytes = quantized && !is_gguf(x.weight_format)
-                                 ? layer_matrices * fb + (shard.layer_params - layer_matrices) * rest_bytes
-                                 : shard.layer_params * fb;
+        double layer_bytes = quantized ? layer_matrices * fb + (shard.layer_params - layer_matrices) * rest_bytes
+                                       : shard.layer_params * fb;
         double embed = 0, head = 0;
         for (const Tensor& t : list_tensors(m)) {
             double n = static_cast<double>(t.elements());

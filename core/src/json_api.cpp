@@ -74,7 +74,7 @@ std::string params_json(const std::string& hf_config_text) {
 
 std::string presets_json() {
     try {
-        return json{{"models", list_presets()}, {"gpus", list_gpus()}}.dump();
+        return json{{"models", list_presets()}, {"gpus", list_gpus()}, {"formats", list_formats()}}.dump();
     } catch (...) {
         return failure("internal error");
     }

@@ -26,6 +26,8 @@ struct Catalogue {
     std::vector<json> models;              // full records, sorted by model_id
     std::map<std::string, std::string> alias_to_id;  // lower-cased alias → model_id
     json gpus = json::array();
+    json formats_json = json::array();
+    std::vector<Format> formats;
 
     Catalogue() {
         json aliases;
@@ -36,6 +38,7 @@ struct Catalogue {
             if (path.rfind("models/", 0) == 0 && doc.contains("model_id")) models.push_back(doc);
             else if (path == "gpus.json") gpus = doc.value("gpus", json::array());
             else if (path == "aliases.json") aliases = doc;
+            else if (path == "dtypes.json") formats_json = doc.value("formats", json::array());
         }
         std::sort(models.begin(), models.end(),
                   [](const json& a, const json& b) { return a["model_id"] < b["model_id"]; });
@@ -47,6 +50,13 @@ struct Catalogue {
                 for (auto it = aliases[kind].begin(); it != aliases[kind].end(); ++it)
                     if (it->is_string() && bundled.count(lower(it->get<std::string>())))
                         alias_to_id.emplace(lower(it.key()), bundled[lower(it->get<std::string>())]);
+        for (json& f : formats_json) {
+            std::vector<Issue> ignored;  // the shipped catalogue is checked by the tests
+            if (auto fmt = read_format(f, "formats", ignored)) {
+                formats.push_back(*fmt);
+                f["bytes_per_param"] = fmt->bytes_per_param();
+            }
+        }
         for (json& g : gpus) {
             double mib = g.contains("memory_mib") ? g["memory_mib"].get<double>() : g.value("memory_gb", 0.0) * 1024;
             g["memory_bytes"] = static_cast<std::uint64_t>(mib * 1024 * 1024);
@@ -60,6 +70,31 @@ const Catalogue& catalogue() {
 }
 
 }  // namespace
+
+std::optional<Format> read_format(const json& record, const std::string& prefix, std::vector<Issue>& issues) {
+    std::size_t before = issues.size();
+    FieldReader r(record, prefix, issues);
+    if (!record.is_object()) {
+        issues.push_back({prefix, "must be a format object {\"id\", \"bits\", \"group_size\", \"scale_bytes\", \"scope\"}",
+                          show(record)});
+        return std::nullopt;
+    }
+    Format f;
+    auto id = r.string("id");
+    if (!id || id->empty()) r.fail("id", "is required: the name weight_format uses", r.get("id"));
+    f.bits = r.number("bits", 0.5, 64).value_or(0);
+    if (!r.has("bits")) r.fail("bits", "is required: bits per weight (e.g. 4)", nullptr);
+    f.group_size = r.number("group_size", 0, 1e9).value_or(0);
+    f.scale_bytes = r.number("scale_bytes", 0, 1e6).value_or(0);
+    f.scope = r.choice("scope", {"all", "layers", "matrices"}).value_or("layers");
+    if (issues.size() != before) return std::nullopt;
+    f.id = *id;
+    return f;
+}
+
+const std::vector<Format>& builtin_formats() {
+    return catalogue().formats;
+}
 
 std::optional<json> find_gpu(const std::string& id) {
     std::string key = lower(id);
@@ -134,6 +169,10 @@ std::optional<json> find_preset(const std::string& id_or_alias) {
 
 json list_gpus() {
     return catalogue().gpus;
+}
+
+json list_formats() {
+    return catalogue().formats_json;
 }
 
 }  // namespace gpumem

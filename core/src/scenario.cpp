@@ -4,6 +4,7 @@
 #include "scenario.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "model.h"
@@ -265,9 +266,9 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
     std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
     x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
-    x.weight_format = r.choice("weight_format", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4", "nf4", "fp4",
-                                                 "mxfp4", "nvfp4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"})
-                          .value_or("auto");
+    std::vector<std::string> format_ids{"auto"};
+    for (const Format& f : s.formats) format_ids.push_back(f.id);
+    x.weight_format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
     if (x.weight_format == "auto") {
@@ -466,6 +467,23 @@ ScenarioRead read_scenario(const json& doc) {
         issues.push_back({"version", "must be 1 (the only scenario version so far)", show(doc["version"])});
     s.overheads = default_tunables();
 
+    // Weight formats: the catalogue's, plus the scenario's own ("formats": [{"id", "bits", ...}]).
+    s.formats = builtin_formats();
+    if (const json* custom = doc.contains("formats") && !doc["formats"].is_null() ? &doc["formats"] : nullptr) {
+        if (!custom->is_array()) {
+            issues.push_back({"formats", "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
+                                         "\"scale_bytes\", \"scope\"}", show(*custom)});
+        } else {
+            for (std::size_t i = 0; i < custom->size() && i < 256; ++i) {
+                std::string prefix = "formats[" + std::to_string(i) + "]";
+                auto f = read_format((*custom)[i], prefix, issues);
+                if (!f) continue;
+                std::transform(f->id.begin(), f->id.end(), f->id.begin(), [](unsigned char c) { return std::tolower(c); });
+                if (s.format(f->id)) issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
+                else s.formats.push_back(*f);
+            }
+        }
+    }
     read_model(doc, s, issues);
     FieldReader top(doc, "", issues);
     Defaults d{s.defaults_applied};

@@ -8,6 +8,7 @@
 
 #include "fields.h"
 #include "gpumem/gpumem.h"
+#include "presets.h"
 
 namespace gpumem::detail {
 
@@ -91,10 +92,16 @@ struct Scenario {
     EngineSettings engine;
     Hardware hardware;
     std::map<std::string, Tunable> overheads;
+    std::vector<Format> formats;           // the catalogue's weight formats and the scenario's own
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
 
     double tunable(const std::string& name) const { return overheads.at(name).value; }
+    const Format* format(const std::string& id) const {
+        for (const Format& f : formats)
+            if (f.id == id) return &f;
+        return nullptr;
+    }
     json to_json() const;                  // the scenario with every default filled in
 };
 

@@ -307,3 +307,41 @@ TEST(Inference, Int4KvCacheKeepsGroupScales) {
     // 4 bits + fp16 scale and zero per 64 values: 0.5625 B per value instead of 2 (of the 1 GiB bf16 cache).
     EXPECT_NEAR(component(r, "kv_cache"), (1ull << 30) / 2.0 * 0.5625, 1);
 }
+
+TEST(Formats, CatalogueHasEveryFormatWithItsBytes) {
+    json formats = gpumem::list_formats();
+    std::map<std::string, double> bytes;
+    for (const json& f : formats) bytes[f["id"]] = f["bytes_per_param"].get<double>();
+    ASSERT_EQ(bytes.size(), 15u);  // every entry of presets/dtypes.json parsed
+    EXPECT_DOUBLE_EQ(bytes["bf16"], 2);
+    EXPECT_DOUBLE_EQ(bytes["fp8"], 1 + 4.0 / 16384);     // fp32 scale per 128x128 block
+    EXPECT_DOUBLE_EQ(bytes["int8"], 1 + 4.0 / 4096);
+    EXPECT_DOUBLE_EQ(bytes["nf4"], 0.5 + 4.0 / 64);      // fp32 absmax per 64 (no double quant)
+    EXPECT_DOUBLE_EQ(bytes["mxfp4"], 0.5 + 1.0 / 32);
+    EXPECT_DOUBLE_EQ(bytes["q8_0"], 34.0 / 32);
+    EXPECT_DOUBLE_EQ(bytes["q6_k"], 210.0 / 256);
+    EXPECT_DOUBLE_EQ(bytes["q4_0"], 18.0 / 32);
+    EXPECT_DOUBLE_EQ(bytes["q4_k_m"], 4.8 / 8);
+}
+
+TEST(Formats, EachScopeAndAUserFormat) {
+    auto weights = [&](const json& scenario) { return component(run(scenario), "weights"); };
+    json base = {{"model", kLlama8B}, {"mode", "inference"}};
+    double P = 8030261248.0, linear = 32.0 * 218103808, rest = P - linear;
+    json fp8 = base, q6 = base, mine = base;
+    fp8["inference"] = {{"weight_format", "fp8"}};
+    q6["inference"] = {{"weight_format", "q6_k"}};
+    EXPECT_NEAR(weights(fp8), linear * (1 + 4.0 / 16384) + rest * 2, 2);  // layers' matrices only
+    EXPECT_NEAR(weights(q6), P * 210.0 / 256, 2);                         // GGUF: every matrix
+    // A user format: 6 bits + 2 bytes of scales per 64 weights, on the layers' matrices.
+    mine["formats"] = json::array({{{"id", "my6bit"}, {"bits", 6}, {"group_size", 64}, {"scale_bytes", 2}, {"scope", "layers"}}});
+    mine["inference"] = {{"weight_format", "my6bit"}};
+    EXPECT_NEAR(weights(mine), linear * (0.75 + 2.0 / 64) + rest * 2, 2);
+}
+
+TEST(Inference, GptOssAlternatesSlidingAndFullLayers) {
+    json r = run({{"model", {{"preset", "openai/gpt-oss-20b"}}}, {"mode", "inference"}, {"inference", {{"context_len", 8192}}}});
+    // layer_types: 12 sliding (window 128) and 12 full layers; 8 kv heads x 64 x 2 (K,V) x 2 B
+    std::uint64_t per_token_layer = 8ull * 64 * 2 * 2;
+    EXPECT_EQ(component(r, "kv_cache"), per_token_layer * (12 * 8192 + 12 * 128));
+}

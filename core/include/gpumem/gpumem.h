@@ -211,6 +211,9 @@ nlohmann::json list_presets();
 std::optional<nlohmann::json> find_preset(const std::string& id_or_alias);
 // GPU catalogue: [{"id", "name", "memory_gb", "memory_bytes", ...}, ...]
 nlohmann::json list_gpus();
+// Weight-format catalogue (presets/dtypes.json): [{"id", "bits", "group_size", "scale_bytes", "scope",
+// "about", "bytes_per_param"}, ...]. A scenario adds its own under "formats" in the same shape.
+nlohmann::json list_formats();
 
 //-----------------------------------------------------------------------------
 // [SECTION] The estimate
@@ -239,6 +242,6 @@ std::optional<nlohmann::json> parse_json(const std::string& text, std::string& e
 
 std::string estimate_json(const std::string& scenario_text);
 std::string params_json(const std::string& hf_config_text);
-std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus()}
+std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
 
 }  // namespace gpumem
