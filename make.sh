@@ -5,7 +5,7 @@
 #   ./make.sh serve [--port N]   build the WebAssembly site and serve it at http://127.0.0.1:N/ (8000)
 #   ./make.sh test               every test: native, WebAssembly, CLI, native-vs-WASM parity, browser
 #   ./make.sh site               only build the site into build/wasm/site (what Pages deploys)
-#   ./make.sh bench              benchmarks: accuracy against measured peaks, and speed
+#   ./make.sh bench              benchmarks: accuracy against measured peaks, speed, page budgets
 #
 # `test` keeps going after a failed stage, prints a summary and ends with the line
 # "N passed, N failed" (counting stages); it exits non-zero when any stage failed.
@@ -27,10 +27,13 @@ commands:
                      and serve it at http://127.0.0.1:N/ (default port 8000)
   test               install what is missing, then build and run every test stage:
                      native build + ctest, WebAssembly build + GoogleTest under node,
-                     CLI tests, native-vs-WASM parity, browser tests
+                     CLI tests, native-vs-WASM parity, browser tests, the suite under
+                     ASan + UBSan, and 60 s of libFuzzer per reader
   site               install what is missing and only build build/wasm/site
+  fuzz [SECONDS]     libFuzzer on the scenario and config.json readers, SECONDS per target (600)
   bench              build, then print the benchmarks: accuracy against the published measured
-                     peaks (tests/bench/validation.mjs) and estimates per second (speed.mjs)
+                     peaks (tests/bench/validation.mjs), estimates per second (speed.mjs), and
+                     the page's budgets: transfer size, time to first frame, memory (page.mjs)
   -h, --help         this text
 EOF
 }
@@ -50,7 +53,10 @@ bootstrap() {  # $1: "" (everything) or "--site" (only what building the site ne
 build_site() {
   emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=OFF
   cmake --build build/wasm --target site -j"$jobs"
-  [ -f build/wasm/site/index.html ] || { echo "make.sh: build/wasm/site/index.html was not built" >&2; return 1; }
+  local f
+  for f in index.html gpumem-offline.html; do
+    [ -f "build/wasm/site/$f" ] || { echo "make.sh: build/wasm/site/$f was not built" >&2; return 1; }
+  done
 }
 
 # Each build stage builds what the stages after it need, so a test suite that fails to compile
@@ -85,8 +91,8 @@ parity_tests() {
     node --test tests/parity/
 }
 
-browser_tests() {
-  node --test tests/browser/
+browser_tests() {  # the offline bundle's test compares with the CLI when native-build made it
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node --test tests/browser/
 }
 
 # --- stages ----------------------------------------------------------------------------------
@@ -133,10 +139,13 @@ cmd_bench() {
   native_build
   emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=OFF >/dev/null
   cmake --build build/wasm --target gpumem_wasm -j"$jobs"
+  cmake --build build/wasm --target site -j"$jobs"
   banner "accuracy: tests/bench/validation.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/validation.mjs
   banner "speed: tests/bench/speed.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/speed.mjs
+  banner "page: tests/bench/page.mjs"
+  GPUMEM_SITE_DIR="$root/build/wasm/site" node tests/bench/page.mjs
 }
 
 cmd_test() {
@@ -150,6 +159,8 @@ cmd_test() {
   run_stage cli-tests      "native-build"          cli_tests
   run_stage parity-tests   "native-build wasm-build" parity_tests
   run_stage browser-tests  "wasm-build"            browser_tests
+  run_stage sanitizers     "bootstrap"             sanitizer_tests
+  run_stage fuzz           "bootstrap"             fuzz_run
 
   local i passed=0 failed=0
   banner "summary ($((SECONDS - total_start)) s)"
@@ -194,6 +205,7 @@ case ${1:-} in
   test)  shift; cmd_test "$@" ;;
   site)  shift; cmd_site "$@" ;;
   bench) shift; cmd_bench "$@" ;;
+  fuzz)  shift; bootstrap; fuzz_run "${1:-600}" ;;
   -h|--help|help) usage ;;
   "") usage >&2; exit 2 ;;
   *) echo "make.sh: unknown command '$1'" >&2; usage >&2; exit 2 ;;

@@ -162,11 +162,19 @@ std::string UiTotal()
                           {"estimates", app.estimate_count}}.dump();
 }
 
+// The scenario document the page last sent to the core, exactly as sent (JSON text): what the
+// headline and the breakdown are the estimate of.
+std::string UiScenario()
+{
+    return g_platform.app.scenario_text;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(gpumem_ui) {
     emscripten::function("ui_layout", &UiLayout);
     emscripten::function("ui_total", &UiTotal);
+    emscripten::function("ui_scenario", &UiScenario);
 }
 
 int main()

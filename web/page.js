@@ -3,9 +3,13 @@
 // site works from any folder (GitHub Pages serves it under /<repo>/).
 //
 //   window.gpumem        { estimate(scenario), params(config), presets(), version(),
-//                          uiLayout(), uiTotal() }: objects (or JSON text) in, objects out
+//                          uiLayout(), uiTotal(), uiScenario(), wasmMemoryBytes() }: objects
+//                          (or JSON text) in, objects out
 //   window.gpumemReady   a Promise resolved after the first frame is drawn, with
 //                          { firstFrameMs }: milliseconds from navigation start
+//   window.gpumemOffline true in the offline bundle (web/bundle.mjs), which carries the .wasm
+//                          inside it (<script id="gpumem-wasm">, base64) and may not use the
+//                          network at all: a feature that would fetch (the Hub) says "offline"
 'use strict';
 
 (function () {
@@ -81,12 +85,27 @@
       version: () => module.version(),
       uiLayout: () => JSON.parse(module.ui_layout()),
       uiTotal: () => JSON.parse(module.ui_total()),
+      uiScenario: () => JSON.parse(module.ui_scenario()),
+      wasmMemoryBytes: () => module.HEAP8.buffer.byteLength,
     };
+  }
+
+  // The offline bundle's .wasm: base64 text in a data block that is never executed.
+  function takeEmbeddedWasm() {
+    const block = document.getElementById('gpumem-wasm');
+    if (!block) return null;
+    const text = atob(block.textContent.trim());
+    block.remove();   // the base64 copy is no longer needed
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return bytes;
   }
 
   async function start() {
     showProgress(0, 0);
-    const wasmBinary = await fetchWithProgress('gpumem_app.wasm', showProgress);
+    const embedded = takeEmbeddedWasm();
+    window.gpumemOffline = embedded !== null;
+    const wasmBinary = embedded ?? await fetchWithProgress('gpumem_app.wasm', showProgress);
     loadingText.textContent = 'Starting\u2026';
 
     // MODULARIZE: this object becomes the module itself (its functions are added to it).

@@ -25,7 +25,7 @@ std::optional<json> parse_json(const std::string& text, std::string& error) {
     json doc;
     try {
         doc = json::parse(text, limit, true);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
         if (!too_deep) {
             error = std::string("malformed JSON: ") + e.what();
             return std::nullopt;

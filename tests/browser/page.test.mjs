@@ -1,5 +1,6 @@
-// The served page in Debian's headless Chromium: it loads, draws, answers window.gpumem, survives
-// malformed input, and reacts to a real mouse drag on the batch-size slider.
+// The served page in Debian's headless Chromium: it loads, draws, names only relative URLs (and
+// links to the offline bundle), answers window.gpumem, survives malformed input, and reacts to a
+// real mouse drag on the batch-size slider. tests/browser/bundle.test.mjs covers the bundle.
 //
 //   node --test tests/browser/
 //
@@ -109,6 +110,23 @@ test('the page loads and draws its first frame', async () => {
   // The canvas's backing store follows the window, in device pixels.
   const size = await page.$eval('#canvas', (c) => ({ w: c.width, h: c.height }));
   assert.deepEqual(size, { w: VIEWPORT.width, h: VIEWPORT.height });
+});
+
+test('every URL the page names is relative, and it links to the offline bundle', async () => {
+  // GitHub Pages serves the site under /<repo>/: an absolute path or another origin would break.
+  const urls = await page.$$eval('[src], [href]',
+    (elements) => elements.map((el) => el.getAttribute('src') ?? el.getAttribute('href')));
+  for (const url of urls)
+    assert.ok(!/^(\/|[a-z][a-z0-9+.-]*:)/i.test(url) || url.startsWith('data:'), `not relative: ${url}`);
+
+  const link = await page.$eval('#offline-link', (a) => ({
+    href: a.getAttribute('href'), download: a.hasAttribute('download'), text: a.textContent,
+    visible: a.getBoundingClientRect().width > 0,
+  }));
+  assert.deepEqual(link, { href: 'gpumem-offline.html', download: true, text: 'Download for offline use', visible: true });
+  const response = await page.request.get(new URL(link.href, baseUrl).href);
+  assert.equal(response.status(), 200, 'the bundle is served beside the page');
+  assert.match(await response.text(), /<script id="gpumem-wasm" type="application\/octet-stream">/);
 });
 
 test('the canvas is drawn (a screenshot is not one colour)', async () => {

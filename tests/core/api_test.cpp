@@ -61,6 +61,16 @@ TEST(Api, DeepNestingIsRefusedNotRecursed) {
     EXPECT_EQ(r2["errors"][0]["field"], "model");
 }
 
+TEST(Api, NumbersBeyondDoubleAreMalformedNotFatal) {
+    // Found by the config fuzzer: nlohmann reports 1e1643 as out_of_range, not as a parse error.
+    std::string error;
+    EXPECT_FALSE(gpumem::parse_json("{\"rms_norm_eps\": 1e1643}", error));
+    EXPECT_NE(error.find("malformed JSON"), std::string::npos);
+    json r = json::parse(gpumem::params_json("{\"hidden_size\": 1e400}"));
+    EXPECT_FALSE(r["ok"].get<bool>());
+    EXPECT_NE(r["errors"][0]["message"].get<std::string>().find("number overflow"), std::string::npos);
+}
+
 TEST(Api, ErrorsNameFieldValueAndWhatIsAllowed) {
     json r = gpumem::estimate({{"model", "llama3-8b"}, {"training", {{"batch_size", -4}}}});
     ASSERT_FALSE(r["ok"].get<bool>());

@@ -1,0 +1,187 @@
+// Page budgets: what the browser downloads, how soon the first frame is drawn, and how much
+// memory the tab holds, for the served page and for the offline bundle. Prints a table; exits 1
+// only when the site is missing or a load fails (the budgets are reported, not enforced).
+//
+//   node tests/bench/page.mjs [--loads 7]
+//   env GPUMEM_SITE_DIR (default build/wasm/site), GPUMEM_CHROMIUM (default /usr/bin/chromium)
+//
+// - transfer: the gzip -9 size of every file the page loaded (what a server that compresses
+//   sends; GitHub Pages does), summed; the bundle is one file.
+// - first frame: navigation start -> the first frame drawn (window.gpumemReady's firstFrameMs),
+//   each load in a fresh browser context (cold cache), headless Chromium with SwiftShader WebGL;
+//   the page from web/serve.mjs on 127.0.0.1, the bundle from file://.
+// - memory, after the first frame: the JS heap in use (CDP Performance.getMetrics
+//   JSHeapUsedSize), the WebAssembly linear memory (window.gpumem.wasmMemoryBytes()), and the
+//   private memory of the tab's renderer process (pids from CDP SystemInfo.getProcessInfo,
+//   bytes from /proc; WebGL itself runs in Chromium's GPU process and is not counted).
+
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const siteDir = resolve(process.env.GPUMEM_SITE_DIR ?? join(root, 'build', 'wasm', 'site'));
+const chromiumPath = process.env.GPUMEM_CHROMIUM ?? '/usr/bin/chromium';
+const loadsArg = process.argv.indexOf('--loads');
+const loads = loadsArg > 0 ? Number(process.argv[loadsArg + 1]) : 7;
+
+// playwright-core is installed for the browser tests (tests/browser/package-lock.json).
+const { chromium } = createRequire(join(root, 'tests', 'browser', 'package.json'))('playwright-core');
+
+const CHROMIUM_ARGS = [   // as in tests/browser/page.test.mjs
+  '--headless', '--no-sandbox', '--disable-gpu',
+  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--no-first-run', '--disable-quic',
+];
+const VIEWPORT = { width: 1280, height: 800 };
+const BUDGET_PAGE_GZIP = 1.5e6;     // bytes
+const BUDGET_FIRST_FRAME = 1000;    // ms
+
+const KB = 1000;
+const MB = 1000 * 1000;
+const MiB = 1024 * 1024;
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((s.length - 1) * q + 0.5))];
+};
+const gzipSize = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
+
+function startServer() {
+  return new Promise((resolveUrl, reject) => {
+    const child = spawn(process.execPath,
+      [join(root, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0', '--host', '127.0.0.1'],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = output.match(/(http:\/\/\S+\/)/);
+      if (match) resolveUrl({ child, url: match[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`serve.mjs exited with ${code}: ${output}`)));
+  });
+}
+
+// The tab's renderer: the renderer process with the most private memory (Chromium starts a
+// few small ones beside it). Its private bytes (Private_Clean + Private_Dirty in
+// /proc/PID/smaps_rollup) approximate Chrome's "memory footprint" of the tab.
+function tabPrivateBytes(processes) {
+  let most = 0;
+  for (const p of processes.filter((q) => q.type === 'renderer')) {
+    try {
+      const rollup = readFileSync(`/proc/${p.id}/smaps_rollup`, 'utf8');
+      const kb = (key) => Number(rollup.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0);
+      most = Math.max(most, (kb('Private_Clean') + kb('Private_Dirty')) * 1024);
+    } catch { /* gone, or not ours to read */ }
+  }
+  return most;
+}
+
+// One cold load: a fresh context, navigate, wait for the first frame, measure.
+async function load(browser, url) {
+  const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  const fetched = new Set();
+  page.on('requestfinished', (request) => fetched.add(request.url()));
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(url);
+  const { firstFrameMs } = await page.evaluate(() => window.gpumemReady);
+  // Let the page settle (a few frames, a collection) before reading memory.
+  await page.evaluate(() => new Promise((done) => {
+    let n = 10;
+    const step = () => (n-- > 0 ? requestAnimationFrame(step) : done());
+    step();
+  }));
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('Performance.enable');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const metric = (name) => metrics.find((m) => m.name === name)?.value ?? 0;
+  const wasmBytes = await page.evaluate(() => window.gpumem.wasmMemoryBytes());
+  const browserCdp = await browser.newBrowserCDPSession();
+  const { processInfo } = await browserCdp.send('SystemInfo.getProcessInfo');
+  const tabPrivate = tabPrivateBytes(processInfo);
+  await browserCdp.detach();
+  await context.close();
+  if (errors.length) throw new Error(`${url}: ${errors.join('; ')}`);
+  return { firstFrameMs, jsHeap: metric('JSHeapUsedSize'), wasmBytes, tabPrivate, fetched: [...fetched] };
+}
+
+async function measure(browser, name, url) {
+  const runs = [];
+  for (let i = 0; i < loads; i++) runs.push(await load(browser, url));
+  const times = runs.map((r) => r.firstFrameMs);
+  const last = runs[runs.length - 1];
+  return {
+    name,
+    fetched: last.fetched,
+    median: quantile(times, 0.5),
+    p90: quantile(times, 0.9),
+    jsHeap: quantile(runs.map((r) => r.jsHeap), 0.5),
+    wasmBytes: last.wasmBytes,
+    tabPrivate: quantile(runs.map((r) => r.tabPrivate), 0.5),
+  };
+}
+
+// The files under the site that a load fetched (served URLs map to site files).
+function transferOf(fetched, baseUrl) {
+  const rows = [];
+  for (const url of fetched) {
+    if (url.startsWith('data:')) continue;
+    let file;
+    if (url.startsWith('file:')) file = fileURLToPath(url);
+    else file = join(siteDir, decodeURIComponent(new URL(url).pathname.slice(new URL(baseUrl).pathname.length)) || 'index.html');
+    if (!existsSync(file)) throw new Error(`fetched ${url}, which is not a file of the site`);
+    rows.push({ file: file.slice(siteDir.length + 1), raw: readFileSync(file).length, gzip: gzipSize(file) });
+  }
+  return rows.sort((a, b) => b.gzip - a.gzip);
+}
+
+const bundlePath = join(siteDir, 'gpumem-offline.html');
+for (const f of ['index.html', 'gpumem-offline.html']) {
+  if (!existsSync(join(siteDir, f))) {
+    console.error(`page.mjs: no ${f} in ${siteDir}: build it with cmake --build build/wasm --target site`);
+    process.exit(1);
+  }
+}
+
+const { child: server, url: baseUrl } = await startServer();
+const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+let page, bundle;
+try {
+  page = await measure(browser, 'page (served)', baseUrl);
+  bundle = await measure(browser, 'offline bundle (file://)', pathToFileURL(bundlePath).href);
+} finally {
+  await browser.close();
+  server.kill();
+}
+
+const pageFiles = transferOf(page.fetched, baseUrl);
+const bundleFiles = transferOf(bundle.fetched, baseUrl);
+const sum = (rows, key) => rows.reduce((s, r) => s + r[key], 0);
+const pageGzip = sum(pageFiles, 'gzip');
+
+console.log('transfer (gzip -9 of each file the load fetched)');
+for (const [name, rows] of [['page', pageFiles], ['bundle', bundleFiles]]) {
+  for (const r of rows)
+    console.log(`  ${name.padEnd(7)} ${r.file.padEnd(22)} ${(r.raw / KB).toFixed(1).padStart(8)} kB raw` +
+      ` ${(r.gzip / KB).toFixed(1).padStart(8)} kB gzip`);
+  console.log(`  ${name.padEnd(7)} ${'total'.padEnd(22)} ${(sum(rows, 'raw') / KB).toFixed(1).padStart(8)} kB raw` +
+    ` ${(sum(rows, 'gzip') / KB).toFixed(1).padStart(8)} kB gzip`);
+}
+console.log(`  budget: page <= ${(BUDGET_PAGE_GZIP / MB).toFixed(1)} MB gzip: ` +
+  `${(pageGzip / MB).toFixed(2)} MB, ${pageGzip <= BUDGET_PAGE_GZIP ? 'within' : 'OVER'}`);
+
+console.log(`\nfirst frame (navigation start -> first frame drawn; ${loads} cold loads each; headless Chromium, SwiftShader)`);
+console.log('memory after the first frame (medians): JS heap used (CDP), WebAssembly memory, private memory of the tab\'s renderer process (/proc)');
+for (const r of [page, bundle]) {
+  console.log(`  ${r.name.padEnd(25)} median ${r.median.toFixed(0).padStart(5)} ms  p90 ${r.p90.toFixed(0).padStart(5)} ms` +
+    `   JS heap ${(r.jsHeap / MiB).toFixed(1)} MiB  wasm ${(r.wasmBytes / MiB).toFixed(1)} MiB` +
+    `  tab process ${(r.tabPrivate / MiB).toFixed(0)} MiB`);
+}
+console.log(`  budget: first frame <= ${BUDGET_FIRST_FRAME} ms (median): page ` +
+  `${page.median <= BUDGET_FIRST_FRAME ? 'within' : 'OVER'}, bundle ${bundle.median <= BUDGET_FIRST_FRAME ? 'within' : 'OVER'}`);
