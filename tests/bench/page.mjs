@@ -15,28 +15,20 @@
 //   private memory of the tab's renderer process (pids from CDP SystemInfo.getProcessInfo,
 //   bytes from /proc; WebGL itself runs in Chromium's GPU process and is not counted).
 
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const siteDir = resolve(process.env.GPUMEM_SITE_DIR ?? join(root, 'build', 'wasm', 'site'));
-const chromiumPath = process.env.GPUMEM_CHROMIUM ?? '/usr/bin/chromium';
+import { CHROMIUM_ARGS, chromiumPath, repo as root, siteDir, startServer } from '../browser/harness.mjs';
+
 const loadsArg = process.argv.indexOf('--loads');
 const loads = loadsArg > 0 ? Number(process.argv[loadsArg + 1]) : 7;
 
 // playwright-core is installed for the browser tests (tests/browser/package-lock.json).
 const { chromium } = createRequire(join(root, 'tests', 'browser', 'package.json'))('playwright-core');
 
-const CHROMIUM_ARGS = [   // as in tests/browser/page.test.mjs
-  '--headless', '--no-sandbox', '--disable-gpu',
-  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--no-first-run', '--disable-quic',
-];
 const VIEWPORT = { width: 1280, height: 800 };
 const BUDGET_PAGE_GZIP = 1.5e6;     // bytes
 const BUDGET_FIRST_FRAME = 1000;    // ms
@@ -50,20 +42,6 @@ const quantile = (xs, q) => {
 };
 const gzipSize = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 
-function startServer() {
-  return new Promise((resolveUrl, reject) => {
-    const child = spawn(process.execPath,
-      [join(root, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0', '--host', '127.0.0.1'],
-      { stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = output.match(/(http:\/\/\S+\/)/);
-      if (match) resolveUrl({ child, url: match[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`serve.mjs exited with ${code}: ${output}`)));
-  });
-}
 
 // The tab's renderer: the renderer process with the most private memory (Chromium starts a
 // few small ones beside it). Its private bytes (Private_Clean + Private_Dirty in

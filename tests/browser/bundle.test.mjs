@@ -19,22 +19,12 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath, repo, siteDir } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..');
-const siteDir = resolve(process.env.GPUMEM_SITE_DIR ?? join(repo, 'build', 'wasm', 'site'));
 const bundle = join(siteDir, 'gpumem-offline.html');
 const cli = resolve(process.env.GPUMEM_CLI ?? join(repo, 'build', 'native', 'core', 'cli', 'gpumem'));
 const outDir = join(here, 'out');
-const chromiumPath = process.env.GPUMEM_CHROMIUM ?? '/usr/bin/chromium';
-
-// As in page.test.mjs (docs/STYLE.md): software WebGL, nothing that reaches the network.
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu',
-  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--no-first-run', '--disable-quic',
-];
 const VIEWPORT = { width: 1280, height: 800 };
 // The model picked in the UI: its lowercased id is the filter typed, and matches only it.
 const TARGET_PRESET = 'Qwen/Qwen2.5-7B';

@@ -9,31 +9,20 @@
 // Writes tests/browser/out/page.png and prints the load-to-first-frame time.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath, repo, siteDir, startServer } from './harness.mjs';
 
 import { decodePng } from './png.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repo = resolve(here, '..', '..');
-const siteDir = resolve(process.env.GPUMEM_SITE_DIR ?? join(repo, 'build', 'wasm', 'site'));
 const outDir = join(here, 'out');
-const chromiumPath = process.env.GPUMEM_CHROMIUM ?? '/usr/bin/chromium';
-
-// From docs/STYLE.md: software WebGL via SwiftShader, and nothing that reaches the network.
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu',
-  '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--no-first-run', '--disable-quic',
-];
 const VIEWPORT = { width: 1280, height: 800 };
 const PREFERRED_PRESET = 'meta-llama/Llama-3.1-8B';
 
@@ -43,22 +32,6 @@ let userDataDir;
 let context;
 let page;
 const problems = [];   // console errors and uncaught page errors, checked at the end
-
-// Starts web/serve.mjs on a free port and resolves with its URL.
-function startServer() {
-  return new Promise((resolveUrl, reject) => {
-    const child = spawn(process.execPath,
-      [join(repo, 'web', 'serve.mjs'), '--root', siteDir, '--port', '0', '--host', '127.0.0.1'],
-      { stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = output.match(/(http:\/\/\S+\/)/);
-      if (match) resolveUrl({ child, url: match[1] });
-    });
-    child.on('exit', (code) => reject(new Error(`serve.mjs exited with ${code}: ${output}`)));
-  });
-}
 
 // Resolves after the page has drawn `count` more frames (Dear ImGui reacts one frame later).
 function frames(count = 3) {
