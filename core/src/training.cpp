@@ -102,8 +102,7 @@ struct LayerActivations {
     double op_selective = 0;        // what per-op selective checkpointing keeps (see below)
 };
 
-LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp,
-                                   bool frozen_base) {
+LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp) {
     double a = t.dtype == "fp32" ? 4 : 2;
     double h = static_cast<double>(m.hidden_size);
     double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
@@ -155,9 +154,8 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     else
         matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
     out.op_selective = a * h_part + a * q + 4 * heads + a * matmuls / 2;
-    // A frozen base (LoRA) still saves the inputs the adapters and activation gradients need; the
-    // saving from frozen weight-gradients is modest and left for the training model to refine.
-    (void)frozen_base;
+    // A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
+    // and the activation gradients (seed 004); what frozen weights let autograd skip is not modelled.
     return out;
 }
 
@@ -208,10 +206,13 @@ Breakdown training_memory(const Scenario& sc) {
     if (adapters) {
         double base = frozen * rc.frozen_weight;
         if (t.method == "qlora") {
-            // bitsandbytes 4-bit on the layers' linear matrices: 0.5 byte + absmax per 64 (double quant:
-            // an 8-bit absmax per 64 plus an fp32 scale per 256 absmaxes); the rest stays in the compute dtype.
+            // bitsandbytes on the layers' linear matrices, sized by the format catalogue; 4-bit with the
+            // QLoRA paper's double quant (an 8-bit absmax per 64 plus an fp32 scale per 256 of them).
+            // The rest stays in the compute dtype.
             double linear = std::min(shard.linear_params, frozen);
-            double bytes4 = t.quantization == "int8" ? 1 + 4.0 / 64 : 0.5 + 1.0 / 64 + 4.0 / (64 * 256);
+            Format base_format = *sc.format(t.quantization);
+            if (t.quantization != "int8") base_format.scale_bytes = 1 + 4.0 / 256;
+            double bytes4 = base_format.bytes_per_param();
             base = linear * bytes4 + (frozen - linear) * rc.frozen_weight;
             why["qlora_bytes_per_quantized_param"] = bytes4;
         }
@@ -301,7 +302,7 @@ Breakdown training_memory(const Scenario& sc) {
     double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
     double tokens = static_cast<double>(t.batch_size) * s;
     double a = t.dtype == "fp32" ? 4 : 2;
-    LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel, adapters);
+    LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
     double layer_full = la.per_token * tokens;
     double layer_saved = layer_full;
     if (t.activation_checkpointing == "full") layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
