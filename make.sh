@@ -95,6 +95,40 @@ browser_tests() {  # the offline bundle's test compares with the CLI when native
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node --test tests/browser/
 }
 
+# The GoogleTest suite again, built with clang under AddressSanitizer + UndefinedBehaviorSanitizer.
+sanitizer_tests() {
+  cmake -S . -B build/asan -DCMAKE_CXX_COMPILER=clang++ -DGPUMEM_SANITIZE=ON -DGPUMEM_WERROR=ON
+  cmake --build build/asan --target gpumem_tests -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/tests/gpumem_tests
+}
+
+# libFuzzer over the scenario reader and the config.json reader: the saved regressions first, then
+# $1 seconds per target (60 by default) from seed corpora made of the test scenarios and the presets.
+fuzz_run() {
+  local seconds=${1:-60} corpus target
+  cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DGPUMEM_FUZZ=ON -DGPUMEM_BUILD_TESTS=OFF -DGPUMEM_WERROR=ON
+  cmake --build build/fuzz --target gpumem_scenario_fuzz gpumem_config_fuzz -j"$jobs"
+  corpus=$(mktemp -d)
+  mkdir -p "$corpus/scenario" "$corpus/config"
+  cp tests/data/scenarios/*.json "$corpus/scenario/"
+  for f in presets/models/*.json; do
+    node -e 'const fs=require("fs"); process.stdout.write(JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1])).config))' "$f" \
+      > "$corpus/config/$(basename "$f")"
+  done
+  for target in scenario config; do
+    build/fuzz/tests/fuzz/gpumem_${target}_fuzz tests/fuzz/regressions/*
+    # libFuzzer's progress lines go to a log; a finding makes it exit non-zero and prints the report.
+    if ! build/fuzz/tests/fuzz/gpumem_${target}_fuzz -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
+         -artifact_prefix=build/fuzz/ "$corpus/$target" > "build/fuzz/$target.log" 2>&1; then
+      tail -n 60 "build/fuzz/$target.log"
+      echo "make.sh: the $target fuzzer found a failing input (build/fuzz/crash-*)"
+      return 1
+    fi
+    echo "$target: $(grep -E '^(Done|stat::number_of_executed_units)' "build/fuzz/$target.log" | tr '\n' ' ')"
+  done
+  rm -rf "$corpus"
+}
+
 # --- stages ----------------------------------------------------------------------------------
 
 stage_names=()
