@@ -432,9 +432,9 @@ int cmd_validate(const Options& o) {
 }
 
 int cmd_presets(const Options& o) {
-    json models = gpumem::list_presets(), gpus = gpumem::list_gpus();
+    json models = gpumem::list_presets(), gpus = gpumem::list_gpus(), formats = gpumem::list_formats();
     if (o.json_out) {
-        std::cout << json{{"models", models}, {"gpus", gpus}}.dump(2) << "\n";
+        std::cout << json{{"models", models}, {"gpus", gpus}, {"formats", formats}}.dump(2) << "\n";
         return kOk;
     }
     std::cout << "models:\n";
@@ -450,6 +450,12 @@ int cmd_presets(const Options& o) {
     std::cout << "gpus:\n";
     for (const json& g : gpus)
         std::cout << "  " << g["id"].get<std::string>() << "  " << g["name"].get<std::string>() << "\n";
+    std::cout << "weight formats (bytes per weight):\n";
+    for (const json& f : formats) {
+        char bytes[32];
+        std::snprintf(bytes, sizeof bytes, "%.4f", f["bytes_per_param"].get<double>());
+        std::cout << "  " << f["id"].get<std::string>() << "  " << bytes << "  " << f.value("about", "") << "\n";
+    }
     return kOk;
 }
 
