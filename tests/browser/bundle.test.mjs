@@ -18,8 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath, repo, siteDir } from './harness.mjs';
+import { launchBrowser, repo, siteDir, watchForProblems } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bundle = join(siteDir, 'gpumem-offline.html');
@@ -59,14 +58,7 @@ async function tap(key) {
 
 before(async () => {
   assert.ok(existsSync(bundle), `no bundle at ${bundle}: build it with cmake --build build/wasm --target site`);
-  userDataDir = await mkdtemp(join(tmpdir(), 'gpumem-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: VIEWPORT,
-    deviceScaleFactor: 1,
-  });
+  ({ context, page, userDataDir } = await launchBrowser(VIEWPORT));
   await context.setOffline(true);
   await context.route('**/*', (route) => {
     const url = route.request().url();
@@ -74,15 +66,8 @@ before(async () => {
     blocked.push(url);
     return route.abort('internetdisconnected');
   });
-  page = context.pages()[0] ?? await context.newPage();
   page.on('request', (request) => requests.push(request.url()));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console.error: ${message.text()}`);
-    if (message.type() === 'warning' && /INVALID_|context lost/i.test(message.text()))
-      problems.push(`WebGL: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
+  watchForProblems(page, problems);
 });
 
 after(async () => {

@@ -10,14 +10,12 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath, repo, siteDir, startServer } from './harness.mjs';
+import { launchBrowser, repo, siteDir, startServer, watchForProblems } from './harness.mjs';
 
 import { decodePng } from './png.mjs';
 
@@ -45,23 +43,8 @@ before(async () => {
   assert.ok(existsSync(join(siteDir, 'index.html')),
     `no site at ${siteDir}: build it with cmake --build build/wasm --target site`);
   ({ child: server, url: baseUrl } = await startServer());
-  userDataDir = await mkdtemp(join(tmpdir(), 'gpumem-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: VIEWPORT,
-    deviceScaleFactor: 1,
-  });
-  page = context.pages()[0] ?? await context.newPage();
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console.error: ${message.text()} (${message.location().url})`);
-    // WebGL reports misuse (e.g. a buffer overflow in the renderer) as warnings.
-    if (message.type() === 'warning' && /INVALID_|context lost/i.test(message.text()))
-      problems.push(`WebGL: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
+  ({ context, page, userDataDir } = await launchBrowser(VIEWPORT));
+  watchForProblems(page, problems);
 });
 
 after(async () => {
