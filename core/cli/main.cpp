@@ -118,7 +118,7 @@ std::string with_commas(std::uint64_t n) {
 
 std::string amount(std::uint64_t bytes, bool gb) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%10.2f", static_cast<double>(bytes) / (gb ? 1e9 : static_cast<double>(gpumem::kGiB)));
+    std::snprintf(buf, sizeof buf, "%10.2f", static_cast<double>(bytes) / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)));
     return buf;
 }
 
