@@ -39,29 +39,105 @@ struct WidgetRect
     float x = 0.0f, y = 0.0f, w = 0.0f, h = 0.0f;
 };
 
+// Where the model comes from. Presets and pasted configs need no network; a Hub model is fetched
+// by web/hub.js and arrives through ReceiveHubResponse().
+enum class ModelSource { Preset, Hub, Config, Manual };
+
+// The Hugging Face Hub side of the model panel.
+struct HubState
+{
+    enum class Status { Idle, Loading, Ready, Failed };
+
+    char            input[256] = "";            // what the user typed: an id or a Hub URL
+    char            revision[64] = "main";      // branch, tag or commit
+    char            base[256] = "https://huggingface.co";   // the Hub's address (hub= in links)
+    // The access token for gated models. It stays in this buffer and page.js's memory (and in
+    // localStorage only when remember_token is set); it is never part of the scenario, the share
+    // link, the exported JSON or the saved settings.
+    char            token[256] = "";
+    bool            remember_token = false;
+
+    Status          status = Status::Idle;
+    int             serial = 0;                 // of the request in flight: stale answers are dropped
+    std::string     id;                         // the model loaded (or being loaded)
+    std::string     loaded_revision;
+    nlohmann::json  config;                     // its config.json, as fetched
+    std::uint64_t   api_total = 0;              // the Hub's safetensors parameter count (0: unknown)
+    std::string     error_kind;                 // "unauthorized", "not_found", "timeout", ...
+    std::string     message;                    // what the page shows for the last failure
+    bool            retryable = false;
+    std::string     bundled_twin;               // a bundled preset with this id's architecture, if any
+    nlohmann::json  pending_scenario;           // a share link's scenario, applied once the model arrives
+};
+
+// A model entered by hand: seed 001's fields ("7B" sizes allowed).
+struct ManualModel
+{
+    char            num_parameters[32] = "7B";
+    int             num_layers = 32;
+    int             hidden_size = 4096;
+    int             num_attention_heads = 32;
+    int             num_key_value_heads = 32;
+    int             intermediate_size = 11008;
+    int             vocab_size = 32000;
+    bool            tie_word_embeddings = false;
+};
+
+// A result kept for comparison with the current one.
+struct PinnedResult
+{
+    std::string     label;                      // model and the settings that differ, for the header
+    std::string     scenario_text;
+    nlohmann::json  result;
+};
+
+// Calls into the page (web/page.js), set by main.cpp; null in builds without a page. The token
+// travels only as hub_fetch's second argument and set_token's first.
+struct PageHooks
+{
+    void (*hub_fetch)(const std::string& request_json, const std::string& token) = nullptr;
+    void (*set_token)(const std::string& token, bool remember) = nullptr;
+    void (*save_state)(const std::string& share_json) = nullptr;   // the URL and saved settings
+    void (*copy_text)(const std::string& text) = nullptr;
+    void (*download)(const std::string& file_name, const std::string& text) = nullptr;
+    void (*open_file)() = nullptr;                                // a file picker; see LoadText()
+};
+
 struct AppState
 {
     // Catalogues, read once at start.
     std::vector<PresetEntry> presets;
     std::vector<GpuEntry>    gpus;
     std::string              version;           // gpumem::version()
+    PageHooks                page;
 
     // The scenario being edited. Strings hold scenario values verbatim; "" means "leave the
     // field out", so the core applies its default and says so in defaults_applied.
+    ModelSource     source = ModelSource::Preset;
     int             preset_index = 0;
     char            preset_filter[64] = "";
+    HubState        hub;
+    nlohmann::json  config;                     // a pasted or dropped config.json
+    std::string     config_name;                // its file name or "pasted config.json"
+    ManualModel     manual;
     bool            inference = false;      // mode: training (false) or inference (true)
 
     // training.*
     std::string     method = "full";        // full | lora | qlora
     int             lora_rank = 16;
+    float           lora_alpha = 0.0f;      // 0: the core's default (2 x rank)
+    std::string     lora_targets;           // "" (default) | "all_linear" | comma-separated modules
+    std::string     quantization;           // "" | nf4 | fp4 | int8 (QLoRA's base)
     std::string     dtype;                  // "" | fp32 | fp16 | bf16 | fp8
+    std::string     precision;              // "" | amp_fp32_weights | pure | mixed_master_fp32
     std::string     optimizer;              // "" | adamw | adamw_8bit | sgd | ...
+    std::string     optimizer_state_dtype;  // "" | fp32 | bf16
     std::string     checkpointing;          // "" | none | selective | full
     std::string     attention;              // "" | eager | sdpa | flash
     std::string     loss;                   // "" | standard | chunked | fused
     int             batch_size = 1;         // micro-batch per GPU
     int             seq_len = 2048;         // tokens per sample
+    int             grad_accum = 1;         // gradient_accumulation_steps
 
     // inference.*
     int             concurrent_sequences = 1;
@@ -69,24 +145,50 @@ struct AppState
     std::string     weight_format;          // "" (auto) | bf16 | fp8 | int8 | int4 | nf4 | ...
     std::string     kv_cache_dtype;         // "" (auto) | bf16 | fp8 | int8
     std::string     serving_engine;         // "" | transformers | vllm | llama.cpp
+    bool            kv_cache = true;
+    float           gpu_memory_utilization = 0.0f;  // vLLM; 0: the core's default
+    int             gpu_layers = -1;        // llama.cpp; -1: the core's default (all)
 
     // engine.* and parallelism.*
-    std::string     engine;                 // "" | none | ddp | deepspeed | fsdp
+    std::string     engine;                 // "" | none | ddp | deepspeed | fsdp | megatron | megatron_deepspeed
     int             zero_stage = 2;         // when engine is deepspeed
     std::string     fsdp_sharding;          // "" | full_shard | shard_grad_op | hybrid_shard | no_shard
     std::string     offload_optimizer;      // "" | none | cpu | nvme
+    std::string     offload_param;          // "" | none | cpu | nvme
     int             tensor_parallel = 1;
     int             pipeline_parallel = 1;
+    int             expert_parallel = 1;
+    int             context_parallel = 1;
+    bool            sequence_parallel = false;
 
     // hardware.*
     int             gpu_index = 0;
     int             num_gpus = 1;
+    float           custom_gpu_gb = 0.0f;   // > 0: a card of this many GB instead of the catalogue's
+
+    // overheads.*: the tunable factors the user changed (name -> number); the rest are defaults.
+    nlohmann::json  overheads = nlohmann::json::object();
+
+    // Fields of an imported scenario that no control owns, kept so an import round-trips exactly.
+    nlohmann::json  extra = nlohmann::json::object();
+    std::string     import_message;         // why the last import or drop was refused ("" if none)
+    std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
 
     // The estimate of the scenario above. It is recomputed only when the scenario text changes.
     std::string     scenario_text;          // what was last sent to the core
     nlohmann::json  result;                 // what came back (ok or errors)
     nlohmann::json  filled;                 // the last good result's scenario, defaults filled in
     int             estimate_count = 0;     // how many times the core ran (shown in the footer)
+    std::string     share_text;             // what was last handed to page.save_state
+    bool            link_applied = false;   // OpenFromPage has run: until then the URL is the link's
+
+    std::vector<PinnedResult> pinned;       // results kept for side-by-side comparison
+
+    // The GPU and layout tables: recomputed when the scenario changes and the table is open.
+    std::string     gpu_table_for;          // scenario_text they were computed for
+    nlohmann::json  gpu_table;              // [{id, name, memory_bytes, inference, training, lora}]
+    std::string     layout_table_for;
+    nlohmann::json  layout_table;           // [{tp, pp, ep, device_total_bytes, fits, ...}]
 
     // Set by main.cpp: the regular font is the default one; this one is for headline figures.
     ImFont*         font_large = nullptr;
@@ -106,6 +208,33 @@ nlohmann::json BuildScenario(const AppState& state);
 
 // Re-estimates when the scenario changed since the last call; returns true when it did.
 bool UpdateEstimate(AppState& state);
+
+// What a link or saved settings asked for (page.js reads the URL and localStorage):
+// {"hub": base, "model": id, "revision": rev, "scenario": {...}, "token": t, "remember_token": b}.
+// A model that is a bundled preset loads at once; any other id is fetched from the Hub.
+void OpenFromPage(AppState& state, const nlohmann::json& request);
+
+// Loads a scenario document (v1 or seed 001's format) into the controls. Fields no control owns
+// are kept as they are. Returns false, with state.import_message saying why, when it is not a
+// scenario the core accepts.
+bool ImportScenario(AppState& state, const nlohmann::json& doc);
+
+// Text from a file drop, the file picker or the paste box: a scenario or a model's config.json.
+bool LoadText(AppState& state, const std::string& text, const std::string& name);
+
+// Starts fetching state.hub.input from the Hub (page.hub_fetch); the answer comes back through
+// ReceiveHubResponse: {"serial", "ok", "id", "revision", "config", "api"} or
+// {"serial", "ok": false, "kind", "message", "retryable"}.
+void RequestHubModel(AppState& state);
+void ReceiveHubResponse(AppState& state, const nlohmann::json& response);
+
+// The share state handed to the page for the URL and saved settings:
+// {"model", "revision", "hub", "scenario"} (the scenario without its model for presets and Hub
+// models, which the link names instead). Never holds the token.
+nlohmann::json ShareState(const AppState& state);
+
+// The result as a Markdown table (what "Copy as Markdown" puts on the clipboard).
+std::string ResultMarkdown(const AppState& state);
 
 // Remembers the last item's rectangle under `name` (for tests that drive the page).
 void RecordItemRect(AppState& state, const char* name);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <emscripten.h>
@@ -28,6 +29,8 @@
 
 #include "app.h"
 
+#include <gpumem/gpumem.h>
+
 // The page's side of two calls (web/page.js).
 EM_JS(void, SetCanvasBackingSize, (int width, int height), {
     Module['setCanvasSize'](width, height);  // emscripten's Browser.setCanvasSize: tells GLFW too
@@ -35,6 +38,30 @@ EM_JS(void, SetCanvasBackingSize, (int width, int height), {
 EM_JS(void, NotifyFirstFrame, (), {
     if (Module['onFirstFrame'])
         Module['onFirstFrame']();
+});
+
+// The page's services (web/page.js, Module.page): the Hub, the URL and saved settings, the
+// clipboard, downloads and the file picker. Strings cross as UTF-8 pointers.
+EM_JS(void, PageHubFetch, (const char* request, const char* token), {
+    Module['page']['hubFetch'](UTF8ToString(request), UTF8ToString(token));
+});
+EM_JS(void, PageSetToken, (const char* token, int remember), {
+    Module['page']['setToken'](UTF8ToString(token), remember !== 0);
+});
+EM_JS(void, PageSaveState, (const char* share), {
+    Module['page']['saveState'](UTF8ToString(share));
+});
+EM_JS(void, PageCopyText, (const char* text), {
+    Module['page']['copyText'](UTF8ToString(text));
+});
+EM_JS(void, PageDownload, (const char* name, const char* text), {
+    Module['page']['download'](UTF8ToString(name), UTF8ToString(text));
+});
+EM_JS(void, PageOpenFile, (), {
+    Module['page']['openFile']();
+});
+EM_JS(int, PageHasServices, (), {
+    return Module['page'] ? 1 : 0;
 });
 
 namespace {
@@ -51,6 +78,12 @@ struct Platform
     float               ui_scale = 0.0f;    // whole-number scale applied to fonts and style
     bool                first_frame_done = false;
     gpumem::ui::AppState app;
+
+    // How long each Frame() took (ms, CPU side): a ring of the last kFrameSamples, for the
+    // page benchmark's frame-time figures (ui_frame_times).
+    static constexpr int kFrameSamples = 240;
+    double              frame_ms[kFrameSamples] = {};
+    int                 frame_count = 0;
 };
 
 Platform g_platform;
@@ -115,6 +148,7 @@ void SyncCanvasSize(Platform& p)
 void Frame()
 {
     Platform& p = g_platform;
+    const double start = emscripten_get_now();
     SyncCanvasSize(p);
     glfwPollEvents();
 
@@ -129,11 +163,56 @@ void Frame()
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
+    p.frame_ms[p.frame_count % Platform::kFrameSamples] = emscripten_get_now() - start;
+    p.frame_count++;
+
     if (!p.first_frame_done)
     {
         p.first_frame_done = true;
         NotifyFirstFrame();
     }
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Calls from the page (web/page.js)
+//-----------------------------------------------------------------------------
+
+nlohmann::json ParseFromPage(const std::string& text)
+{
+    std::string error;
+    std::optional<nlohmann::json> doc = gpumem::parse_json(text, error);
+    return doc ? *doc : nlohmann::json();
+}
+
+// A link's or the saved settings' request: see gpumem::ui::OpenFromPage.
+void UiOpen(const std::string& request)
+{
+    gpumem::ui::OpenFromPage(g_platform.app, ParseFromPage(request));
+}
+
+// web/hub.js's answer to PageHubFetch.
+void UiHubResponse(const std::string& response)
+{
+    gpumem::ui::ReceiveHubResponse(g_platform.app, ParseFromPage(response));
+}
+
+// A dropped or opened file: its name and text. Returns "" when loaded, else why not.
+std::string UiLoadText(const std::string& name, const std::string& text)
+{
+    gpumem::ui::AppState& app = g_platform.app;
+    return gpumem::ui::LoadText(app, text, name) ? "" : app.import_message;
+}
+
+// Emscripten 3.1.6's GLFW hands the browser's wheel deltas over raw (wheel down: +100 pixels, or
+// +3 lines) where GLFW, and Dear ImGui after it, mean one unit per notch with up positive. So the
+// page scrolled the wrong way, a hundred lines at a time. This puts the units and the sign right.
+void ScrollCallback(GLFWwindow* window, double dx, double dy)
+{
+    auto notches = [](double d) {
+        const double n = std::abs(d) >= 10.0 ? d / 100.0 : d / 3.0;   // pixels, else lines
+        return std::clamp(-n, -5.0, 5.0);
+    };
+    ImGui_ImplGlfw_ScrollCallback(window, notches(dx), notches(dy));
 }
 
 //-----------------------------------------------------------------------------
@@ -169,12 +248,48 @@ std::string UiScenario()
     return g_platform.app.scenario_text;
 }
 
+// What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
+// "kind", "message", "api_total", "bundled_twin"}, "import_message", "share", "pinned"}.
+std::string UiState()
+{
+    const gpumem::ui::AppState& app = g_platform.app;
+    static const char* const kSources[] = {"preset", "hub", "config", "manual"};
+    static const char* const kStatus[] = {"idle", "loading", "ready", "failed"};
+    const gpumem::ui::HubState& hub = app.hub;
+    return nlohmann::json{
+        {"source", kSources[static_cast<int>(app.source)]},
+        {"hub", {{"status", kStatus[static_cast<int>(hub.status)]}, {"id", hub.id}, {"input", hub.input}, {"serial", hub.serial}, {"kind", hub.error_kind},
+                 {"message", hub.message}, {"retryable", hub.retryable}, {"api_total", hub.api_total},
+                 {"bundled_twin", hub.bundled_twin}, {"base", hub.base}}},
+        {"import_message", app.import_message},
+        {"share", gpumem::ui::ShareState(app)},
+        {"pinned", app.pinned.size()},
+        {"markdown", gpumem::ui::ResultMarkdown(app)},
+    }.dump();
+}
+
+// The last frames' CPU time in ms, oldest first.
+std::string UiFrameTimes()
+{
+    const Platform& p = g_platform;
+    nlohmann::json times = nlohmann::json::array();
+    const int n = std::min(p.frame_count, Platform::kFrameSamples);
+    for (int i = p.frame_count - n; i < p.frame_count; i++)
+        times.push_back(p.frame_ms[i % Platform::kFrameSamples]);
+    return times.dump();
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(gpumem_ui) {
     emscripten::function("ui_layout", &UiLayout);
     emscripten::function("ui_total", &UiTotal);
     emscripten::function("ui_scenario", &UiScenario);
+    emscripten::function("ui_state", &UiState);
+    emscripten::function("ui_frame_times", &UiFrameTimes);
+    emscripten::function("ui_open", &UiOpen);
+    emscripten::function("ui_hub_response", &UiHubResponse);
+    emscripten::function("ui_load_text", &UiLoadText);
 }
 
 int main()
@@ -210,8 +325,19 @@ int main()
     io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
 
     ImGui_ImplGlfw_InitForOpenGL(p.window, true);
+    glfwSetScrollCallback(p.window, ScrollCallback);
     ImGui_ImplOpenGL3_Init("#version 300 es");
 
+    if (PageHasServices())
+    {
+        gpumem::ui::PageHooks& hooks = p.app.page;
+        hooks.hub_fetch = [](const std::string& request, const std::string& token) { PageHubFetch(request.c_str(), token.c_str()); };
+        hooks.set_token = [](const std::string& token, bool remember) { PageSetToken(token.c_str(), remember ? 1 : 0); };
+        hooks.save_state = [](const std::string& share) { PageSaveState(share.c_str()); };
+        hooks.copy_text = [](const std::string& text) { PageCopyText(text.c_str()); };
+        hooks.download = [](const std::string& name, const std::string& text) { PageDownload(name.c_str(), text.c_str()); };
+        hooks.open_file = []() { PageOpenFile(); };
+    }
     gpumem::ui::AppInit(p.app);
 
     // 0 fps: follow requestAnimationFrame. Returns at once; the state lives on in g_platform.

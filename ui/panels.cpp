@@ -3,206 +3,27 @@
 #include "panels.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cfloat>
 #include <cstdio>
 #include <string>
 
 #include "imgui.h"
+#include "panel_helpers.h"
 #include "widgets.h"
 
+#include <gpumem/gpumem.h>
+
 namespace gpumem::ui {
-
-//-----------------------------------------------------------------------------
-// [SECTION] Choices and helpers
-//-----------------------------------------------------------------------------
-
-namespace {
-
-// One entry of a combo: the scenario value and how the page names it.
-struct Choice
-{
-    const char* value;
-    const char* label;
-};
-
-const Choice kMethods[] = {
-    {"full", "Full fine-tuning"}, {"lora", "LoRA"}, {"qlora", "QLoRA (4-bit base)"}};
-const Choice kDtypes[] = {
-    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8"}};
-const Choice kOptimizers[] = {
-    {"adamw", "AdamW (foreach)"}, {"adamw_fused", "AdamW (fused)"}, {"adam", "Adam"},
-    {"adamw_8bit", "AdamW 8-bit (bitsandbytes)"}, {"paged_adamw_8bit", "Paged AdamW 8-bit"},
-    {"paged_adamw_32bit", "Paged AdamW 32-bit"}, {"adafactor", "Adafactor (factored)"}, {"lion", "Lion"},
-    {"muon", "Muon"}, {"lamb", "LAMB"}, {"amsgrad", "AMSGrad"}, {"adagrad", "Adagrad"}, {"rmsprop", "RMSprop"},
-    {"sgd_momentum", "SGD with momentum"}, {"sgd", "SGD"}, {"shampoo", "Shampoo"}};
-const Choice kCheckpointing[] = {
-    {"none", "Off"}, {"selective", "Selective (per-op; Megatron: attention)"}, {"full", "Full (every layer)"}};
-const Choice kAttention[] = {
-    {"eager", "Eager (keeps s x s scores)"}, {"sdpa", "SDPA"}, {"flash", "FlashAttention"}};
-const Choice kLosses[] = {
-    {"standard", "Standard (fp32 logits)"}, {"chunked", "Chunked"}, {"fused", "Fused (Liger, CCE)"}};
-const Choice kEngines[] = {
-    {"none", "None (one process)"}, {"ddp", "DDP"}, {"deepspeed", "DeepSpeed ZeRO"}, {"fsdp", "FSDP"}};
-const Choice kFsdpSharding[] = {
-    {"full_shard", "FULL_SHARD"}, {"shard_grad_op", "SHARD_GRAD_OP"},
-    {"hybrid_shard", "HYBRID_SHARD"}, {"no_shard", "NO_SHARD"}};
-const Choice kOffload[] = {{"none", "None"}, {"cpu", "CPU"}, {"nvme", "NVMe"}};
-const Choice kWeightFormats[] = {
-    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8 (128x128 block scales)"},
-    {"int8", "int8 (LLM.int8)"}, {"int4", "int4 (GPTQ/AWQ, group 128)"}, {"nf4", "NF4 (bitsandbytes)"},
-    {"mxfp4", "MXFP4"}, {"nvfp4", "NVFP4"}, {"q8_0", "GGUF Q8_0"}, {"q6_k", "GGUF Q6_K"},
-    {"q5_k_m", "GGUF Q5_K_M"}, {"q4_k_m", "GGUF Q4_K_M"}, {"q4_0", "GGUF Q4_0"}};
-const Choice kKvDtypes[] = {{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp8", "fp8"}, {"int8", "int8"}};
-const Choice kServingEngines[] = {
-    {"transformers", "Transformers"}, {"vllm", "vLLM"}, {"llama.cpp", "llama.cpp"}};
-
-// The memory components, in stacking order, as the result names them.
-struct Component
-{
-    const char* key;
-    const char* label;
-    ImU32       color;
-};
-const Component kComponents[] = {
-    {"weights",          "Weights",          IM_COL32( 66, 133, 244, 255)},
-    {"gradients",        "Gradients",        IM_COL32(251, 140,   0, 255)},
-    {"optimizer_states", "Optimizer states", IM_COL32(171,  71, 188, 255)},
-    {"activations",      "Activations",      IM_COL32( 67, 160,  71, 255)},
-    {"logits",           "Logits",           IM_COL32(  0, 172, 193, 255)},
-    {"kv_cache",         "KV cache",         IM_COL32(236,  64, 122, 255)},
-    {"overheads",        "Overheads",        IM_COL32(144, 164, 174, 255)},
-};
-constexpr int kComponentCount = IM_ARRAYSIZE(kComponents);
-
-// More bars than this and the rest are summarised in a line: they are the same.
-constexpr int kMaxBars = 8;
-
-// Starts a form row: the label (and its help) on the left, the next widget filling the rest.
-void FormRow(const char* label, const char* help = nullptr)
-{
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(label);
-    if (help != nullptr)
-    {
-        ImGui::SameLine();
-        HelpMarker(help);
-    }
-    ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
-    ImGui::SetNextItemWidth(-FLT_MIN);
-}
-
-// j[key], or null when j is not an object or has no such key (const operator[] would be UB).
-const nlohmann::json kNull;
-const nlohmann::json& At(const nlohmann::json& j, const char* key)
-{
-    return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
-
-std::string Text(const nlohmann::json& j)
-{
-    return j.is_string() ? j.get<std::string>() : j.dump();
-}
-
-// The filled-in scenario's value for section.key, as text ("" when the core has none).
-std::string Filled(const AppState& state, const char* section, const char* key)
-{
-    const nlohmann::json& v = At(At(state.filled, section), key);
-    return v.is_null() ? "" : Text(v);
-}
-
-const char* LabelOf(const Choice choices[], int count, const std::string& value)
-{
-    for (int i = 0; i < count; i++)
-        if (value == choices[i].value)
-            return choices[i].label;
-    return nullptr;
-}
-
-// A combo over `choices`. With `offer_default`, its first entry is "default (<what the core
-// chose>)" and selecting it stores "" so the field is left out of the scenario.
-template <int N>
-bool ChoiceCombo(const char* id, std::string& value, const Choice (&choices)[N],
-                 bool offer_default = true, const std::string& filled = "")
-{
-    std::string default_label = "default";
-    if (!filled.empty())
-    {
-        const char* filled_label = LabelOf(choices, N, filled);
-        default_label += " (" + std::string(filled_label != nullptr ? filled_label : filled.c_str()) + ")";
-    }
-    const char* current = LabelOf(choices, N, value);
-    const std::string preview = value.empty() ? default_label : current != nullptr ? current : value;
-
-    bool changed = false;
-    if (ImGui::BeginCombo(id, preview.c_str()))
-    {
-        if (offer_default && ImGui::Selectable(default_label.c_str(), value.empty()))
-        {
-            value.clear();
-            changed = true;
-        }
-        for (const Choice& choice : choices)
-        {
-            const bool selected = value == choice.value;
-            if (ImGui::Selectable(choice.label, selected))
-            {
-                value = choice.value;
-                changed = true;
-            }
-            if (selected)
-                ImGui::SetItemDefaultFocus();
-        }
-        ImGui::EndCombo();
-    }
-    return changed;
-}
-
-std::string Lowercase(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-
-std::uint64_t Bytes(const nlohmann::json& j, const char* key)
-{
-    const nlohmann::json& v = At(j, key);
-    return v.is_number() ? v.get<std::uint64_t>() : 0;
-}
-
-double ToGiB(std::uint64_t bytes)
-{
-    return static_cast<double>(bytes) / static_cast<double>(1ull << 30);
-}
-
-// The card the estimate is for, from the catalogue (nullptr when the scenario names none).
-const GpuEntry* CurrentGpu(const AppState& state)
-{
-    const std::string id = Filled(state, "hardware", "gpu");
-    for (const GpuEntry& gpu : state.gpus)
-        if (gpu.id == id)
-            return &gpu;
-    return state.gpus.empty() ? nullptr : &state.gpus[state.gpu_index];
-}
-
-void BulletWrapped(const std::string& text)
-{
-    ImGui::Bullet();
-    ImGui::TextWrapped("%s", text.c_str());
-}
-
-}  // namespace
 
 //-----------------------------------------------------------------------------
 // [SECTION] Controls
 //-----------------------------------------------------------------------------
 
-void ShowModelPanel(AppState& state)
-{
-    if (!ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen))
-        return;
+namespace {
 
-    FormRow("Model", "A bundled preset: its config.json is compiled into the page, so nothing is downloaded.");
+void ShowPresetPicker(AppState& state)
+{
+    FormRow("Preset", "A bundled model: its real config.json is compiled into the page, so nothing is downloaded.");
     const char* preview = state.presets.empty() ? "(no presets)" : state.presets[state.preset_index].id.c_str();
     if (ImGui::BeginCombo("##preset", preview, ImGuiComboFlags_HeightLarge))
     {
@@ -227,6 +48,174 @@ void ShowModelPanel(AppState& state)
         ImGui::EndCombo();
     }
     RecordItemRect(state, "preset");
+}
+
+void ShowHubFetch(AppState& state)
+{
+    HubState& hub = state.hub;
+    FormRow("Hub model", "A model id (Qwen/Qwen3-8B) or its Hub URL. The page fetches its config.json "
+                         "straight from the Hub, with no referrer and no cookies.");
+    const float button_w = ImGui::CalcTextSize("Fetch").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    ImGui::SetNextItemWidth(-(button_w + ImGui::GetStyle().ItemSpacing.x));
+    const bool entered = ImGui::InputTextWithHint("##hub_input", "Qwen/Qwen3-8B or https://huggingface.co/...",
+                                                  hub.input, sizeof(hub.input), ImGuiInputTextFlags_EnterReturnsTrue);
+    RecordItemRect(state, "hub_input");
+    ImGui::SameLine();
+    const bool loading = hub.status == HubState::Status::Loading;
+    ImGui::BeginDisabled(loading);
+    const bool clicked = ImGui::Button("Fetch");
+    ImGui::EndDisabled();
+    RecordItemRect(state, "hub_fetch");
+    if ((entered || clicked) && !loading)
+        RequestHubModel(state);
+
+    FormRow("Revision", "Branch, tag or commit of the model repository.");
+    ImGui::InputText("##hub_revision", hub.revision, sizeof(hub.revision));
+
+    switch (hub.status)
+    {
+    case HubState::Status::Idle:
+        ImGui::TextDisabled("Type an id and press Enter or Fetch.");
+        break;
+    case HubState::Status::Loading:
+    {
+        static const char* const kSpinner[] = {"|", "/", "-", "\\"};
+        ImGui::Text("%s Fetching %s from the Hub...", kSpinner[static_cast<int>(ImGui::GetTime() * 8.0) & 3], hub.input);
+        break;
+    }
+    case HubState::Status::Ready:
+    {
+        ImGui::TextColored(UtilizationColor(0.0), "Loaded %s (%s).", hub.id.c_str(), hub.loaded_revision.c_str());
+        const std::uint64_t ours = Bytes(At(state.result, "parameters"), "total");
+        if (hub.api_total > 0 && ours > 0)
+        {
+            const double diff = (static_cast<double>(ours) - static_cast<double>(hub.api_total)) / static_cast<double>(hub.api_total);
+            ImGui::TextWrapped("Parameters: ours %s; the Hub's safetensors count %s (%+.2f %%)", FormatCount(ours).c_str(),
+                               FormatCount(hub.api_total).c_str(), diff * 100.0);
+            ImGui::SameLine();
+            HelpMarker("Ours is counted tensor by tensor from config.json; the Hub's is the number of values stored "
+                       "in the checkpoint's safetensors files. They differ when the checkpoint stores extra tensors "
+                       "(FP8 scales, rotary buffers, MTP layers) or quantized weights packed several to a value.");
+        }
+        else if (ours > 0)
+            ImGui::TextDisabled("Parameters: %s (the Hub reported no safetensors count to compare with)", FormatCount(ours).c_str());
+        break;
+    }
+    case HubState::Status::Failed:
+        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
+        ImGui::TextWrapped("%s", hub.message.c_str());
+        ImGui::PopStyleColor();
+        RecordItemRect(state, "hub_message");
+        if (hub.retryable)
+        {
+            if (ImGui::Button("Retry"))
+                RequestHubModel(state);
+            RecordItemRect(state, "hub_retry");
+        }
+        if (!hub.bundled_twin.empty())
+        {
+            if (hub.retryable)
+                ImGui::SameLine();
+            const std::string label = "Use the bundled " + hub.bundled_twin;
+            if (ImGui::Button(label.c_str()))
+            {
+                for (int i = 0; i < static_cast<int>(state.presets.size()); i++)
+                    if (state.presets[i].id == hub.bundled_twin)
+                        state.preset_index = i;
+                state.source = ModelSource::Preset;
+            }
+        }
+        break;
+    }
+
+    const bool open = ImGui::TreeNode("Access token and Hub address");
+    RecordItemRect(state, "hub_settings");
+    if (open)
+    {
+        FormRow("Token", "For gated or private models: a Hugging Face read token. It is sent only to the Hub, "
+                         "in the Authorization header; it is never in the link, the exported scenario or a log.");
+        if (ImGui::InputTextWithHint("##hub_token", "hf_...", hub.token, sizeof(hub.token), ImGuiInputTextFlags_Password) &&
+            state.page.set_token != nullptr)
+            state.page.set_token(hub.token, hub.remember_token);
+        RecordItemRect(state, "hub_token");
+        FormRow("");
+        if (ImGui::Checkbox("Remember the token in this browser", &hub.remember_token) && state.page.set_token != nullptr)
+            state.page.set_token(hub.token, hub.remember_token);
+        RecordItemRect(state, "remember_token");
+        FormRow("Hub address", "https://huggingface.co, a mirror, or a local server with the Hub's URL layout "
+                               "(hub= in a link). The page's security policy allows only the Hub, its mirror "
+                               "hf-mirror.com and this computer.");
+        ImGui::InputText("##hub_base", hub.base, sizeof(hub.base));
+        ImGui::TreePop();
+    }
+}
+
+void ShowConfigLoader(AppState& state)
+{
+    FormRow("config.json", "A model's config.json: drop the file on the page, open it, or paste it in the box "
+                           "under Import in the results.");
+    if (ImGui::Button("Open a file..."))
+        if (state.page.open_file != nullptr)
+            state.page.open_file();
+    ImGui::SameLine();
+    if (state.config.is_null())
+        ImGui::TextDisabled("none loaded yet: drop one on the page");
+    else
+        ImGui::Text("%s", state.config_name.c_str());
+}
+
+void ShowManualModel(AppState& state)
+{
+    ManualModel& m = state.manual;
+    FormRow("Parameters", "Total parameters: \"7B\", \"1.3e9\" or a plain number (seed 001's format).");
+    ImGui::InputText("##manual_params", m.num_parameters, sizeof(m.num_parameters));
+    auto field = [](const char* label, const char* id, int& value, int lo, int hi) {
+        FormRow(label);
+        if (ImGui::InputInt(id, &value, 0, 0))
+            value = std::clamp(value, lo, hi);
+    };
+    field("Layers", "##manual_layers", m.num_layers, 1, 4096);
+    field("Hidden size", "##manual_hidden", m.hidden_size, 1, 1 << 20);
+    field("Attention heads", "##manual_heads", m.num_attention_heads, 1, 4096);
+    field("KV heads", "##manual_kv_heads", m.num_key_value_heads, 1, 4096);
+    field("MLP size", "##manual_mlp", m.intermediate_size, 1, 1 << 22);
+    field("Vocabulary", "##manual_vocab", m.vocab_size, 1, 1 << 24);
+    FormRow("");
+    ImGui::Checkbox("Tied input and output embeddings", &m.tie_word_embeddings);
+}
+
+}  // namespace
+
+void ShowModelPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+
+    const struct { ModelSource source; const char* label; const char* rect; } kSources[] = {
+        {ModelSource::Preset, "Preset", "source_preset"}, {ModelSource::Hub, "Hub", "source_hub"},
+        {ModelSource::Config, "config.json", "source_config"}, {ModelSource::Manual, "By hand", "source_manual"}};
+    for (int i = 0; i < IM_ARRAYSIZE(kSources); i++)
+    {
+        if (i > 0)
+            ImGui::SameLine();
+        if (ImGui::RadioButton(kSources[i].label, state.source == kSources[i].source))
+            state.source = kSources[i].source;
+        RecordItemRect(state, kSources[i].rect);
+    }
+
+    switch (state.source)
+    {
+    case ModelSource::Preset: ShowPresetPicker(state); break;
+    case ModelSource::Hub:    ShowHubFetch(state); break;
+    case ModelSource::Config: ShowConfigLoader(state); break;
+    case ModelSource::Manual: ShowManualModel(state); break;
+    }
+    if (!state.import_message.empty())
+    {
+        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
+        ImGui::TextWrapped("%s", state.import_message.c_str());
+        ImGui::PopStyleColor();
+    }
 
     FormRow("Mode");
     if (ImGui::RadioButton("Training", !state.inference))
@@ -252,13 +241,34 @@ void ShowTrainingPanel(AppState& state)
                              "is the core's default, listed under Assumptions.");
         ImGui::SliderInt("##lora_rank", &state.lora_rank, 1, 256, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
         RecordItemRect(state, "lora_rank");
+        FormRow("LoRA alpha", "Scaling numerator; it does not change memory. 0 leaves the core's default (2 x rank).");
+        if (ImGui::InputFloat("##lora_alpha", &state.lora_alpha, 0.0f, 0.0f, "%g"))
+            state.lora_alpha = std::clamp(state.lora_alpha, 0.0f, 1e6f);
+        FormRow("Target modules", "Which linear layers get adapters. Each adds its rank x (in + out) "
+                                  "trainable parameters and keeps its input for the backward pass.");
+        static const Choice kTargets[] = {
+            {"q_proj,v_proj", "q, v (PEFT's default)"}, {"q_proj,k_proj,v_proj,o_proj", "attention (q, k, v, o)"},
+            {"all_linear", "all linear layers"}, {"all_linear,lm_head", "all linear + LM head"}};
+        ChoiceCombo("##lora_targets", state.lora_targets, kTargets, true,
+                    Filled(state, "training", "lora").empty() ? "" : "q_proj,v_proj");
+        if (state.method == "qlora")
+        {
+            FormRow("Base weights", "How QLoRA stores the frozen base model.");
+            ChoiceCombo("##quantization", state.quantization, kQuantizations, true, Filled(state, "training", "quantization"));
+        }
     }
 
     FormRow("Precision", "Compute dtype. How weights, gradients and the fp32 master copy are kept follows "
                          "from it and the engine (the precision recipe, listed under Assumptions).");
     ChoiceCombo("##dtype", state.dtype, kDtypes, true, Filled(state, "training", "dtype"));
+    FormRow("Precision recipe", "Where the weights live and whether an fp32 master copy is kept. Default: "
+                                "what the engine does with this dtype.");
+    ChoiceCombo("##precision", state.precision, kPrecisions, true, Filled(state, "training", "precision"));
     FormRow("Optimizer");
     ChoiceCombo("##optimizer", state.optimizer, kOptimizers, true, Filled(state, "training", "optimizer"));
+    FormRow("Optimizer states", "The dtype of the optimizer's moments (8-bit optimizers fix their own).");
+    ChoiceCombo("##optimizer_state_dtype", state.optimizer_state_dtype, kStateDtypes, true,
+                Filled(state, "training", "optimizer_state_dtype"));
     FormRow("Checkpointing", "Gradient (activation) checkpointing: keep only each layer's input and "
                              "recompute the rest in backward.");
     ChoiceCombo("##checkpointing", state.checkpointing, kCheckpointing, true,
@@ -277,6 +287,10 @@ void ShowTrainingPanel(AppState& state)
     FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
     ImGui::SliderInt("##seq_len", &state.seq_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     RecordItemRect(state, "seq_len");
+    FormRow("Grad. accumulation", "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
+                                     "not the peak.");
+    if (ImGui::InputInt("##grad_accum", &state.grad_accum))
+        state.grad_accum = std::clamp(state.grad_accum, 1, 65536);
 }
 
 void ShowInferencePanel(AppState& state)
@@ -300,6 +314,23 @@ void ShowInferencePanel(AppState& state)
     FormRow("Context length", "Prompt plus generated tokens per sequence.");
     ImGui::SliderInt("##context_len", &state.context_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     RecordItemRect(state, "context_len");
+    FormRow("");
+    ImGui::Checkbox("Keep a KV cache", &state.kv_cache);
+    ImGui::SameLine();
+    HelpMarker("Off: every generated token recomputes the whole context (use_cache=False).");
+    if (state.serving_engine == "vllm")
+    {
+        FormRow("GPU memory share", "vLLM's gpu_memory_utilization: the share of the card it claims. "
+                                    "0 leaves vLLM's default.");
+        ImGui::SliderFloat("##gpu_memory_utilization", &state.gpu_memory_utilization, 0.0f, 0.99f, "%.2f",
+                           ImGuiSliderFlags_AlwaysClamp);
+    }
+    if (state.serving_engine == "llama.cpp")
+    {
+        FormRow("GPU layers", "llama.cpp's --n-gpu-layers; the rest stay in host RAM. -1: all of them.");
+        if (ImGui::InputInt("##gpu_layers", &state.gpu_layers))
+            state.gpu_layers = std::clamp(state.gpu_layers, -1, 4096);
+    }
 }
 
 void ShowParallelismPanel(AppState& state)
@@ -312,7 +343,7 @@ void ShowParallelismPanel(AppState& state)
         FormRow("Engine", "How state is spread over data-parallel GPUs: DDP replicates it, ZeRO and "
                           "FSDP shard it.");
         ChoiceCombo("##engine", state.engine, kEngines, true, Filled(state, "engine", "type"));
-        if (state.engine == "deepspeed")
+        if (state.engine == "deepspeed" || state.engine == "megatron_deepspeed")
         {
             FormRow("ZeRO stage", "1: optimizer states sharded over data-parallel GPUs.\n"
                                   "2: + gradients.\n3: + the weights themselves.");
@@ -321,6 +352,11 @@ void ShowParallelismPanel(AppState& state)
             FormRow("Offload optimizer", "ZeRO-Offload: optimizer states live in host RAM (or NVMe).");
             ChoiceCombo("##offload_optimizer", state.offload_optimizer, kOffload, true,
                         Filled(state, "engine", "offload_optimizer"));
+            if (state.zero_stage == 3)
+            {
+                FormRow("Offload weights", "ZeRO-Infinity: the weights themselves live in host RAM (or NVMe).");
+                ChoiceCombo("##offload_param", state.offload_param, kOffload, true, Filled(state, "engine", "offload_param"));
+            }
         }
         if (state.engine == "fsdp")
         {
@@ -338,7 +374,21 @@ void ShowParallelismPanel(AppState& state)
         FormRow("Pipeline parallel", "Pipeline stages; the figures are for the heaviest stage.");
         if (ImGui::InputInt("##pipeline_parallel", &state.pipeline_parallel))
             state.pipeline_parallel = std::clamp(state.pipeline_parallel, 1, 64);
+        FormRow("Context parallel", "GPUs that split each sequence (ring attention); activations shrink with it.");
+        if (ImGui::InputInt("##context_parallel", &state.context_parallel))
+            state.context_parallel = std::clamp(state.context_parallel, 1, 64);
+        if (state.tensor_parallel > 1)
+        {
+            FormRow("");
+            ImGui::Checkbox("Sequence parallel", &state.sequence_parallel);
+            ImGui::SameLine();
+            HelpMarker("Megatron's sequence parallelism: the activations outside the tensor-parallel regions "
+                       "(norms, dropout) are split over the tensor-parallel GPUs too.");
+        }
     }
+    FormRow("Expert parallel", "GPUs that split a mixture-of-experts layer's experts.");
+    if (ImGui::InputInt("##expert_parallel", &state.expert_parallel))
+        state.expert_parallel = std::clamp(state.expert_parallel, 1, 1024);
 }
 
 void ShowHardwarePanel(AppState& state)
@@ -368,6 +418,11 @@ void ShowHardwarePanel(AppState& state)
     if (ImGui::InputInt("##num_gpus", &state.num_gpus))
         state.num_gpus = std::clamp(state.num_gpus, 1, 4096);
     RecordItemRect(state, "num_gpus");
+    FormRow("Custom size (GiB)", "A card with this much memory (GiB, 2^30 bytes, as seed 001's gpu_memory_gb) "
+                                 "instead of the catalogue's figure: for cards not listed, or memory already "
+                                 "taken. 0: the catalogue's.");
+    if (ImGui::InputFloat("##gpu_memory_gb", &state.custom_gpu_gb, 0.0f, 0.0f, "%g"))
+        state.custom_gpu_gb = std::clamp(state.custom_gpu_gb, 0.0f, 100000.0f);
 }
 
 //-----------------------------------------------------------------------------
@@ -578,6 +633,15 @@ void ShowErrorsPanel(AppState& state)
 {
     state.displayed_peak.clear();
     state.displayed_peak_bytes = 0;
+    const bool waiting = (state.source == ModelSource::Hub && state.hub.config.is_null()) ||
+                         (state.source == ModelSource::Config && state.config.is_null());
+    if (waiting)
+    {
+        ImGui::TextWrapped(state.source == ModelSource::Hub
+                               ? "No model yet: fetch one from the Hub (Model, on the left), or pick a preset."
+                               : "No config.json yet: drop one on the page, open a file, or paste it below.");
+        return;
+    }
     ImGui::TextColored(UtilizationColor(1.0), "This scenario cannot be estimated:");
     const nlohmann::json& errors = At(state.result, "errors");
     if (errors.is_array())

@@ -103,7 +103,7 @@ double NiceStep(double range, int target)
 
 }  // namespace
 
-bool BeginStackedBars(const char* str_id, double x_max, const char* unit, float width)
+bool BeginStackedBars(const char* str_id, double x_max, const char* unit, float width, const char* widest_label)
 {
     StackedBarsContext& ctx = GStackedBars;
     IM_ASSERT(!ctx.open && "BeginStackedBars() called twice without EndStackedBars()");
@@ -118,7 +118,7 @@ bool BeginStackedBars(const char* str_id, double x_max, const char* unit, float 
     ctx.item_count = 0;
     ctx.width = width > 0.0f ? width : ImGui::GetContentRegionAvail().x;
     ctx.left = ImGui::GetCursorScreenPos().x;
-    const float label_w = ImGui::CalcTextSize("GPU 000").x + style.ItemInnerSpacing.x;
+    const float label_w = ImGui::CalcTextSize(widest_label != nullptr ? widest_label : "GPU 000").x + style.ItemInnerSpacing.x;
     const float percent_w = ImGui::CalcTextSize("1000 %").x + style.ItemInnerSpacing.x;
     ctx.bar_x0 = ctx.left + label_w;
     ctx.bar_x1 = std::max(ctx.bar_x0 + 1.0f, ctx.left + ctx.width - percent_w);

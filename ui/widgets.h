@@ -33,8 +33,9 @@ ImVec4 UtilizationColor(double utilization);
 
 // The chart. Begin returns false when clipped (then call nothing else, like ImGui::BeginChild's
 // siblings in ImPlot). `x_max` is the end of the value axis; `unit` labels its ticks.
+// `widest_label` sets the width of the label column (default: room for "GPU 000").
 bool BeginStackedBars(const char* str_id, double x_max, const char* unit = "GiB",
-                      float width = 0.0f /* 0: available width */);
+                      float width = 0.0f /* 0: available width */, const char* widest_label = nullptr);
 // Names and colours of the segments, in stacking order; the pointers must outlive the chart.
 void SetupStackedBarsItems(const char* const labels[], const ImU32 colors[], int count);
 // One horizontal bar: values[i] is the length of segment i; a marker is drawn at `capacity`

@@ -68,6 +68,7 @@ const read = (name) => readFileSync(join(args.site, name));
 const css = inlineText(read('page.css').toString('utf8'), 'page.css', 'style');
 const appJs = inlineText(read('gpumem_app.js').toString('utf8'), 'gpumem_app.js', 'script');
 const pageJs = inlineText(read('page.js').toString('utf8'), 'page.js', 'script');
+const hubJs = inlineText(read('hub.js').toString('utf8'), 'hub.js', 'script');
 const wasm = read('gpumem_app.wasm');
 
 const csp = [
@@ -79,8 +80,9 @@ const csp = [
 ].join('; ');
 
 let html = read('index.html').toString('utf8');
-html = replaceOnce(html, '<meta charset="utf-8">',
-  `<meta charset="utf-8">\n  <meta http-equiv="Content-Security-Policy" content="${csp}">`, 'charset meta');
+// The served page's policy (scripts from its own site, the Hub in connect-src) gives way to this one.
+html = replaceOnce(html, /<!--[^>]*-->\s*<meta http-equiv="Content-Security-Policy"[^>]*>/,
+  `<meta http-equiv="Content-Security-Policy" content="${csp}">`, 'page CSP meta');
 html = replaceOnce(html, /<link rel="stylesheet" href="page\.css">/,
   `<style>\n${css}</style>`, 'page.css link');
 html = replaceOnce(html, /[ \t]*(?:<!--[^>]*-->\s*)?<a id="offline-link"[^>]*>[^<]*<\/a>\n\n?/, '',
@@ -88,6 +90,8 @@ html = replaceOnce(html, /[ \t]*(?:<!--[^>]*-->\s*)?<a id="offline-link"[^>]*>[^
 html = replaceOnce(html, /<script src="gpumem_app\.js"><\/script>/,
   `<script id="gpumem-wasm" type="application/octet-stream">${wasm.toString('base64')}</script>\n` +
   `  <script>\n${appJs}\n</script>`, 'gpumem_app.js script');
+html = replaceOnce(html, /<script src="hub\.js"><\/script>/,
+  `<script>\n${hubJs}</script>`, 'hub.js script');
 html = replaceOnce(html, /<script src="page\.js"><\/script>/,
   `<script>\n${pageJs}</script>`, 'page.js script');
 

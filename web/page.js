@@ -10,6 +10,16 @@
 //   window.gpumemOffline true in the offline bundle (web/bundle.mjs), which carries the .wasm
 //                          inside it (<script id="gpumem-wasm">, base64) and may not use the
 //                          network at all: a feature that would fetch (the Hub) says "offline"
+//
+// The page's services for the app (Module.page, called from ui/main.cpp): the Hub fetch
+// (web/hub.js), the URL and saved settings, the clipboard, downloads and opening files.
+//
+//   URL      ?model=ID[&rev=REVISION][&hub=BASE]&s=SCENARIO   (SCENARIO: base64url of the scenario
+//            JSON without its model when the model is a preset or a Hub id). /?model=Qwen/Qwen3-8B
+//            alone opens that model: a bundled preset at once, any other id from the Hub.
+//   saved    localStorage "gpumem.state": the last URL query, restored when a visit has none;
+//            "gpumem.hub_token": the Hub token, only while "remember" is ticked.
+//   token    kept in this closure; sent only to the Hub (hub.js); never in the URL or a log.
 'use strict';
 
 (function () {
@@ -26,6 +36,156 @@
   });
 
   const MiB = 1024 * 1024;
+  const STATE_KEY = 'gpumem.state';
+  const TOKEN_KEY = 'gpumem.hub_token';
+
+  // localStorage, or null where the browser refuses it (some file:// and private modes).
+  function storage() {
+    try {
+      return window.localStorage;
+    } catch {
+      return null;
+    }
+  }
+
+  // base64url of UTF-8 text, and back (null when it is not such text).
+  function encodeText(text) {
+    const bytes = new TextEncoder().encode(text);
+    let binary = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+  function decodeText(text) {
+    try {
+      const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+      const bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return null;
+    }
+  }
+
+  // What the link (or, without one, the saved settings) asks the app to open.
+  function openRequest() {
+    let query = window.location.search;
+    const saved = storage();
+    if (!/[?&](model|s|hub)=/.test(query) && saved) query = saved.getItem(STATE_KEY) || '';
+    const params = new URLSearchParams(query);
+    const request = {};
+    if (params.get('model')) request.model = params.get('model');
+    if (params.get('rev')) request.revision = params.get('rev');
+    if (params.get('hub')) request.hub = params.get('hub');
+    const scenarioText = params.get('s') ? decodeText(params.get('s')) : null;
+    if (scenarioText) {
+      try {
+        request.scenario = JSON.parse(scenarioText);
+      } catch {
+        // A damaged link: the model (if named) still opens, with default settings.
+      }
+    }
+    const token = saved && saved.getItem(TOKEN_KEY);
+    if (token) {
+      request.token = token;
+      request.remember_token = true;
+    }
+    return request;
+  }
+
+  // The services ui/main.cpp calls (Module.page). `app` is the started module.
+  function pageServices(app) {
+    let fileInput = null;
+    return {
+      hubFetch(requestText, token) {
+        const request = JSON.parse(requestText);
+        window.gpumemHub.fetchModel({
+          base: request.base, id: request.id, revision: request.revision, token,
+          offline: window.gpumemOffline === true,
+        }).then((answer) => {
+          app.ui_hub_response(JSON.stringify({ ...answer, serial: request.serial }));
+        });
+      },
+      setToken(token, remember) {
+        const saved = storage();
+        if (!saved) return;
+        if (remember && token) saved.setItem(TOKEN_KEY, token);
+        else saved.removeItem(TOKEN_KEY);
+      },
+      saveState(shareText) {
+        const share = JSON.parse(shareText);
+        const params = new URLSearchParams();
+        if (share.model) params.set('model', share.model);
+        if (share.revision) params.set('rev', share.revision);
+        if (share.hub) params.set('hub', share.hub);
+        if (share.scenario) params.set('s', encodeText(JSON.stringify(share.scenario)));
+        const query = `?${params.toString().replace(/%2F/g, '/')}`;
+        try {
+          window.history.replaceState(null, '', query + window.location.hash);
+        } catch {
+          // file:// in some browsers: the link cannot change, the saved settings still do.
+        }
+        const saved = storage();
+        if (saved) saved.setItem(STATE_KEY, query);
+      },
+      copyText(text) {
+        const fallback = () => {
+          const area = document.createElement('textarea');
+          area.value = text;
+          document.body.appendChild(area);
+          area.select();
+          document.execCommand('copy');
+          area.remove();
+        };
+        if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).catch(fallback);
+        else fallback();
+      },
+      download(name, text) {
+        const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+        const link = document.createElement('a');
+        link.href = url;
+        link.download = name;
+        document.body.appendChild(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 1000);
+      },
+      openFile() {
+        if (!fileInput) {
+          fileInput = document.createElement('input');
+          fileInput.type = 'file';
+          fileInput.accept = '.json,application/json';
+          fileInput.hidden = true;
+          fileInput.addEventListener('change', () => {
+            const file = fileInput.files && fileInput.files[0];
+            if (file) loadFile(app, file);
+            fileInput.value = '';
+          });
+          document.body.appendChild(fileInput);
+        }
+        fileInput.click();
+      },
+    };
+  }
+
+  const MAX_FILE_BYTES = 4 * MiB;
+  function loadFile(app, file) {
+    if (file.size > MAX_FILE_BYTES) {
+      app.ui_load_text(file.name, '');   // reported as "not valid JSON" by the app
+      return;
+    }
+    file.text().then((text) => app.ui_load_text(file.name, text));
+  }
+
+  // Files dropped anywhere on the page: a scenario or a config.json.
+  function acceptDrops(app) {
+    document.addEventListener('dragover', (event) => event.preventDefault());
+    document.addEventListener('drop', (event) => {
+      event.preventDefault();
+      const file = event.dataTransfer && event.dataTransfer.files && event.dataTransfer.files[0];
+      if (file) loadFile(app, file);
+      else if (event.dataTransfer) app.ui_load_text('dropped text', event.dataTransfer.getData('text/plain'));
+    });
+  }
 
   function showProgress(received, total) {
     // Servers that compress report the compressed length: then only the count is meaningful.
@@ -86,6 +246,8 @@
       uiLayout: () => JSON.parse(module.ui_layout()),
       uiTotal: () => JSON.parse(module.ui_total()),
       uiScenario: () => JSON.parse(module.ui_scenario()),
+      uiState: () => JSON.parse(module.ui_state()),
+      uiFrameTimes: () => JSON.parse(module.ui_frame_times()),
       wasmMemoryBytes: () => module.HEAP8.buffer.byteLength,
     };
   }
@@ -112,15 +274,20 @@
     const module = {
       canvas,
       wasmBinary,
+      page: null,
       print: (text) => console.log(text),
       printErr: (text) => console.error(text),
       onAbort: (what) => fail(new Error(`aborted: ${what}`)),
       onFirstFrame() {
         window.gpumem = wrap(module);
+        acceptDrops(module);
+        module.ui_open(JSON.stringify(request));
         loading.classList.add('hidden');
         resolveReady({ firstFrameMs: performance.now() });
       },
     };
+    module.page = pageServices(module);
+    const request = openRequest();   // before the app's first estimate rewrites the URL
     await createGpumemApp(module);
   }
 
