@@ -147,6 +147,15 @@ Family family_of(const std::string& type, const json& c) {
         f.qkv_bias = f.o_bias = f.mlp_bias = true;
         f.gated = false;
         f.learned_positions = true;
+    } else if (type == "gpt_bigcode") {
+        // GPTBigCodeBlock: GPT-2's block (ln_1, attn.c_attn / c_proj, ln_2, mlp.c_fc / c_proj, all
+        // biased; learned positions; tied lm_head) with multi-query attention: c_attn is
+        // Linear(h, h + 2 x head_dim) when multi_query (the default), so one k/v head (set below).
+        f.tie_default = true;
+        f.norm = ModelSpec::Norm::Layer;
+        f.qkv_bias = f.o_bias = f.mlp_bias = true;
+        f.gated = false;
+        f.learned_positions = true;
     } else if (type == "gptj") {
         // GPTJBlock: ln_1 only, attention (q/k/v/out_proj, no bias) and MLP (fc_in/fc_out, biased) in
         // parallel; rotary; lm_head untied with a bias.
@@ -487,6 +496,7 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
         std::uint64_t ln = uint_or(c, "num_ln_in_parallel_attn", new_arch ? 2 : 1);
         f.norms_per_layer = !f.parallel || ln == 2 ? 2 : 1;
     }
+    if (type == "gpt_bigcode" && r.boolean("multi_query").value_or(true)) m.num_key_value_heads = 1;
     std::string hd_key = first_key(c, {"head_dim", "d_kv"});
     m.head_dim = hd_key.empty() ? m.hidden_size / m.num_attention_heads : r.uint(hd_key, 1, kMaxDim).value_or(0);
     if (hd_key.empty() && m.hidden_size % m.num_attention_heads != 0)

@@ -208,6 +208,26 @@ TEST(Families, BloomEmbeddingNormAndFusedBiasedQkv) {
     EXPECT_EQ(c.total, 559214592u);
 }
 
+TEST(Families, GptBigCodeMultiQuery) {
+    // StarCoder's shape (bigcode/starcoder, octocoder: n_embd 6144, 40 layers, 48 heads, n_inner 24576,
+    // vocab 49152, 8192 positions). Per layer ln_1 / ln_2 2 x 12,288 + c_attn (6144 + 2 x 128) x 6144 +
+    // 6,400 (multi-query: one k/v head) + c_proj 6144² + 6,144 + c_fc 24576 x 6144 + 24,576 + c_proj
+    // 6144 x 24576 + 6,144 = 379,128,064; x 40 + wte 49152 x 6144 + wpe 8192 x 6144 + ln_f 12,288, lm_head
+    // tied = 15,517,456,384, the size a public model table gives for MultiPL-T StarCoder-15b fine-tunes.
+    json c = {{"model_type", "gpt_bigcode"}, {"architectures", {"GPTBigCodeForCausalLM"}}, {"n_embd", 6144},
+              {"n_head", 48}, {"n_layer", 40}, {"n_inner", 24576}, {"n_positions", 8192}, {"vocab_size", 49152},
+              {"multi_query", true}};
+    gpumem::ParamCount p = count_config(c);
+    EXPECT_EQ(p.per_layer, 379128064u);
+    EXPECT_EQ(p.total, 15517456384ull);
+    // starcoderbase-1b's shape (2048 wide, 24 layers, 16 heads, n_inner 8192): 1,137,207,296 in the same table.
+    c.update({{"n_embd", 2048}, {"n_head", 16}, {"n_layer", 24}, {"n_inner", 8192}});
+    EXPECT_EQ(count_config(c).total, 1137207296ull);
+    // Without multi_query c_attn is 3h x h: each layer adds 2 x (2048 - 128) x 2048 + 2 x (2048 - 128).
+    c["multi_query"] = false;
+    EXPECT_EQ(count_config(c).total, 1137207296ull + 24 * (2 * 1920ull * 2048 + 2 * 1920));
+}
+
 TEST(Families, FalconMultiQueryParallelAttention) {
     // falcon-7b: 71 heads x 64, multi_query -> query_key_value (4544 + 2 x 64) x 4544 = 21,229,568;
     // dense 4544² = 20,647,936; MLP 2 x 4 x 4544² = 165,183,488; one input_layernorm 9,088 (parallel
