@@ -456,15 +456,48 @@ TEST(Families, T5EncoderDecoder) {
     EXPECT_EQ(count_config(v11).total, 60506624u + 12 * 2048u * 512 + 32128u * 512);
 }
 
+TEST(Families, MllamaTiledTowerAndGatedCrossAttention) {
+    // Llama-3.2-11B-Vision's fields (text: Llama-3.1-8B's shape with 8 cross-attention layers; vision:
+    // 1280 wide, 32 + 8 global layers, 560 px tiles of 14 px patches, 4 tiles, 8 aspect ratios).
+    // Vision: patch 1280 x 3 x 14 x 14 = 752,640 + class 1,280 + positions (1600 + 1) x 1280 = 2,049,280
+    // + tile positions 9 x 4 x 1601 x 1280 = 73,774,080 + its gate 1 + pre/post tile embeddings 2 x (9 x 4 x 1280 + gate 1)
+    // + layernorm_pre/post 5,120 + 32 layers of 19,672,320 + 8 gated layers of 19,672,322
+    // = 863,567,379. Projector 7680 x 4096 + 4096 = 31,461,376. Text: embed (128256 + 8) x 4096 +
+    // lm_head 128256 x 4096 + 40 llama layers of 218,112,000 + 8 x (q_norm, k_norm 2 x 128 + 2 gates) +
+    // norm = 9,775,192,080. Total 10,670,220,835, the Hub's safetensors count for
+    // meta-llama/Llama-3.2-11B-Vision(-Instruct).
+    json v = {{"model_type", "mllama_vision_model"}, {"hidden_size", 1280}, {"intermediate_size", 5120},
+              {"num_hidden_layers", 32}, {"num_global_layers", 8}, {"attention_heads", 16}, {"num_channels", 3},
+              {"image_size", 560}, {"patch_size", 14}, {"max_num_tiles", 4}, {"vision_output_dim", 7680},
+              {"supported_aspect_ratios", {{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {2, 2}, {3, 1}, {4, 1}}}};
+    json t = {{"model_type", "mllama_text_model"}, {"vocab_size", 128256}, {"hidden_size", 4096},
+              {"intermediate_size", 14336}, {"num_hidden_layers", 40}, {"num_attention_heads", 32},
+              {"num_key_value_heads", 8}, {"tie_word_embeddings", false},
+              {"cross_attention_layers", {3, 8, 13, 18, 23, 28, 33, 38}}};
+    json c = {{"model_type", "mllama"}, {"architectures", {"MllamaForConditionalGeneration"}}, {"text_config", t},
+              {"vision_config", v}};
+    gpumem::ParamCount p = count_config(c);
+    EXPECT_EQ(p.vision, 863567379u);
+    EXPECT_EQ(p.projector, 31461376u);
+    EXPECT_EQ(p.embedding, (128256u + 8) * 4096);
+    EXPECT_EQ(p.lm_head, 128256u * 4096);
+    EXPECT_EQ(p.language_model, 9775192080ull);
+    EXPECT_EQ(p.total, 10670220835ull);
+    gpumem::ModelSpec m = *gpumem::read_hf_config(c).model;
+    EXPECT_EQ(m.cross_attention_layers.size(), 8u);
+    EXPECT_EQ(m.vision_shape.heads, 16u);
+    EXPECT_EQ(m.vision_shape.patches, 4u * 1601);
+}
+
 TEST(Families, UnfinishedMultimodalFallsBackWithAWarning) {
-    // mllama's text model and tower are not modelled: a warning, never a silent count.
-    json c = {{"model_type", "mllama"},
-              {"text_config", {{"model_type", "mllama_text_model"}, {"hidden_size", 4096}, {"num_hidden_layers", 40},
-                               {"num_attention_heads", 32}, {"vocab_size", 128256}}},
-              {"vision_config", {{"model_type", "mllama_vision_model"}, {"hidden_size", 1280}}}};
+    // A wrapper whose tower is not modelled: a warning, never a silent count.
+    json c = {{"model_type", "idefics3"},
+              {"text_config", {{"model_type", "llama"}, {"hidden_size", 4096}, {"num_hidden_layers", 32},
+                               {"num_attention_heads", 32}, {"vocab_size", 128259}}},
+              {"vision_config", {{"model_type", "idefics3_vision"}, {"hidden_size", 1152}}}};
     std::vector<std::string> warnings;
     count_config(c, &warnings);
-    EXPECT_EQ(warnings.size(), 2u);
+    EXPECT_EQ(warnings.size(), 1u);
     // MLA without kv_lora_rank is an issue naming the field.
     json ds = {{"model_type", "deepseek_v2"}, {"hidden_size", 1024}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
                {"vocab_size", 1000}, {"qk_nope_head_dim", 64}, {"qk_rope_head_dim", 32}, {"v_head_dim", 64},
