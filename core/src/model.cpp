@@ -52,8 +52,9 @@ Family family_of(const std::string& type, const json& c) {
         return c.contains(key) && c[key].is_boolean() ? c[key].get<bool>() : fallback;
     };
     Family f;
-    if (type == "llama" || type == "granite") {
+    if (type == "llama" || type == "granite" || type == "mllama_text_model") {
         // granite: llama's modules; its embedding/residual/attention/logits multipliers are scalars.
+        // mllama_text_model: llama's layers; its cross-attention layers are added below.
         f.qkv_bias = f.o_bias = flag("attention_bias", false);
         f.mlp_bias = flag("mlp_bias", false);
     } else if (type == "mistral") {
@@ -142,6 +143,15 @@ Family family_of(const std::string& type, const json& c) {
         f.moe = f.expert_bias = f.router_bias = f.sinks = true;
         f.qkv_bias = f.o_bias = flag("attention_bias", true);
     } else if (type == "gpt2") {
+        f.tie_default = true;
+        f.norm = ModelSpec::Norm::Layer;
+        f.qkv_bias = f.o_bias = f.mlp_bias = true;
+        f.gated = false;
+        f.learned_positions = true;
+    } else if (type == "gpt_bigcode") {
+        // GPTBigCodeBlock: GPT-2's block (ln_1, attn.c_attn / c_proj, ln_2, mlp.c_fc / c_proj, all
+        // biased; learned positions; tied lm_head) with multi-query attention: c_attn is
+        // Linear(h, h + 2 x head_dim) when multi_query (the default), so one k/v head (set below).
         f.tie_default = true;
         f.norm = ModelSpec::Norm::Layer;
         f.qkv_bias = f.o_bias = f.mlp_bias = true;
@@ -270,6 +280,7 @@ bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, 
     std::string vt = v.contains("model_type") && v["model_type"].is_string() ? v["model_type"].get<std::string>() : "";
     if (vt.empty() && wrapper == "llava") vt = "clip_vision_model";
     if (vt.empty() && (wrapper == "qwen2_vl" || wrapper == "qwen2_5_vl")) vt = wrapper;
+    if (vt.empty() && wrapper == "mllama") vt = "mllama_vision_model";
     m.vision_model_type = vt;
     auto& w = m.vision_tower;
     auto& p = m.projector;
@@ -321,6 +332,57 @@ bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, 
             // LlavaMultiModalProjector: linear_1 (vision h × feature layers → text h), act, linear_2.
             return true;  // the caller adds it: it needs the wrapper's fields
         }
+        return true;
+    }
+    if (vt == "mllama_vision_model") {
+        // MllamaVisionModel (MllamaVisionConfig() defaults): patch_embedding Conv2d(bias=False);
+        // class_embedding; gated_positional_embedding = gate + embedding (patches + 1) x h + tile_embedding
+        // Embedding(max_aspect_ratio_id + 1, max_num_tiles x (patches + 1) x h); pre/post_tile_positional_
+        // embedding = Embedding(max_aspect_ratio_id + 1, max_num_tiles x h) + gate; layernorm_pre/post;
+        // transformer (num_hidden_layers) and global_transformer (num_global_layers, with gate_attn and
+        // gate_ffn) of MllamaVisionEncoderLayer: q/k/v/o without bias, fc1/fc2 with bias, two LayerNorms.
+        // max_aspect_ratio_id is len(supported_aspect_ratios), 8 by default.
+        std::uint64_t h = uint_or(v, "hidden_size", 1280), I = uint_or(v, "intermediate_size", 5120),
+                      L = uint_or(v, "num_hidden_layers", 32), G = uint_or(v, "num_global_layers", 8),
+                      ch = uint_or(v, "num_channels", 3), image = uint_or(v, "image_size", 448),
+                      patch = uint_or(v, "patch_size", 14), tiles = uint_or(v, "max_num_tiles", 4);
+        if (patch == 0 || h == 0) return false;
+        std::uint64_t ratios = v.contains("supported_aspect_ratios") && v["supported_aspect_ratios"].is_array()
+                                   ? v["supported_aspect_ratios"].size() : 8;
+        std::uint64_t positions = (image / patch) * (image / patch) + 1;  // patches + the class token
+        std::uint64_t layers_out = v.contains("intermediate_layers_indices") && v["intermediate_layers_indices"].is_array()
+                                       ? v["intermediate_layers_indices"].size() : 5;
+        std::uint64_t out = uint_or(v, "vision_output_dim", h * (layers_out + 1));
+        // The heads field is attention_heads in MllamaVisionConfig; an image reaches the text model
+        // through cross-attention, not as context tokens (tokens_per_image 0).
+        m.vision_shape = {h, I, L + G, uint_or(v, "attention_heads", uint_or(v, "num_attention_heads", 16)), tiles * positions, 0};
+        w.push_back({"patch_embedding", h, ch * patch * patch, 1});
+        w.push_back({"class_embedding", h, 1, 1});
+        w.push_back({"gated_positional_embedding.gate", 1, 1, 1});
+        w.push_back({"gated_positional_embedding.embedding", positions, h, 1});
+        w.push_back({"gated_positional_embedding.tile_embedding", ratios + 1, tiles * positions * h, 1});
+        for (const char* n : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
+            w.push_back({std::string(n) + ".embedding", ratios + 1, tiles * h, 1});
+            w.push_back({std::string(n) + ".gate", 1, 1, 1});
+        }
+        for (const char* n : {"layernorm_pre", "layernorm_post"}) {
+            w.push_back({n, h, 1, 1});
+            w.push_back({std::string(n) + ".bias", h, 1, 1});
+        }
+        for (const auto& [prefix, n] : {std::pair<std::string, std::uint64_t>{"transformer.", L}, {"global_transformer.", G}}) {
+            for (const char* proj : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"})
+                w.push_back({prefix + proj, h, h, n});
+            linear(w, prefix + "mlp.fc1", I, h, true, n);
+            linear(w, prefix + "mlp.fc2", h, I, true, n);
+            for (const char* norm : {"input_layernorm", "post_attention_layernorm"}) {
+                w.push_back({prefix + norm, h, 1, n});
+                w.push_back({prefix + norm + ".bias", h, 1, n});
+            }
+        }
+        w.push_back({"global_transformer.gate_attn", 1, 1, G});
+        w.push_back({"global_transformer.gate_ffn", 1, 1, G});
+        // MllamaForConditionalGeneration.multi_modal_projector: Linear(vision_output_dim, text h) with bias.
+        linear(p, "multi_modal_projector", text_hidden, out, true);
         return true;
     }
     if (vt == "qwen2_vl" || vt == "qwen2_5_vl") {
@@ -487,6 +549,7 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
         std::uint64_t ln = uint_or(c, "num_ln_in_parallel_attn", new_arch ? 2 : 1);
         f.norms_per_layer = !f.parallel || ln == 2 ? 2 : 1;
     }
+    if (type == "gpt_bigcode" && r.boolean("multi_query").value_or(true)) m.num_key_value_heads = 1;
     std::string hd_key = first_key(c, {"head_dim", "d_kv"});
     m.head_dim = hd_key.empty() ? m.hidden_size / m.num_attention_heads : r.uint(hd_key, 1, kMaxDim).value_or(0);
     if (hd_key.empty() && m.hidden_size % m.num_attention_heads != 0)
@@ -576,6 +639,16 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
         m.num_key_value_heads = m.num_attention_heads;          // kv_b_proj expands the latent per head
         m.mtp_layers = uint_or(c, "num_nextn_predict_layers", 0);
         if (!out.issues.empty()) return out;
+    }
+
+    // mllama's text model: cross_attention_layers lists the layers that attend to the image; its
+    // embed_tokens has vocab_size + 8 rows (MllamaTextModel), its lm_head vocab_size.
+    if (type == "mllama_text_model") {
+        if (c.contains("cross_attention_layers") && c["cross_attention_layers"].is_array())
+            for (const json& i : c["cross_attention_layers"])
+                if (i.is_number_integer() && i.get<std::int64_t>() >= 0 && i.get<std::uint64_t>() < m.num_layers)
+                    m.cross_attention_layers.push_back(i.get<std::uint64_t>());
+        m.extra_embedding_rows = 8;
     }
 
     // Experts: which layers route, how many experts, how wide, how many per token.
@@ -692,7 +765,8 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
                         config["multimodal_projector_bias"].get<bool>();
             linear(m.projector, "linear_1", m.hidden_size, vh * feats, bias);
             linear(m.projector, "linear_2", m.hidden_size, m.hidden_size, bias);
-        } else if (outer != "llava" && outer != "gemma3" && outer != "qwen2_vl" && outer != "qwen2_5_vl") {
+        } else if (outer != "llava" && outer != "gemma3" && outer != "qwen2_vl" && outer != "qwen2_5_vl" &&
+                   outer != "mllama") {
             m.vision_tower.clear();
             m.projector.clear();
             out.warnings.push_back("multimodal model_type '" + outer + "': only the language model is counted");
@@ -730,7 +804,7 @@ std::vector<Tensor> list_tensors(const ModelSpec& m) {
         norm_in(name, g, width, layer ? Layers::All : Layers::None);
     };
 
-    add("embed_tokens", Group::Embedding, m.vocab_size, e, false, true);  // vocab-parallel under Megatron
+    add("embed_tokens", Group::Embedding, m.vocab_size + m.extra_embedding_rows, e, false, true);  // vocab-parallel under Megatron
     if (m.embedding_dim && m.embedding_dim != h) add("project_in", Group::Embedding, h, e, false, false);
     if (m.learned_positions) add("embed_positions", Group::Embedding, m.learned_positions, h, false, false);
     if (m.token_types) add("token_type_embeddings", Group::Embedding, m.token_types, h, false, false);
@@ -825,6 +899,15 @@ std::vector<Tensor> list_tensors(const ModelSpec& m) {
         }
     }
     if (m.attention_sinks) add("sinks", Group::Attention, m.num_attention_heads, 1, true, true);
+    // MllamaCrossAttentionDecoderLayer: its cross_attn has llama's q/k/v/o (k/v read the projected image
+    // features, h wide) plus q_norm / k_norm RMSNorm(head_dim), and the layer gates attention and MLP
+    // with cross_attn_attn_gate / cross_attn_mlp_gate (one scalar each).
+    if (!m.cross_attention_layers.empty()) {
+        put("cross_attn.q_norm", Group::Attention, m.head_dim, 1, Layers::CrossAttention, false);
+        put("cross_attn.k_norm", Group::Attention, m.head_dim, 1, Layers::CrossAttention, false);
+        put("cross_attn_attn_gate", Group::Attention, 1, 1, Layers::CrossAttention, false);
+        put("cross_attn_mlp_gate", Group::Mlp, 1, 1, Layers::CrossAttention, false);
+    }
 
     static const char* const kNormNames[] = {"input_layernorm", "post_attention_layernorm",
                                              "pre_feedforward_layernorm", "post_feedforward_layernorm"};
@@ -864,6 +947,7 @@ std::vector<Tensor> list_tensors(const ModelSpec& m) {
 std::uint64_t layer_count(const ModelSpec& m, Layers layers) {
     if (layers == Layers::None) return 0;
     if (layers == Layers::Decoder) return m.num_layers > m.encoder_layers ? m.num_layers - m.encoder_layers : 0;
+    if (layers == Layers::CrossAttention) return m.cross_attention_layers.size();
     if (layers == Layers::All || m.moe_layer.size() != m.num_layers) return m.num_layers;
     auto moe = static_cast<std::uint64_t>(std::count(m.moe_layer.begin(), m.moe_layer.end(), true));
     return layers == Layers::Moe ? moe : m.num_layers - moe;

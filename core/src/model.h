@@ -13,8 +13,9 @@ namespace gpumem::detail {
 // Vision and Projector: the multimodal tower and its projector, outside the language model's layers.
 enum class Group { Embedding, Attention, Mlp, Norm, LmHead, Vision, Projector };
 // Which decoder layers hold a tensor: every layer, or only the MoE (or only the dense-MLP) layers,
-// or only the decoder half of an encoder-decoder (t5's cross-attention).
-enum class Layers { None, All, Moe, Dense, Decoder };
+// or only the decoder half of an encoder-decoder (t5's cross-attention), or only mllama's
+// cross-attention layers.
+enum class Layers { None, All, Moe, Dense, Decoder, CrossAttention };
 
 // One weight (or bias) tensor. A matrix has rows × cols elements; a vector has cols == 1.
 struct Tensor {

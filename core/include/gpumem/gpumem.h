@@ -132,6 +132,10 @@ struct ModelSpec {
     std::uint64_t kv_lora_rank = 0;             // width of the cached latent
     std::uint64_t qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
     std::uint64_t mtp_layers = 0;               // num_nextn_predict_layers: in the checkpoint, not in transformers
+    // mllama: decoder layers whose attention reads the image features (cross_attention_layers), and the
+    // rows embed_tokens holds beyond vocab_size (8 image/special tokens; lm_head stays vocab_size).
+    std::vector<std::uint64_t> cross_attention_layers;
+    std::uint64_t extra_embedding_rows = 0;
 
     // Weights outside the language model: a vision tower and the projector into the LM (multimodal
     // wrappers). Each entry is one tensor shape; `copies` counts identical tensors (one per tower layer).
