@@ -244,9 +244,22 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     std::vector<std::string> quiet;
     Defaults q{quiet};
+    x.framework = d.apply(r.choice("framework", {"transformers", "litgpt", "torchtune", "torchtitan"}), std::string("transformers"),
+                          "training.framework");
+    const bool litgpt = x.framework == "litgpt";
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
     x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
-    x.untie_embeddings = q.apply(r.boolean("untie_embeddings"), false, "training.untie_embeddings");
+    // litgpt: convert_hf_checkpoint.py copies transformer.wte.weight into lm_head.weight for tied checkpoints,
+    // and fit() rebinds `loss` / `logits` only after the next forward.
+    Defaults framework_default{s.model.tie_word_embeddings && litgpt ? s.defaults_applied : quiet};
+    x.untie_embeddings = framework_default.apply(r.boolean("untie_embeddings"), litgpt, "training.untie_embeddings",
+                                                 "litgpt keeps a separate lm_head copy of tied embeddings");
+    Defaults litgpt_default{litgpt ? s.defaults_applied : quiet};
+    x.retains_previous_step = litgpt_default.apply(r.boolean("retains_previous_step"), litgpt, "training.retains_previous_step",
+                                                   "litgpt's loop holds the last loss and logits through the next forward");
+    if (x.method == "qlora")
+        x.double_quant = d.apply(r.boolean("double_quant"), false, "training.double_quant",
+                                 "bitsandbytes' bnb_4bit_use_double_quant default");
     if (x.untie_embeddings && !s.model.tie_word_embeddings)
         s.warnings.push_back("training.untie_embeddings has no effect: the model's embeddings are not tied");
     // Pipeline micro-batches: the step's micro-batches go through the pipeline; a schedule with fewer
@@ -571,6 +584,9 @@ json Scenario::to_json() const {
         out["training"]["optimizer_in_backward"] = t.optimizer_in_backward;
         out["training"]["activation_offloading"] = t.activation_offloading;
         out["training"]["untie_embeddings"] = t.untie_embeddings;
+        out["training"]["framework"] = t.framework;
+        out["training"]["retains_previous_step"] = t.retains_previous_step;
+        if (t.method == "qlora") out["training"]["double_quant"] = t.double_quant;
         if (parallel.pp > 1) out["training"]["pipeline_microbatches"] = parallel.pipeline_microbatches;
         if (t.images) {
             out["training"]["images"] = t.images;

@@ -44,6 +44,13 @@ struct TrainingSettings {
     bool activation_offloading = false;
     // The framework keeps its own lm_head copy of tied input embeddings (litgpt's checkpoint conversion).
     bool untie_embeddings = false;
+    // The training loop: "transformers" (HF Trainer / PEFT, the default), "litgpt", "torchtune",
+    // "torchtitan". Sets the defaults of the framework-specific facts above and below.
+    std::string framework = "transformers";
+    // The loop keeps the previous step's loss (and so its autograd graph) and logits referenced while the
+    // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
+    bool retains_previous_step = false;
+    bool double_quant = false;             // qlora: bitsandbytes double quantization of the absmax
 };
 
 struct InferenceSettings {

@@ -244,7 +244,9 @@ Breakdown training_memory(const Scenario& sc) {
             // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
             double linear = std::min(shard.linear_params + head_copy, frozen);
             Format base_format = *sc.format(t.quantization);
-            if (t.quantization != "int8") base_format.scale_bytes = 1 + 4.0 / 256;
+            // Double quant (QLoRA paper §2): the fp32 absmax per 64 becomes an 8-bit one plus an fp32 scale
+            // per 256 of them. Off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
+            if (t.quantization != "int8" && t.double_quant) base_format.scale_bytes = 1 + 4.0 / 256;
             double bytes4 = base_format.bytes_per_param();
             base = linear * bytes4 + (frozen - linear) * rc.frozen_weight;
             why["qlora_bytes_per_quantized_param"] = bytes4;
@@ -447,9 +449,25 @@ Breakdown training_memory(const Scenario& sc) {
                                        {"logits", logit}, {"temporaries", temp}}});
     };
     double persistent_temp = temporaries_persistent + gathered;
+    // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
+    // forward, that step's logits (in the compute dtype) and what its graph still owns after backward:
+    // autograd frees the tensors saved with save_for_backward as it goes, but not those a custom
+    // Function keeps on ctx, which live as long as the graph. bitsandbytes' MatMul4Bit keeps its input
+    // that way (ctx.tensors = (A, B)), so with QLoRA every quantized matmul's input stays: the attention
+    // and MLP inputs (one each when the block shares its norm), o_proj's and down_proj's inputs.
+    double retained = 0;
+    if (t.retains_previous_step) {
+        retained = a * tokens * V;
+        if (t.method == "qlora") {
+            double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
+            double inputs = shared_norm * static_cast<double>(m.hidden_size) + qd + (m.num_experts ? 0 : I_tp);
+            retained += a * tokens * inputs * shard.layers;
+        }
+        why["previous_step_retained_bytes"] = retained;
+    }
     // FSDP under a pipeline: the unsharded gradients stay from the first micro-batch's backward to the last one's.
     grads_live_fwd += pp_unsharded_grads;
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp);
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained);
     phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp);
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).

@@ -52,8 +52,10 @@ const input = cases.map((c) => {
   const training = { ...(scenario.training || {}) };
   if (x.optimizer_in_backward) training.optimizer_in_backward = true;
   if (x.activation_offloading) training.activation_offloading = true;
-  // litgpt keeps a separate lm_head copy of tied embeddings (scripts/convert_hf_checkpoint.py).
-  if (/lit-?gpt/i.test(x.framework || '')) training.untie_embeddings = true;
+  if (/lit-?gpt/i.test(x.framework || '')) training.framework = 'litgpt';
+  else if (/torchtune/i.test(x.framework || '')) training.framework = 'torchtune';
+  else if (/torchtitan/i.test(x.framework || '')) training.framework = 'torchtitan';
+  if (x.double_quant != null && training.method === 'qlora') training.double_quant = !!x.double_quant;
   if (scenario.mode !== 'inference') scenario.training = training;
   const hw = scenario.hardware || {};
   if (hw.gpu && hw.gpu_memory_gb == null && !catalogue.includes(hw.gpu.toLowerCase()))
