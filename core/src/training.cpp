@@ -305,18 +305,27 @@ Breakdown training_memory(const Scenario& sc) {
         else if (eng.fsdp_sharding == "shard_grad_op") stage = 2;
         else if (eng.fsdp_sharding == "hybrid_shard") { stage = 3; shard_group = std::min(shard_group, 8.0); }
     }
+    // Expert weights are replicated only over the data-parallel ranks of one expert-parallel group
+    // (Megatron's expert_data_parallel = dp x cp / ep; FSDP2/torchtitan shard experts over dp_shard / ep),
+    // so their state shards over that many ranks, the rest over the whole group.
+    double expert_share = (!adapters && !partial && P_gpu > 0) ? std::min(1.0, shard.expert_params / P_gpu) : 0.0;
+    double expert_group = std::max(1.0, shard_group / static_cast<double>(par.ep));
+    auto shard_state = [&](double bytes) {
+        return bytes * ((1 - expert_share) / shard_group + expert_share / expert_group);
+    };
+    why["expert_state_shard_group"] = expert_group;
     if (type == "megatron") {  // distributed optimizer: fp32 master + states sharded over DP x CP
-        master /= shard_group;
-        states /= shard_group;
+        master = shard_state(master);
+        states = shard_state(states);
     }
-    if (stage >= 1) { master /= shard_group; states /= shard_group; }
+    if (stage >= 1) { master = shard_state(master); states = shard_state(states); }
     if (stage >= 2) {
-        double g = grads / shard_group;
+        double g = shard_state(grads);
         if (type != "fsdp") temporaries_persistent += bucket_elems * (grads / std::max(trainable, 1.0));
         grads = g;
     }
     if (stage == 3) {
-        weights /= shard_group;
+        weights = shard_state(weights);
         // Gathered full layers in the compute dtype: the one running and the one prefetched.
         double a = t.dtype == "fp32" ? 4 : 2;
         gathered = (layer_gpu + std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu)) * a;
@@ -426,8 +435,9 @@ Breakdown training_memory(const Scenario& sc) {
     double step_temp = 0;
     bool foreach_adam = (t.optimizer == "adam" || t.optimizer == "adamw" || t.optimizer == "nadam" ||
                          t.optimizer == "radam" || t.optimizer == "amsgrad" || t.optimizer == "adabelief");
-    // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary.
-    bool torch_optimizer = type == "none" || type == "ddp" || type == "fsdp";
+    // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary. So does torchtune,
+    // whose recipes' configs build torch.optim.AdamW with fused=True.
+    bool torch_optimizer = (type == "none" || type == "ddp" || type == "fsdp") && t.framework != "torchtune";
     if (foreach_adam && torch_optimizer && eng.offload_optimizer == "none") {
         // one temporary the size of the second moment, on the GPU's share of the state
         double per_state = trainable > 0 ? states / (t.optimizer == "amsgrad" ? 3 : 2) : 0;
@@ -485,10 +495,6 @@ Breakdown training_memory(const Scenario& sc) {
     why["optimizer_step_temp_bytes"] = step_temp;
     if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
                                       " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
-    if (par.ep > 1 && (type == "megatron" || stage >= 1))
-        out.warnings.push_back("with expert parallelism the expert weights' optimizer state is sharded here over the whole "
-                               "data-parallel group; Megatron shards it over data-parallel / expert-parallel ranks, so "
-                               "this understates it");
     if (t.dtype == "fp8") out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
     return out;
 }

@@ -253,6 +253,17 @@ TEST(Training, LitgptKeepsAnUntiedHeadAndTheLastStepsLogits) {
     EXPECT_DOUBLE_EQ(b["assumptions"]["previous_step_retained_bytes"].get<double>(), 1024.0 * 128256 * 2);
 }
 
+TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
+    // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
+    // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
+    // 1 rank; the other 1,604,587,520 parameters shard their 12 B over all 8 ranks.
+    json r = run({{"model", {{"preset", "mistralai/Mixtral-8x7B-v0.1"}}}, {"engine", {{"type", "megatron"}}},
+                  {"training", {{"precision", "mixed_fp32_grads"}}},
+                  {"parallelism", {{"data_parallel_size", 8}, {"expert_parallel_size", 8}}}});
+    double experts = 45098205184.0, rest = 46702792704.0 - experts;
+    EXPECT_NEAR(component(r, "optimizer_states"), experts / 8 * 12 + rest * 12 / 8, 16);
+}
+
 TEST(Training, TensorParallelSplitsMatricesNotNorms) {
     json r1 = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}});
     json r2 = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"tensor_parallel_size", 2}}}});
