@@ -169,7 +169,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     FieldReader r(t, "training", issues);
     Defaults d{s.defaults_applied};
     TrainingSettings& x = s.training;
-    x.method = d.apply(r.choice("method", {"full", "lora", "qlora"}), std::string("full"), "training.method");
+    x.method = d.apply(r.choice("method", {"full", "lora", "qlora", "frozen"}), std::string("full"), "training.method");
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
     x.gradient_accumulation_steps =
         d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
@@ -229,6 +229,51 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     if (x.method == "qlora")
         x.quantization = d.apply(r.choice("quantization", {"nf4", "fp4", "int8"}), std::string("nf4"), "training.quantization");
+    if (x.method == "frozen") {
+        x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
+                                     "training.trainable_layers", "the top N decoder layers train");
+        x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
+                                               "training.trainable_input_parameters", "a trainable module feeding the first layer");
+        x.train_lm_head = d.apply(r.boolean("train_lm_head"), false, "training.train_lm_head");
+        if (x.trainable_layers == 0 && x.trainable_input_parameters == 0 && !x.train_lm_head)
+            r.fail("method", "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
+                   r.get("method"));
+    } else {
+        for (const char* k : {"trainable_layers", "trainable_input_parameters", "train_lm_head"})
+            if (r.get(k)) r.fail(k, "applies to method \"frozen\" only", r.get(k));
+    }
+    std::vector<std::string> quiet;
+    Defaults q{quiet};
+    x.framework = d.apply(r.choice("framework", {"transformers", "litgpt", "torchtune", "torchtitan"}), std::string("transformers"),
+                          "training.framework");
+    const bool litgpt = x.framework == "litgpt";
+    x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
+    x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
+    // litgpt: convert_hf_checkpoint.py copies transformer.wte.weight into lm_head.weight for tied checkpoints,
+    // and fit() rebinds `loss` / `logits` only after the next forward.
+    Defaults framework_default{s.model.tie_word_embeddings && litgpt ? s.defaults_applied : quiet};
+    x.untie_embeddings = framework_default.apply(r.boolean("untie_embeddings"), litgpt, "training.untie_embeddings",
+                                                 "litgpt keeps a separate lm_head copy of tied embeddings");
+    Defaults litgpt_default{litgpt ? s.defaults_applied : quiet};
+    x.retains_previous_step = litgpt_default.apply(r.boolean("retains_previous_step"), litgpt, "training.retains_previous_step",
+                                                   "litgpt's loop holds the last loss and logits through the next forward");
+    if (x.method == "qlora")
+        x.double_quant = d.apply(r.boolean("double_quant"), false, "training.double_quant",
+                                 "bitsandbytes' bnb_4bit_use_double_quant default");
+    if (x.untie_embeddings && !s.model.tie_word_embeddings)
+        s.warnings.push_back("training.untie_embeddings has no effect: the model's embeddings are not tied");
+    // Pipeline micro-batches: the step's micro-batches go through the pipeline; a schedule with fewer
+    // micro-batches than stages leaves stages idle, so engines split into at least pp of them
+    // (torchtitan's default n_microbatches = pipeline degree; Megatron needs >= pp for 1F1B).
+    std::uint64_t pp = s.parallel.pp;
+    auto micro = r.uint("pipeline_microbatches", 1, 1 << 20);
+    if (micro) s.parallel.pipeline_microbatches = *micro;
+    else {
+        s.parallel.pipeline_microbatches = std::max(x.gradient_accumulation_steps, pp);
+        if (pp > 1)
+            s.defaults_applied.push_back("training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
+                                         " (max of gradient_accumulation_steps and the pipeline degree)");
+    }
     read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
     if (x.images)
         s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
@@ -531,6 +576,18 @@ json Scenario::to_json() const {
         if (t.method == "lora" || t.method == "qlora")
             out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"target_modules", t.lora_targets}};
         if (t.method == "qlora") out["training"]["quantization"] = t.quantization;
+        if (t.method == "frozen") {
+            out["training"]["trainable_layers"] = t.trainable_layers;
+            out["training"]["trainable_input_parameters"] = t.trainable_input_parameters;
+            out["training"]["train_lm_head"] = t.train_lm_head;
+        }
+        out["training"]["optimizer_in_backward"] = t.optimizer_in_backward;
+        out["training"]["activation_offloading"] = t.activation_offloading;
+        out["training"]["untie_embeddings"] = t.untie_embeddings;
+        out["training"]["framework"] = t.framework;
+        out["training"]["retains_previous_step"] = t.retains_previous_step;
+        if (t.method == "qlora") out["training"]["double_quant"] = t.double_quant;
+        if (parallel.pp > 1) out["training"]["pipeline_microbatches"] = parallel.pipeline_microbatches;
         if (t.images) {
             out["training"]["images"] = t.images;
             out["training"]["image_tokens"] = t.image_tokens;

@@ -15,7 +15,7 @@ namespace gpumem::detail {
 enum class Mode { Training, Inference };
 
 struct TrainingSettings {
-    std::string method = "full";           // full | lora | qlora
+    std::string method = "full";           // full | lora | qlora | frozen
     std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
     std::uint64_t gradient_accumulation_steps = 1;
     std::uint64_t seq_len = 2048;
@@ -32,6 +32,25 @@ struct TrainingSettings {
     std::string quantization = "nf4";      // base weights for qlora
     std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
     std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
+    // "frozen" (partial) training, seed 004: the top `trainable_layers` decoder layers train, plus
+    // `trainable_input_parameters` in a module that feeds the first layer (a projector); everything else is frozen.
+    std::uint64_t trainable_layers = 0;
+    std::uint64_t trainable_input_parameters = 0;
+    bool train_lm_head = false;            // frozen: the output head trains too
+    // The optimizer steps each parameter from a gradient hook as soon as its gradient is complete and
+    // frees it (torchtune optimizer_in_bwd, torch "post-accumulate-grad hooks"): no full set of gradients.
+    bool optimizer_in_backward = false;
+    // Saved activations moved to host memory as the forward goes (torchtune OffloadActivations).
+    bool activation_offloading = false;
+    // The framework keeps its own lm_head copy of tied input embeddings (litgpt's checkpoint conversion).
+    bool untie_embeddings = false;
+    // The training loop: "transformers" (HF Trainer / PEFT, the default), "litgpt", "torchtune",
+    // "torchtitan". Sets the defaults of the framework-specific facts above and below.
+    std::string framework = "transformers";
+    // The loop keeps the previous step's loss (and so its autograd graph) and logits referenced while the
+    // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
+    bool retains_previous_step = false;
+    bool double_quant = false;             // qlora: bitsandbytes double quantization of the absmax
 };
 
 struct InferenceSettings {
@@ -56,6 +75,7 @@ struct InferenceSettings {
 struct Parallelism {
     std::uint64_t dp = 1, tp = 1, pp = 1, ep = 1, cp = 1;
     bool sequence_parallel = false;
+    std::uint64_t pipeline_microbatches = 1;  // micro-batches per step through the pipeline (resolved)
     std::uint64_t world() const { return dp * tp * pp * cp; }
 };
 

@@ -179,9 +179,41 @@ Breakdown training_memory(const Scenario& sc) {
         if (shape_total > 0) P_gpu *= static_cast<double>(*m.declared_parameters) / shape_total;
     }
 
+    // A framework that keeps its own lm_head copy of tied embeddings (litgpt converts tied checkpoints
+    // that way: convert_hf_checkpoint copies transformer.wte.weight to lm_head.weight) holds one more
+    // vocab x hidden matrix on the last stage.
+    double head_copy = 0;
+    if (t.untie_embeddings && m.tie_word_embeddings) {
+        head_copy = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
+        P_gpu += head_copy;
+        shard.non_layer_params += head_copy;
+        why["untied_lm_head_parameters_per_gpu"] = head_copy;
+    }
+    // The largest single weight matrix (a layer's or the head's), per GPU: what a per-tensor step or a
+    // per-matrix dequantization holds at once.
+    double largest_layer_matrix = 0, largest_tensor = 0;
+    for (const Tensor& x : list_tensors(m)) {
+        double n = static_cast<double>(x.elements()) / (x.tp_sharded ? tp : 1.0) / (x.expert ? static_cast<double>(par.ep) : 1.0);
+        if (x.in_layers() && x.is_matrix()) largest_layer_matrix = std::max(largest_layer_matrix, n);
+        largest_tensor = std::max(largest_tensor, n);
+    }
+    largest_tensor = std::max(largest_tensor, head_copy);
+
     // ---- Which parameters train.
     bool adapters = t.method == "lora" || t.method == "qlora";
+    bool partial = t.method == "frozen";
     double trainable = P_gpu, frozen = 0, lora = 0;
+    if (partial) {
+        // Seed 004's partial training: the top `trainable_layers` layers (on this stage: the last one holds
+        // them), the head if asked, and a trainable module feeding the first layer; the rest is frozen.
+        double head = m.tie_word_embeddings && head_copy == 0 ? 0 : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
+        double layers_here = std::min(static_cast<double>(t.trainable_layers), shard.layers);
+        trainable = layers_here * shard.layer_params + (t.train_lm_head ? head : 0);
+        trainable = std::min(trainable, P_gpu);
+        frozen = P_gpu - trainable;
+        trainable += static_cast<double>(t.trainable_input_parameters);
+        why["trainable_parameters_per_gpu"] = trainable;
+    }
     if (adapters) {
         double h = static_cast<double>(m.hidden_size), q = static_cast<double>(m.num_attention_heads * m.head_dim),
                kv = static_cast<double>(m.num_key_value_heads * m.head_dim), I = static_cast<double>(m.intermediate_size);
@@ -202,25 +234,38 @@ Breakdown training_memory(const Scenario& sc) {
     // ---- Model state by precision recipe (bytes per parameter).
     Recipe rc = recipe_of(t);
     double state_dtype = t.optimizer_state_dtype == "int8" ? 1 : dtype_bytes(t.optimizer_state_dtype).value_or(4);
-    double weights = 0, grads = 0, master = 0, states = 0;
+    double weights = 0, grads = 0, master = 0, states = 0, dequant_temp = 0;
     if (adapters) {
         double base = frozen * rc.frozen_weight;
         if (t.method == "qlora") {
             // bitsandbytes on the layers' linear matrices, sized by the format catalogue; 4-bit with the
             // QLoRA paper's double quant (an 8-bit absmax per 64 plus an fp32 scale per 256 of them).
             // The rest stays in the compute dtype.
-            double linear = std::min(shard.linear_params, frozen);
+            // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
+            double linear = std::min(shard.linear_params + head_copy, frozen);
             Format base_format = *sc.format(t.quantization);
-            if (t.quantization != "int8") base_format.scale_bytes = 1 + 4.0 / 256;
+            // Double quant (QLoRA paper §2): the fp32 absmax per 64 becomes an 8-bit one plus an fp32 scale
+            // per 256 of them. Off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
+            if (t.quantization != "int8" && t.double_quant) base_format.scale_bytes = 1 + 4.0 / 256;
             double bytes4 = base_format.bytes_per_param();
             base = linear * bytes4 + (frozen - linear) * rc.frozen_weight;
             why["qlora_bytes_per_quantized_param"] = bytes4;
+            // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
+            // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
+            // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
+            dequant_temp = std::max(largest_layer_matrix, head_copy) * (t.dtype == "fp32" ? 4.0 : 2.0);
+            why["qlora_dequantized_matrix_bytes"] = dequant_temp;
         }
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
         weights = base + lora * 4;
         grads = lora * 4;
         state_dtype = t.optimizer.find("8bit") != std::string::npos ? 1 : 4;
         states = state_bytes(t.optimizer, state_dtype, lora, 1);
+    } else if (partial) {
+        weights = frozen * rc.frozen_weight + trainable * rc.weight;
+        grads = trainable * rc.grad;
+        master = trainable * rc.master;
+        states = state_bytes(t.optimizer, state_dtype, trainable, 1);
     } else {
         weights = P_gpu * rc.weight;
         grads = P_gpu * rc.grad;
@@ -243,7 +288,7 @@ Breakdown training_memory(const Scenario& sc) {
 
     // ---- Sharding over data parallelism.
     const std::string& type = eng.type;
-    double temporaries_persistent = 0, gathered = 0;
+    double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
     if (type == "ddp" && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
@@ -260,21 +305,39 @@ Breakdown training_memory(const Scenario& sc) {
         else if (eng.fsdp_sharding == "shard_grad_op") stage = 2;
         else if (eng.fsdp_sharding == "hybrid_shard") { stage = 3; shard_group = std::min(shard_group, 8.0); }
     }
+    // Expert weights are replicated only over the data-parallel ranks of one expert-parallel group
+    // (Megatron's expert_data_parallel = dp x cp / ep; FSDP2/torchtitan shard experts over dp_shard / ep),
+    // so their state shards over that many ranks, the rest over the whole group.
+    double expert_share = (!adapters && !partial && P_gpu > 0) ? std::min(1.0, shard.expert_params / P_gpu) : 0.0;
+    double expert_group = std::max(1.0, shard_group / static_cast<double>(par.ep));
+    auto shard_state = [&](double bytes) {
+        return bytes * ((1 - expert_share) / shard_group + expert_share / expert_group);
+    };
+    why["expert_state_shard_group"] = expert_group;
     if (type == "megatron") {  // distributed optimizer: fp32 master + states sharded over DP x CP
-        master /= shard_group;
-        states /= shard_group;
+        master = shard_state(master);
+        states = shard_state(states);
     }
-    if (stage >= 1) { master /= shard_group; states /= shard_group; }
+    if (stage >= 1) { master = shard_state(master); states = shard_state(states); }
     if (stage >= 2) {
-        double g = grads / shard_group;
+        double g = shard_state(grads);
         if (type != "fsdp") temporaries_persistent += bucket_elems * (grads / std::max(trainable, 1.0));
         grads = g;
     }
     if (stage == 3) {
-        weights /= shard_group;
+        weights = shard_state(weights);
         // Gathered full layers in the compute dtype: the one running and the one prefetched.
         double a = t.dtype == "fp32" ? 4 : 2;
         gathered = (layer_gpu + std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu)) * a;
+        if (type == "fsdp" && par.pp > 1) {
+            // FSDP under a pipeline schedule (torch.distributed.pipelining's stage: reshard_after_backward
+            // and gradient sync off until the last micro-batch; torchtitan: reshard_after_forward off with
+            // PP): the stage's parameters stay gathered in the compute dtype for the whole step, and its
+            // unsharded gradients accumulate in the reduce dtype (FSDP2 upcasts them to reduce_dtype).
+            gathered = P_gpu * a;
+            pp_unsharded_grads = trainable * (adapters ? 4.0 : rc.grad);
+            why["fsdp_pipeline_unsharded_gradient_bytes"] = pp_unsharded_grads;
+        }
         why["zero3_gathered_bytes"] = gathered;
     }
     why["zero_stage_effective"] = stage;
@@ -291,6 +354,12 @@ Breakdown training_memory(const Scenario& sc) {
     if (eng.offload_param != "none") {
         (eng.offload_param == "cpu" ? out.host_bytes : out.nvme_bytes) += weights;
         weights = 0;
+        if (type == "fsdp") {
+            // FSDP's CPU offload moves the sharded gradients with the parameters (FSDP1 CPUOffload(offload_params=True),
+            // FSDP2 CPUOffloadPolicy: "offloads parameters, gradients and optimizer step to CPU").
+            out.host_bytes += grads;
+            grads = 0;
+        }
     }
 
     // Paged optimizers live in CUDA unified memory, outside PyTorch's allocator.
@@ -310,11 +379,26 @@ Breakdown training_memory(const Scenario& sc) {
         layer_saved = (megatron_engine ? la.per_token - la.attention_scores : la.op_selective) * tokens;
     why["selective_checkpointing"] = megatron_engine ? "Megatron: recompute the attention core (s² terms)"
                                                      : "per-op policy: keep every other matmul output and the attention output";
-    // 1F1B pipeline: the first stage holds pp micro-batches in flight (Korthikanti et al. §4.2).
-    double in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(t.gradient_accumulation_steps));
+    // 1F1B pipeline: the first stage holds min(pp, micro-batches) in flight (Korthikanti et al. §4.2).
+    double in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(par.pipeline_microbatches));
     if (par.pp == 1) in_flight = 1;
-    double acts = layer_saved * shard.layers * in_flight;
-    double recompute = t.activation_checkpointing == "none" ? 0 : layer_full;  // one layer rebuilt in backward
+    // Layers that keep activations: every layer, except in partial training with nothing trainable below
+    // the top layers: frozen layers under the lowest trainable one run without an autograd graph. A
+    // trainable module under the first layer (a projector) needs activation gradients through every frozen
+    // layer above it (seed 004), so they all keep their tensors.
+    double act_layers = shard.layers;
+    if (partial && t.trainable_input_parameters == 0)
+        act_layers = std::min(static_cast<double>(t.trainable_layers), shard.layers);
+    double acts = layer_saved * act_layers * in_flight;
+    if (t.activation_offloading) {
+        // Saved tensors stream to pinned host memory as the forward goes and come back one layer ahead in
+        // backward (torchtune OffloadActivations with streams): about two layers' worth stays on the GPU.
+        double on_gpu = std::min(acts, layer_saved * std::min(2.0, act_layers));
+        out.host_bytes += acts - on_gpu;
+        why["offloaded_activation_bytes"] = acts - on_gpu;
+        acts = on_gpu;
+    }
+    double recompute = t.activation_checkpointing == "none" || act_layers == 0 ? 0 : layer_full;  // one layer rebuilt in backward
     // Gradients alive while one layer is differentiated: the gradient of its output and of its
     // residual input, plus the MLP's intermediates (gate, up and their product) or attention's
     // q, k, v and output, whichever is larger.
@@ -323,7 +407,8 @@ Breakdown training_memory(const Scenario& sc) {
     double qd = static_cast<double>(m.num_attention_heads * m.head_dim) / tp, kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
     double layer_grad_work = a * tokens * (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * I_tp, 2 * qd + 2 * kvd));
     why["activation_bytes_per_token_per_layer"] = la.per_token;
-    why["activation_layers_on_gpu"] = shard.layers * in_flight;
+    if (act_layers == 0) layer_grad_work = 0;
+    why["activation_layers_on_gpu"] = act_layers * in_flight;
 
     // ---- Logits and loss (on the last stage; vocab-parallel under TP).
     double V = static_cast<double>(m.vocab_size) / tp;
@@ -350,38 +435,66 @@ Breakdown training_memory(const Scenario& sc) {
     double step_temp = 0;
     bool foreach_adam = (t.optimizer == "adam" || t.optimizer == "adamw" || t.optimizer == "nadam" ||
                          t.optimizer == "radam" || t.optimizer == "amsgrad" || t.optimizer == "adabelief");
-    // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary.
-    bool torch_optimizer = type == "none" || type == "ddp" || type == "fsdp";
+    // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary. So does torchtune,
+    // whose recipes' configs build torch.optim.AdamW with fused=True.
+    bool torch_optimizer = (type == "none" || type == "ddp" || type == "fsdp") && t.framework != "torchtune";
     if (foreach_adam && torch_optimizer && eng.offload_optimizer == "none") {
         // one temporary the size of the second moment, on the GPU's share of the state
         double per_state = trainable > 0 ? states / (t.optimizer == "amsgrad" ? 3 : 2) : 0;
         step_temp = per_state * sc.tunable("optimizer_step_temp_copies");
     }
+    if (t.optimizer_in_backward) step_temp = 0;  // each parameter steps alone from its gradient hook
     double grads_live_fwd = accumulate ? grads : 0;
+    // Optimizer in backward: a gradient lives from its accumulation until its parameter has stepped, so at
+    // most about the largest tensor's gradient is alive (and nothing accumulates across micro-batches).
+    double grads_peak = grads;
+    if (t.optimizer_in_backward) {
+        double per_param = trainable > 0 ? grads / trainable : 0;
+        grads_peak = std::min(grads, per_param * (partial || adapters ? trainable : largest_tensor));
+        grads_live_fwd = 0;
+        why["optimizer_in_backward_gradient_bytes"] = grads_peak;
+    }
     auto phase = [&](const char* name, double w, double g, double o, double act, double logit, double temp) {
         out.timeline.push_back({name, {{"weights", w}, {"gradients", g}, {"optimizer_states", o}, {"activations", act},
                                        {"logits", logit}, {"temporaries", temp}}});
     };
     double persistent_temp = temporaries_persistent + gathered;
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp);
+    // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
+    // forward, that step's logits (in the compute dtype) and what its graph still owns after backward:
+    // autograd frees the tensors saved with save_for_backward as it goes, but not those a custom
+    // Function keeps on ctx, which live as long as the graph. bitsandbytes' MatMul4Bit keeps its input
+    // that way (ctx.tensors = (A, B)), so with QLoRA every quantized matmul's input stays: the attention
+    // and MLP inputs (one each when the block shares its norm), o_proj's and down_proj's inputs.
+    double retained = 0;
+    if (t.retains_previous_step) {
+        retained = a * tokens * V;
+        if (t.method == "qlora") {
+            double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
+            double inputs = shared_norm * static_cast<double>(m.hidden_size) + qd + (m.num_experts ? 0 : I_tp);
+            retained += a * tokens * inputs * shard.layers;
+        }
+        why["previous_step_retained_bytes"] = retained;
+    }
+    // FSDP under a pipeline: the unsharded gradients stay from the first micro-batch's backward to the last one's.
+    grads_live_fwd += pp_unsharded_grads;
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained);
     phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp);
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
-    double head_grads = grads * (shard.non_layer_params / std::max(1.0, P_gpu));
+    double head_grads = std::min(grads_peak, grads * (shard.non_layer_params / std::max(1.0, P_gpu)));
     double start = acts + std::max(grads_live_fwd, head_grads);
-    double end = grads + (acts / std::max(1.0, shard.layers * in_flight));
+    double layers_alive = std::max(1.0, act_layers * in_flight);
+    double end = grads_peak + pp_unsharded_grads + (acts / layers_alive);
+    double back_temp = persistent_temp + dequant_temp;
     if (start >= end)
-        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, persistent_temp);
+        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, back_temp);
     else
-        phase("backward", weights, grads, opt_alloc, acts / std::max(1.0, shard.layers * in_flight) + recompute + layer_grad_work, 0, persistent_temp);
-    phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
+        phase("backward", weights, grads_peak + pp_unsharded_grads, opt_alloc, acts / layers_alive + recompute + layer_grad_work, 0,
+              back_temp);
+    if (!t.optimizer_in_backward) phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
     why["optimizer_step_temp_bytes"] = step_temp;
     if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
                                       " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
-    if (par.ep > 1 && (type == "megatron" || stage >= 1))
-        out.warnings.push_back("with expert parallelism the expert weights' optimizer state is sharded here over the whole "
-                               "data-parallel group; Megatron shards it over data-parallel / expert-parallel ranks, so "
-                               "this understates it");
     if (t.dtype == "fp8") out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
     return out;
 }

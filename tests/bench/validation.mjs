@@ -47,6 +47,16 @@ function classOf(c) {
 const catalogue = JSON.parse(spawnSync(cli, ['presets', '--json'], { encoding: 'utf8' }).stdout).gpus.map((g) => g.id.toLowerCase());
 const input = cases.map((c) => {
   const { extras, ...scenario } = c.scenario;  // facts v1 cannot express stay out of the estimate
+  // Facts a case keeps in extras that the scenario has since learned to express.
+  const x = extras || {};
+  const training = { ...(scenario.training || {}) };
+  if (x.optimizer_in_backward) training.optimizer_in_backward = true;
+  if (x.activation_offloading) training.activation_offloading = true;
+  if (/lit-?gpt/i.test(x.framework || '')) training.framework = 'litgpt';
+  else if (/torchtune/i.test(x.framework || '')) training.framework = 'torchtune';
+  else if (/torchtitan/i.test(x.framework || '')) training.framework = 'torchtitan';
+  if (x.double_quant != null && training.method === 'qlora') training.double_quant = !!x.double_quant;
+  if (scenario.mode !== 'inference') scenario.training = training;
   const hw = scenario.hardware || {};
   if (hw.gpu && hw.gpu_memory_gb == null && !catalogue.includes(hw.gpu.toLowerCase()))
     scenario.hardware = { ...hw, gpu_memory_gb: 80 };

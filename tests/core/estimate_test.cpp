@@ -135,13 +135,133 @@ TEST(Training, LoraTrainsOnlyTheAdapters) {
 }
 
 TEST(Training, QloraStoresTheBaseInFourBits) {
-    json r = run({{"model", kLlama8B}, {"training", {{"method", "qlora"}}}});
+    json r = run({{"model", kLlama8B}, {"training", {{"method", "qlora"}, {"double_quant", true}}}});
     // Linear matrices of the layers: 32 x 218,103,808; NF4 with double quant: 0.5 + 1/64 + 4/16384 B.
     double linear = 32.0 * 218103808;
     double rest = 8030261248.0 - linear;  // embeddings, head, norms in bf16
     double lora = 32.0 * 8 * ((4096 + 4096) + (4096 + 1024));
     double expected = linear * (0.5 + 1.0 / 64 + 4.0 / 16384) + rest * 2 + lora * 4;
     EXPECT_NEAR(component(r, "weights"), expected, 2);
+}
+
+TEST(Training, QloraWithoutDoubleQuantKeepsAnFp32AbsmaxPer64) {
+    // bitsandbytes' default (bnb_4bit_use_double_quant=False): 0.5 B + one fp32 absmax per 64 = 0.5625 B.
+    json r = run({{"model", kLlama8B}, {"training", {{"method", "qlora"}}}});
+    double linear = 32.0 * 218103808;
+    double rest = 8030261248.0 - linear;
+    double lora = 32.0 * 8 * ((4096 + 4096) + (4096 + 1024));
+    EXPECT_NEAR(component(r, "weights"), linear * (0.5 + 4.0 / 64) + rest * 2 + lora * 4, 2);
+    // MatMul4Bit dequantizes one whole matrix per matmul: the largest, an MLP one, 14336 x 4096 x 2 B.
+    EXPECT_DOUBLE_EQ(r["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 14336.0 * 4096 * 2);
+}
+
+namespace {
+// Allocated bytes of one component at one phase of the step.
+double at_phase(const json& r, const std::string& phase, const char* name) {
+    for (const json& p : r["per_gpu"]["timeline"])
+        if (p["phase"] == phase) return p["components"][name].get<double>();
+    return -1;
+}
+const json kPureBf16 = {{"dtype", "bf16"}, {"precision", "pure"}, {"optimizer", "adamw"}, {"seq_len", 1024}};
+}  // namespace
+
+TEST(Training, OptimizerInBackwardFreesEachGradientAfterItsStep) {
+    json t = kPureBf16;
+    t["optimizer_in_backward"] = true;
+    json r = run({{"model", kLlama8B}, {"training", t}});
+    // No optimizer_step phase: each parameter steps from its gradient hook. At most the largest tensor's
+    // gradient is alive: embed_tokens or lm_head, 128256 x 4096 x 2 B (bf16) = 1.05 GB, not 16 GB.
+    for (const json& p : r["per_gpu"]["timeline"]) EXPECT_NE(p["phase"], "optimizer_step");
+    EXPECT_LE(at_phase(r, "backward", "gradients"), 128256.0 * 4096 * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["optimizer_step_temp_bytes"].get<double>(), 0);
+}
+
+TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
+    // Seed 004: the top 4 of 32 layers train. A Llama-3.1-8B layer: q, o 4096^2, k, v 1024 x 4096,
+    // gate, up, down 14336 x 4096, two norms of 4096 = 218,112,000 parameters.
+    json t = kPureBf16;
+    t["method"] = "frozen";
+    t["trainable_layers"] = 4;
+    json r = run({{"model", kLlama8B}, {"training", t}});
+    double trainable = 4 * 218112000.0;
+    EXPECT_DOUBLE_EQ(r["assumptions"]["trainable_parameters_per_gpu"].get<double>(), trainable);
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), trainable * 2, 1);            // bf16 grads
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "optimizer_states"), trainable * 2 * 2, 1); // AdamW m, v in bf16
+    EXPECT_NEAR(component(r, "weights"), 8030261248.0 * 2, 1);
+    // The 28 frozen layers below run without a graph: 4/32 of full training's saved activations.
+    json full = run({{"model", kLlama8B}, {"training", kPureBf16}});
+    EXPECT_NEAR(at_phase(r, "loss", "activations") * 8, at_phase(full, "loss", "activations"), 8);
+    // A trainable projector under the first layer needs activation gradients through all 32 frozen layers.
+    t["trainable_layers"] = 0;
+    t["trainable_input_parameters"] = 6600000;  // seed 004's TheWorld projection
+    json proj = run({{"model", kLlama8B}, {"training", t}});
+    EXPECT_NEAR(at_phase(proj, "loss", "activations"), at_phase(full, "loss", "activations"), 1);
+    EXPECT_NEAR(at_phase(proj, "optimizer_step", "gradients"), 6600000.0 * 2, 1);
+}
+
+TEST(Training, PipelineHoldsOneMicroBatchPerStageInFlight) {
+    // 1F1B: the first of 4 stages holds 4 micro-batches (Korthikanti et al. 4.2); with no micro-batch
+    // count given, the batch is split into as many micro-batches as stages (torchtitan's default).
+    json r = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"training", kPureBf16},
+                  {"parallelism", {{"pipeline_parallel_size", 4}}}});
+    EXPECT_DOUBLE_EQ(r["assumptions"]["activation_layers_on_gpu"].get<double>(), 8.0 * 4);
+    json t = kPureBf16;
+    t["pipeline_microbatches"] = 2;
+    json two = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"training", t},
+                    {"parallelism", {{"pipeline_parallel_size", 4}}}});
+    EXPECT_DOUBLE_EQ(two["assumptions"]["activation_layers_on_gpu"].get<double>(), 8.0 * 2);
+}
+
+TEST(Training, FsdpUnderAPipelineKeepsTheStageGatheredAndItsGradientsUnsharded) {
+    // 2 stages of 16 layers, FSDP over 4: the stage's parameters stay gathered in bf16 and its gradients
+    // accumulate unsharded in fp32 (amp_fp32_weights) until the last micro-batch.
+    json r = run({{"model", kLlama8B}, {"engine", {{"type", "fsdp"}}}, {"training", {{"precision", "amp_fp32_weights"}}},
+                  {"parallelism", {{"pipeline_parallel_size", 2}, {"data_parallel_size", 4}}}});
+    double stage = 16 * 218112000.0 + 128256.0 * 4096 + 4096;  // layers + lm_head + final norm (the last stage)
+    EXPECT_NEAR(r["assumptions"]["zero3_gathered_bytes"].get<double>(), stage * 2, 1);
+    EXPECT_NEAR(r["assumptions"]["fsdp_pipeline_unsharded_gradient_bytes"].get<double>(), stage * 4, 1);
+}
+
+TEST(Training, FsdpCpuOffloadTakesTheGradientsToo) {
+    json r = run({{"model", kLlama8B}, {"engine", {{"type", "fsdp"}, {"offload_param", "cpu"}, {"offload_optimizer", "cpu"}}},
+                  {"training", kPureBf16}, {"parallelism", {{"data_parallel_size", 8}}}});
+    EXPECT_EQ(component(r, "gradients"), 0u);
+    // host: bf16 params 2 + grads 2 + AdamW states 4 bytes per parameter, over 8 ranks
+    EXPECT_NEAR(r["host_bytes"].get<double>(), 8030261248.0 * 8 / 8, 8);
+}
+
+TEST(Training, ActivationOffloadingKeepsTwoLayersOnTheGpu) {
+    json t = kPureBf16;
+    json full = run({{"model", kLlama8B}, {"training", t}});
+    t["activation_offloading"] = true;
+    json off = run({{"model", kLlama8B}, {"training", t}});
+    double per_layer = at_phase(full, "loss", "activations") / 32;
+    EXPECT_NEAR(at_phase(off, "loss", "activations"), 2 * per_layer, 2);
+    EXPECT_NEAR(off["host_bytes"].get<double>(), 30 * per_layer, 32);
+}
+
+TEST(Training, LitgptKeepsAnUntiedHeadAndTheLastStepsLogits) {
+    // litgpt copies a tied checkpoint's embeddings into its own lm_head: Llama-3.2-1B (tied, 2048 x 128256)
+    // carries 262,668,288 more bf16 parameters, and its loop holds the last step's logits (1024 tokens x
+    // 128256 x 2 B) through the next forward.
+    json base = {{"model", {{"preset", "meta-llama/Llama-3.2-1B"}}},
+                 {"training", {{"method", "lora"}, {"seq_len", 1024}, {"dtype", "bf16"}, {"precision", "pure"}}}};
+    json lit = base;
+    lit["training"]["framework"] = "litgpt";
+    json a = run(base), b = run(lit);
+    EXPECT_NEAR(component(b, "weights") - component(a, "weights"), 2048.0 * 128256 * 2, 2);
+    EXPECT_DOUBLE_EQ(b["assumptions"]["previous_step_retained_bytes"].get<double>(), 1024.0 * 128256 * 2);
+}
+
+TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
+    // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
+    // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
+    // 1 rank; the other 1,604,587,520 parameters shard their 12 B over all 8 ranks.
+    json r = run({{"model", {{"preset", "mistralai/Mixtral-8x7B-v0.1"}}}, {"engine", {{"type", "megatron"}}},
+                  {"training", {{"precision", "mixed_fp32_grads"}}},
+                  {"parallelism", {{"data_parallel_size", 8}, {"expert_parallel_size", 8}}}});
+    double experts = 45098205184.0, rest = 46702792704.0 - experts;
+    EXPECT_NEAR(component(r, "optimizer_states"), experts / 8 * 12 + rest * 12 / 8, 16);
 }
 
 TEST(Training, TensorParallelSplitsMatricesNotNorms) {
