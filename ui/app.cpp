@@ -295,6 +295,23 @@ nlohmann::json BuildScenario(const AppState& state)
         t["batch_size"] = state.batch_size;
         t["seq_len"] = state.seq_len;
         SetUnless(t, "gradient_accumulation_steps", state.grad_accum, 1);
+        SetOrErase(t, "framework", state.framework);
+        SetUnless(t, "trainable_layers", state.method == "frozen" ? state.trainable_layers : 0, 0);
+        SetUnless(t, "train_lm_head", state.method == "frozen" && state.train_lm_head, false);
+        SetUnless(t, "pipeline_microbatches", state.pipeline_parallel > 1 ? state.pipeline_microbatches : 0, 0);
+        const struct { const char* key; const std::string& value; bool applies; } switches[] = {
+            {"optimizer_in_backward", state.optimizer_in_backward, true},
+            {"activation_offloading", state.activation_offloading, true},
+            {"double_quant", state.double_quant, state.method == "qlora"},
+            {"untie_embeddings", state.untie_embeddings, true},
+            {"retains_previous_step", state.retains_previous_step, true}};
+        for (const auto& sw : switches)
+        {
+            if (sw.applies && !sw.value.empty())
+                t[sw.key] = sw.value == "true";
+            else
+                t.erase(sw.key);
+        }
 
         nlohmann::json& e = Section(s, "engine");
         SetOrErase(e, "type", state.engine);
@@ -444,6 +461,16 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
     state.batch_size = FilledNumber(f, "training", "batch_size", state.batch_size);
     state.seq_len = FilledNumber(f, "training", "seq_len", state.seq_len);
     state.grad_accum = FilledNumber(f, "training", "gradient_accumulation_steps", 1);
+    state.framework = Chosen(raw, f, "training", "framework");
+    state.trainable_layers = RawNumber(raw, f, "training", "trainable_layers", 0);
+    const nlohmann::json* head = Find(raw, "training", "train_lm_head");
+    state.train_lm_head = head != nullptr && head->is_boolean() && head->get<bool>();
+    state.pipeline_microbatches = RawNumber(raw, f, "training", "pipeline_microbatches", 0);
+    state.optimizer_in_backward = Chosen(raw, f, "training", "optimizer_in_backward");
+    state.activation_offloading = Chosen(raw, f, "training", "activation_offloading");
+    state.double_quant = Chosen(raw, f, "training", "double_quant");
+    state.untie_embeddings = Chosen(raw, f, "training", "untie_embeddings");
+    state.retains_previous_step = Chosen(raw, f, "training", "retains_previous_step");
 
     state.concurrent_sequences = FilledNumber(f, "inference", "batch_size", state.concurrent_sequences);
     state.context_len = FilledNumber(f, "inference", "context_len", state.context_len);

@@ -138,6 +138,16 @@ struct AppState
     int             batch_size = 1;         // micro-batch per GPU
     int             seq_len = 2048;         // tokens per sample
     int             grad_accum = 1;         // gradient_accumulation_steps
+    std::string     framework;              // "" | transformers | litgpt | torchtune | torchtitan
+    int             trainable_layers = 0;   // method "frozen": the top N layers train
+    bool            train_lm_head = false;  // method "frozen": the head trains too
+    int             pipeline_microbatches = 0;  // 0: the core's default
+    // Switches whose default depends on the framework: "" (default) | "true" | "false".
+    std::string     optimizer_in_backward;
+    std::string     activation_offloading;
+    std::string     double_quant;           // QLoRA
+    std::string     untie_embeddings;
+    std::string     retains_previous_step;
 
     // inference.*
     int             concurrent_sequences = 1;

@@ -24,7 +24,12 @@ struct Choice
 };
 
 const Choice kMethods[] = {
-    {"full", "Full fine-tuning"}, {"lora", "LoRA"}, {"qlora", "QLoRA (4-bit base)"}};
+    {"full", "Full fine-tuning"}, {"lora", "LoRA"}, {"qlora", "QLoRA (4-bit base)"},
+    {"frozen", "Partial (top layers train)"}};
+const Choice kFrameworks[] = {
+    {"transformers", "Transformers / PEFT"}, {"litgpt", "LitGPT"}, {"torchtune", "torchtune"},
+    {"torchtitan", "torchtitan"}};
+const Choice kOnOff[] = {{"true", "on"}, {"false", "off"}};
 const Choice kDtypes[] = {
     {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8"}};
 const Choice kOptimizers[] = {

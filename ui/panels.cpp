@@ -258,6 +258,19 @@ void ShowTrainingPanel(AppState& state)
         }
     }
 
+    if (state.method == "frozen")
+    {
+        FormRow("Trainable layers", "The top N decoder layers train; the layers below keep no activations "
+                                    "(nothing needs their gradients).");
+        if (ImGui::InputInt("##trainable_layers", &state.trainable_layers))
+            state.trainable_layers = std::clamp(state.trainable_layers, 0, 4096);
+        FormRow("");
+        ImGui::Checkbox("The LM head trains too", &state.train_lm_head);
+    }
+    FormRow("Framework", "The training framework's own habits: LitGPT keeps an untied copy of tied "
+                         "embeddings and the previous step's graph; torchtune and torchtitan step the "
+                         "optimizer as their recipes do.");
+    ChoiceCombo("##framework", state.framework, kFrameworks, true, Filled(state, "training", "framework"));
     FormRow("Precision", "Compute dtype. How weights, gradients and the fp32 master copy are kept follows "
                          "from it and the engine (the precision recipe, listed under Assumptions).");
     ChoiceCombo("##dtype", state.dtype, kDtypes, true, Filled(state, "training", "dtype"));
@@ -287,6 +300,36 @@ void ShowTrainingPanel(AppState& state)
     FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
     ImGui::SliderInt("##seq_len", &state.seq_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     RecordItemRect(state, "seq_len");
+    if (ImGui::TreeNode("More training switches"))
+    {
+        FormRow("Optimizer in backward", "Each parameter steps from its gradient hook, so only about one "
+                                         "tensor's gradient is alive at a time (torchtune's optimizer_in_bwd).");
+        ChoiceCombo("##optimizer_in_backward", state.optimizer_in_backward, kOnOff, true,
+                    Filled(state, "training", "optimizer_in_backward") == "true" ? "true" : "false");
+        FormRow("Activation offload", "Saved activations go to host RAM, leaving about two layers' worth on the GPU.");
+        ChoiceCombo("##activation_offloading", state.activation_offloading, kOnOff, true,
+                    Filled(state, "training", "activation_offloading") == "true" ? "true" : "false");
+        FormRow("Untie embeddings", "Keep the head as its own copy of tied embeddings (LitGPT's checkpoint conversion).");
+        ChoiceCombo("##untie_embeddings", state.untie_embeddings, kOnOff, true,
+                    Filled(state, "training", "untie_embeddings") == "true" ? "true" : "false");
+        FormRow("Previous step kept", "The training loop holds the last step's loss and logits into the next "
+                                      "forward (LitGPT's loop).");
+        ChoiceCombo("##retains_previous_step", state.retains_previous_step, kOnOff, true,
+                    Filled(state, "training", "retains_previous_step") == "true" ? "true" : "false");
+        if (state.method == "qlora")
+        {
+            FormRow("Double quantization", "bitsandbytes' bnb_4bit_use_double_quant: the scales are quantized too.");
+            ChoiceCombo("##double_quant", state.double_quant, kOnOff, true,
+                        Filled(state, "training", "double_quant") == "true" ? "true" : "false");
+        }
+        if (state.pipeline_parallel > 1)
+        {
+            FormRow("Pipeline micro-batches", "Micro-batches per step through the pipeline; 0 leaves the default.");
+            if (ImGui::InputInt("##pipeline_microbatches", &state.pipeline_microbatches))
+                state.pipeline_microbatches = std::clamp(state.pipeline_microbatches, 0, 1 << 20);
+        }
+        ImGui::TreePop();
+    }
     FormRow("Grad. accumulation", "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
                                      "not the peak.");
     if (ImGui::InputInt("##grad_accum", &state.grad_accum))
