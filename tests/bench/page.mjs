@@ -129,10 +129,43 @@ for (const f of ['index.html', 'gpumem-offline.html']) {
 
 const { child: server, url: baseUrl } = await startServer();
 const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
-let page, bundle;
+// Frame time: the CPU time of one Frame() in the app (ui_frame_times: Dear ImGui's update, the
+// estimate when the scenario changed, and recording the draw lists), at idle and while the mouse
+// drags the batch-size slider back and forth (one estimate per frame).
+async function frameTimes(browser, url) {
+  const tab = await browser.newPage({ viewport: VIEWPORT });
+  await tab.goto(url);
+  await tab.evaluate(() => window.gpumemReady);
+  const frames = (n) => tab.evaluate((k) => new Promise((done) => {
+    const step = () => (k-- > 0 ? requestAnimationFrame(step) : done());
+    step();
+  }), n);
+  await frames(30);
+  await frames(120);
+  const idle = (await tab.evaluate(() => window.gpumem.uiFrameTimes())).slice(-120);
+  const slider = (await tab.evaluate(() => window.gpumem.uiLayout())).batch_size;
+  const y = slider.y + slider.h / 2;
+  await tab.mouse.move(slider.x + 4, y);
+  await frames(2);
+  await tab.mouse.down();
+  const before = (await tab.evaluate(() => window.gpumem.uiTotal())).estimates;
+  for (let i = 0; i < 120; i++) {
+    const t = (i % 40) / 40;
+    await tab.mouse.move(slider.x + 4 + slider.w * 0.8 * (i % 80 < 40 ? t : 1 - t), y);
+    await frames(1);
+  }
+  await tab.mouse.up();
+  const dragging = (await tab.evaluate(() => window.gpumem.uiFrameTimes())).slice(-120);
+  const estimates = (await tab.evaluate(() => window.gpumem.uiTotal())).estimates - before;
+  await tab.close();
+  return { idle, dragging, estimates };
+}
+
+let page, bundle, frameStats;
 try {
   page = await measure(browser, 'page (served)', baseUrl);
   bundle = await measure(browser, 'offline bundle (file://)', pathToFileURL(bundlePath).href);
+  frameStats = await frameTimes(browser, baseUrl);
 } finally {
   await browser.close();
   server.kill();
@@ -163,3 +196,9 @@ for (const r of [page, bundle]) {
 }
 console.log(`  budget: first frame <= ${BUDGET_FIRST_FRAME} ms (median): page ` +
   `${page.median <= BUDGET_FIRST_FRAME ? 'within' : 'OVER'}, bundle ${bundle.median <= BUDGET_FIRST_FRAME ? 'within' : 'OVER'}`);
+
+console.log('\nframe time (CPU time of one app frame, ms; 120 frames each; headless Chromium, SwiftShader)');
+for (const [name, xs] of [['idle', frameStats.idle], ['dragging the batch slider', frameStats.dragging]])
+  console.log(`  ${name.padEnd(26)} median ${quantile(xs, 0.5).toFixed(2).padStart(6)} ms  p90 ${quantile(xs, 0.9).toFixed(2).padStart(6)} ms` +
+    `  max ${Math.max(...xs).toFixed(2).padStart(6)} ms`);
+console.log(`  (${frameStats.estimates} estimates ran during the drag)`);
