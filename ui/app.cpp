@@ -96,6 +96,16 @@ void AppInit(AppState& state)
 
 namespace {
 
+// The messages of a refused result ({"ok": false, "errors": [...]}), joined with "; ".
+std::string ErrorText(const nlohmann::json& result)
+{
+    std::string text;
+    if (result.contains("errors") && result["errors"].is_array())
+        for (const nlohmann::json& e : result["errors"])
+            text += (text.empty() ? "" : "; ") + (e.is_object() ? e.value("message", e.dump()) : e.dump());
+    return text;
+}
+
 // Sets section[key] to `value`, or removes the key when the control says "default" ("").
 void SetOrErase(nlohmann::json& section, const char* key, const std::string& value)
 {
@@ -410,10 +420,7 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
     const nlohmann::json result = gpumem::estimate(probe);
     if (!result.value("ok", false) || !result.contains("scenario"))
     {
-        std::string why;
-        if (result.contains("errors") && result["errors"].is_array())
-            for (const nlohmann::json& e : result["errors"])
-                why += (why.empty() ? "" : "; ") + e.value("message", e.dump());
+        const std::string why = ErrorText(result);
         state.import_message = "not loaded: " + (why.empty() ? std::string("the estimator refused it") : why);
         return false;
     }
@@ -532,11 +539,7 @@ bool LoadText(AppState& state, const std::string& text, const std::string& name)
         const nlohmann::json counted = gpumem::params(doc);
         if (!counted.value("ok", false))
         {
-            std::string why;
-            if (counted.contains("errors") && counted["errors"].is_array())
-                for (const nlohmann::json& e : counted["errors"])
-                    why += (why.empty() ? "" : "; ") + e.value("message", e.dump());
-            state.import_message = name + ": " + why;
+            state.import_message = name + ": " + ErrorText(counted);
             return false;
         }
         state.source = ModelSource::Config;
@@ -588,13 +591,9 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     const nlohmann::json counted = gpumem::params(config);
     if (!counted.value("ok", false))
     {
-        std::string why;
-        if (counted.contains("errors") && counted["errors"].is_array())
-            for (const nlohmann::json& e : counted["errors"])
-                why += (why.empty() ? "" : "; ") + e.value("message", e.dump());
         hub.status = HubState::Status::Failed;
         hub.error_kind = "unsupported";
-        hub.message = id + "'s config.json cannot be read: " + why;
+        hub.message = id + "'s config.json cannot be read: " + ErrorText(counted);
         hub.retryable = false;
         hub.pending_scenario = nullptr;
         return;
