@@ -306,6 +306,7 @@ nlohmann::json BuildScenario(const AppState& state)
         t["seq_len"] = state.seq_len;
         SetUnless(t, "gradient_accumulation_steps", state.grad_accum, 1);
         SetOrErase(t, "framework", state.framework);
+        SetUnless(t, "images", state.images, 0);
         SetUnless(t, "trainable_layers", state.method == "frozen" ? state.trainable_layers : 0, 0);
         SetUnless(t, "train_lm_head", state.method == "frozen" && state.train_lm_head, false);
         SetUnless(t, "pipeline_microbatches", state.pipeline_parallel > 1 ? state.pipeline_microbatches : 0, 0);
@@ -347,6 +348,8 @@ nlohmann::json BuildScenario(const AppState& state)
         SetUnless(inf, "gpu_memory_utilization",
                   state.serving_engine == "vllm" ? static_cast<double>(state.gpu_memory_utilization) : 0.0, 0.0);
         SetUnless(inf, "gpu_layers", state.serving_engine == "llama.cpp" ? state.gpu_layers : -1, -1);
+        SetUnless(inf, "max_num_batched_tokens", state.serving_engine == "vllm" ? state.max_num_batched_tokens : 0, 0);
+        SetUnless(inf, "images", state.images, 0);
     }
 
     nlohmann::json& par = Section(s, "parallelism");
@@ -488,6 +491,8 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
     state.kv_cache = kv == nullptr || !kv->is_boolean() || kv->get<bool>();
     state.gpu_memory_utilization = RawNumber(raw, f, "inference", "gpu_memory_utilization", 0.0f);
     state.gpu_layers = RawNumber(raw, f, "inference", "gpu_layers", -1);
+    state.max_num_batched_tokens = RawNumber(raw, f, "inference", "max_num_batched_tokens", 0);
+    state.images = state.inference ? RawNumber(raw, f, "inference", "images", 0) : RawNumber(raw, f, "training", "images", 0);
 
     state.engine = Chosen(raw, f, "engine", "type");
     state.zero_stage = FilledNumber(f, "engine", "zero_stage", state.zero_stage);

@@ -158,6 +158,8 @@ struct AppState
     bool            kv_cache = true;
     float           gpu_memory_utilization = 0.0f;  // vLLM; 0: the core's default
     int             gpu_layers = -1;        // llama.cpp; -1: the core's default (all)
+    int             max_num_batched_tokens = 0;  // vLLM's profiling step; 0: the core's default
+    int             images = 0;             // images per sequence (multimodal models), both modes
 
     // engine.* and parallelism.*
     std::string     engine;                 // "" | none | ddp | deepspeed | fsdp | megatron | megatron_deepspeed

@@ -186,6 +186,17 @@ void ShowManualModel(AppState& state)
 
 }  // namespace
 
+// Images per sequence, for models with a vision tower (the row is hidden for the others).
+void ShowImagesRow(AppState& state)
+{
+    if (Bytes(At(At(state.result, "parameters"), "per_component"), "vision") == 0 && state.images == 0)
+        return;
+    FormRow("Images", "Images per sequence: each adds the model's image tokens to the sequence and runs "
+                      "the vision tower.");
+    if (ImGui::InputInt("##images", &state.images))
+        state.images = std::clamp(state.images, 0, 1000);
+}
+
 void ShowModelPanel(AppState& state)
 {
     if (!ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen))
@@ -330,6 +341,7 @@ void ShowTrainingPanel(AppState& state)
         }
         ImGui::TreePop();
     }
+    ShowImagesRow(state);
     FormRow("Grad. accumulation", "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
                                      "not the peak.");
     if (ImGui::InputInt("##grad_accum", &state.grad_accum))
@@ -357,6 +369,7 @@ void ShowInferencePanel(AppState& state)
     FormRow("Context length", "Prompt plus generated tokens per sequence.");
     ImGui::SliderInt("##context_len", &state.context_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     RecordItemRect(state, "context_len");
+    ShowImagesRow(state);
     FormRow("");
     ImGui::Checkbox("Keep a KV cache", &state.kv_cache);
     ImGui::SameLine();
@@ -367,6 +380,10 @@ void ShowInferencePanel(AppState& state)
                                     "0 leaves vLLM's default.");
         ImGui::SliderFloat("##gpu_memory_utilization", &state.gpu_memory_utilization, 0.0f, 0.99f, "%.2f",
                            ImGuiSliderFlags_AlwaysClamp);
+        FormRow("Batched tokens", "vLLM's max_num_batched_tokens: the size of its profiling step, whose "
+                                  "activations are kept out of the KV cache. 0 leaves the default.");
+        if (ImGui::InputInt("##max_num_batched_tokens", &state.max_num_batched_tokens))
+            state.max_num_batched_tokens = std::clamp(state.max_num_batched_tokens, 0, 1 << 24);
     }
     if (state.serving_engine == "llama.cpp")
     {

@@ -12,6 +12,7 @@ void ShowTrainingPanel(AppState& state);     // method, precision, optimizer, ba
 void ShowInferencePanel(AppState& state);    // weights, KV cache, engine, sequences, context
 void ShowParallelismPanel(AppState& state);  // engine / ZeRO / FSDP, tensor and pipeline parallel
 void ShowHardwarePanel(AppState& state);     // GPU model and count
+void ShowImagesRow(AppState& state);         // images per sequence (multimodal models only)
 void ShowAdvancedPanel(AppState& state);     // every tunable factor, with its default (tables.cpp)
 
 // Results (right column)
