@@ -3,6 +3,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <stdexcept>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -81,6 +84,8 @@ struct Tunable {
     const char* doc;
 };
 
+struct ModelCache;
+
 struct Scenario {
     ModelSpec model;
     ParamCount params;
@@ -91,12 +96,21 @@ struct Scenario {
     Parallelism parallel;
     EngineSettings engine;
     Hardware hardware;
-    std::map<std::string, Tunable> overheads;
+    std::map<std::string, Tunable, std::less<>> overheads;
     std::vector<Format> formats;           // the catalogue's weight formats and the scenario's own
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
 
-    double tunable(const std::string& name) const { return overheads.at(name).value; }
+    double tunable(std::string_view name) const {
+        auto it = overheads.find(name);
+        if (it == overheads.end()) throw std::out_of_range("no tunable " + std::string(name));
+        return it->second.value;
+    }
+    // false: leave out what is only for people (assumptions, warnings), as the planner's fast path
+    // does; every figure is computed the same way either way.
+    bool details = true;
+    // Memo of the model's tensor list and per-layout aggregates (memory.h), shared by copies.
+    mutable std::shared_ptr<ModelCache> cache;
     const Format* format(const std::string& id) const {
         for (const Format& f : formats)
             if (f.id == id) return &f;

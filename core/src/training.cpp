@@ -8,12 +8,6 @@
 
 namespace gpumem::detail {
 
-double Phase::allocated() const {
-    double sum = 0;
-    for (const auto& [name, b] : bytes) sum += b;
-    return sum;
-}
-
 Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
     Shard s;
     double emb = 0, head = 0;
@@ -166,11 +160,11 @@ Breakdown training_memory(const Scenario& sc) {
     const TrainingSettings& t = sc.training;
     const Parallelism& par = sc.parallel;
     const EngineSettings& eng = sc.engine;
-    Breakdown out;
-    json& why = out.assumptions;
+    Breakdown out(sc);
+    Notes& why = out.assumptions;
 
     const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
-    Shard shard = shard_of(m, par.tp, par.pp, par.ep);
+    Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
     double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
     if (m.declared_parameters) {  // known only by size: scale the guessed shape to the declared total
         ModelSpec shape = m;
@@ -227,14 +221,17 @@ Breakdown training_memory(const Scenario& sc) {
         master = P_gpu * rc.master;
         // Optimizer state by tensor shape (Adafactor, Shampoo and Muon depend on it), for the whole
         // tensor-parallel shard of the model, then scaled to this GPU's pipeline stage.
-        double model_tp = 0, model_states = 0;
-        for (const Tensor& x : list_tensors(m)) {
-            double repeat = x.in_layers() ? static_cast<double>(layer_count(m, x.layers)) : 1;
-            double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
-            double cols = static_cast<double>(x.cols);
-            model_tp += rows * cols * repeat;
-            model_states += state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
-        }
+        auto [model_tp, model_states] = optimizer_totals(sc, par.tp, par.ep, state_dtype, [&] {
+            double model_tp = 0, model_states = 0;
+            for (const Tensor& x : tensors_of(sc)) {
+                double repeat = x.in_layers() ? static_cast<double>(layer_count(m, x.layers)) : 1;
+                double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
+                double cols = static_cast<double>(x.cols);
+                model_tp += rows * cols * repeat;
+                model_states += state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
+            }
+            return std::pair<double, double>{model_tp, model_states};
+        });
         states = model_tp > 0 ? model_states * P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, P_gpu, 1);
     }
     why["bytes_per_trainable_param"] = {{"weights", adapters ? 4.0 : rc.weight}, {"gradients", adapters ? 4.0 : rc.grad},
