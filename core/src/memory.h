@@ -146,6 +146,7 @@ struct Breakdown {
     Notes serving;                          // serving capacity (engines that preallocate), or null
     double claimed = 0;                     // an engine that claims a fixed share of the card (vLLM): the device total
     bool engine_fits = true;                // false when the engine cannot hold the requested load
+    double trainable_params = 0;            // training: parameters this GPU trains, before data-parallel sharding
     Messages warnings;
 };
 
@@ -160,6 +161,20 @@ struct Shard {
     double total() const { return layers * layer_params + non_layer_params; }
 };
 Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
+Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
+
+// layer_count() for each Layers value, counted once (it walks the per-layer MoE flags).
+struct LayerCounts {
+    explicit LayerCounts(const ModelSpec& m)
+        : n{layer_count(m, Layers::None), layer_count(m, Layers::All), layer_count(m, Layers::Moe),
+            layer_count(m, Layers::Dense), layer_count(m, Layers::Decoder)} {}
+    std::uint64_t operator[](Layers l) const { return n[static_cast<std::size_t>(l)]; }
+    std::uint64_t n[5];
+};
+// Two tensors whose optimizer state and shard share are the same (names aside).
+inline bool same_shape(const Tensor& a, const Tensor& b) {
+    return a.rows == b.rows && a.cols == b.cols && a.layers == b.layers && a.tp_sharded == b.tp_sharded && a.expert == b.expert;
+}
 
 // What a scenario's model gives every evaluation, computed once per model and kept with the
 // scenario (Scenario::cache): its tensor list and, per layout, its shard and optimizer-state

@@ -57,7 +57,7 @@ Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint6
     auto key = pack_layout(tp, pp, ep);
     auto it = c.shards.find(key);
     if (it != c.shards.end()) return it->second;
-    return c.shards[key] = shard_of(s.model, tp, pp, ep);
+    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep);
 }
 
 }  // namespace gpumem::detail
