@@ -774,8 +774,11 @@ json plan(const json& doc) {
                         Scenario& s = engines[vi].second;
                         bool megatron = std::strcmp(v.type, "megatron") == 0;
                         if (model_parallel && !megatron) continue;
-                        if ((std::strcmp(v.type, "none") == 0) != (dp * cp == 1)) continue;
-                        if (dp * cp == 1 && std::strcmp(v.type, "ddp") == 0) continue;
+                        // One data-parallel rank: no engine, or one that offloads (ZeRO-Offload on one GPU);
+                        // sharding over one rank changes nothing.
+                        bool offloads = std::strcmp(v.offload_optimizer, "none") != 0 || std::strcmp(v.offload_param, "none") != 0;
+                        if (dp * cp == 1 ? !(std::strcmp(v.type, "none") == 0 || offloads) : std::strcmp(v.type, "none") == 0)
+                            continue;
                         for (std::size_t ci = 0; ci < 3; ++ci) {
                             l.checkpointing = kCheckpointing[ci];
                             for (std::uint64_t mb : divisors(req.global_batch / dp, req.global_batch / dp)) {
