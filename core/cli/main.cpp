@@ -504,16 +504,22 @@ double quantile(std::vector<double> xs, double q) {
 }
 
 int cmd_plan(Options o) {
+    // --gpus / --gpu name the cluster here (plan.num_gpus, plan.gpu), not the scenario's hardware.
+    json cluster = json::object();
+    json kept = json::array();
+    for (const json& ov : o.overrides) {
+        std::string ptr = ov[0];
+        if (ptr == "/hardware/num_gpus") cluster["num_gpus"] = ov[1];
+        else if (ptr == "/hardware/gpu") cluster["gpu"] = ov[1];
+        else kept.push_back(ov);
+    }
+    o.overrides = kept;
     json scenario;
     int rc = kOk;
     if (!scenario_for(o, "plan", scenario, rc)) return rc;
-    // Flags win over the scenario's own "plan" section; --gpus/--gpu name the cluster here.
+    // Flags win over the scenario's own "plan" section.
     json plan = scenario.contains("plan") && scenario["plan"].is_object() ? scenario["plan"] : json::object();
-    for (const json& ov : o.overrides) {
-        std::string ptr = ov[0];
-        if (ptr == "/hardware/num_gpus") plan["num_gpus"] = ov[1];
-        if (ptr == "/hardware/gpu") plan["gpu"] = ov[1];
-    }
+    plan.update(cluster);
     if (scenario.contains("hardware") && scenario["hardware"].is_object()) scenario["hardware"].erase("num_gpus");
     for (auto it = o.plan.begin(); it != o.plan.end(); ++it) {
         if (it.key() == "step_time" && plan.contains("step_time") && plan["step_time"].is_object()) plan["step_time"].update(*it);
