@@ -23,8 +23,24 @@ inline const std::vector<std::string>& component_names() {
 }
 constexpr std::size_t kComponents = 8;
 // The index of a component name in component_names(); throws std::logic_error on a name that is
-// not one (a programming error, caught by the JSON API's guard).
-std::size_t component_index(const char* name);
+// not one (a programming error, caught by the JSON API's guard). Inline: the names are literals at
+// every call, so the compiler resolves them (every phase names up to six, every evaluation).
+inline std::size_t component_index(const char* name) {
+    constexpr std::size_t lengths[kComponents] = {7, 9, 16, 11, 6, 8, 11, 9};  // "weights", "gradients", ...
+    std::size_t i = kComponents;
+    switch (name[0]) {
+        case 'w': i = 0; break;
+        case 'g': i = 1; break;
+        case 'o': i = name[1] == 'p' ? 2 : 7; break;
+        case 'a': i = 3; break;
+        case 'l': i = 4; break;
+        case 'k': i = 5; break;
+        case 't': i = 6; break;
+        default: break;
+    }
+    if (i == kComponents || name[lengths[i]] != '\0') throw std::logic_error(std::string("unknown memory component ") + name);
+    return i;
+}
 
 // Bytes by component at one phase: a fixed array (no allocation), written as the map it replaces:
 // {{"weights", w}, {"kv_cache", kv}}. Only the components a phase names are listed in its output.

@@ -2,7 +2,7 @@
 // shard and the optimizer-state totals (memory.h, ModelCache). Memoised, never approximated: a
 // cached figure is the one the uncached code computes.
 
-#include <cstring>
+#include <algorithm>
 #include <stdexcept>
 
 #include "memory.h"
@@ -19,27 +19,9 @@ std::array<std::uint64_t, 12> fingerprint(const ModelSpec& m) {
 
 }  // namespace
 
-std::size_t component_index(const char* name) {
-    // By the first letters (every phase names up to six components, every evaluation), then checked.
-    std::size_t i = kComponents;
-    switch (name[0]) {
-        case 'w': i = 0; break;
-        case 'g': i = 1; break;
-        case 'o': i = name[1] == 'p' ? 2 : 7; break;
-        case 'a': i = 3; break;
-        case 'l': i = 4; break;
-        case 'k': i = 5; break;
-        case 't': i = 6; break;
-        default: break;
-    }
-    if (i == kComponents || std::strcmp(component_names()[i].c_str(), name) != 0)
-        throw std::logic_error(std::string("unknown memory component ") + name);
-    return i;
-}
-
 ModelCache& cache_of(const Scenario& s) {
     auto print = fingerprint(s.model);
-    if (!s.cache || s.cache->fingerprint != print) {
+    if (!s.cache || !std::equal(print.begin(), print.end(), s.cache->fingerprint.begin())) {
         auto c = std::make_shared<ModelCache>();
         c->fingerprint = print;
         c->tensors = list_tensors(s.model);

@@ -401,7 +401,7 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
 
     t.model_flops = tokens * (6 * mf.n_compute + 12 * mf.attn * seq);
     t.compute = t.model_flops / rate;
-    const std::string& ckpt = s.training.activation_checkpointing;
+    const detail::Name& ckpt = s.training.activation_checkpointing;
     if (ckpt == "full") t.recompute = tokens * (2 * mf.n_compute + 4 * mf.attn * seq) / rate;
     else if (ckpt == "selective") t.recompute = tokens * 4 * mf.attn * seq / rate;
 
@@ -418,7 +418,7 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     // Data parallelism: the gradient reduction and (ZeRO-3 / FSDP) the parameter gathers.
     const double group = dp * cp;
     const double g_bw = bandwidth(k, group, tp);
-    const std::string& precision = s.training.precision;
+    const detail::Name& precision = s.training.precision;
     const bool adapters = s.training.method != "full";
     const double grad_bytes_per_param = adapters ? 4 : (precision == "amp_fp32_weights" || precision == "mixed_fp32_grads") ? 4 : a;
     const double grads = f.breakdown.trainable_params * grad_bytes_per_param;

@@ -252,7 +252,7 @@ Breakdown training_memory(const Scenario& sc) {
                                         {"optimizer_states", trainable > 0 ? states / trainable : 0.0}};
 
     // ---- Sharding over data parallelism.
-    const std::string& type = eng.type;
+    const Name& type = eng.type;
     double temporaries_persistent = 0, gathered = 0;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
