@@ -41,9 +41,10 @@
 //                the whole forward and backward, only the excess is exposed.
 //   cp_comm      ring attention passes each rank's K and V round the CP ring forward, and K, V and
 //                their gradients backward: 3 x (cp-1) x b x s/cp x kv dims x 2 bytes per layer, less
-//                what hides behind the attention core's compute.
+//                what hides behind the attention core's compute (Liu et al. 2023, Ring Attention).
 //   ep_comm      MoE all-to-all: dispatch and combine forward and backward, 4 x b x s/cp x top_k x h x
-//                2 bytes x (ep-1)/ep per MoE layer and micro-batch; not overlapped.
+//                2 bytes x (ep-1)/ep per MoE layer and micro-batch; not overlapped (Lepikhin et al.
+//                2020, GShard: dispatch and combine all-to-alls).
 //   offload      ZeRO-Offload: fp16 gradients down and fp16 parameters up over PCIe once per step,
 //                plus the CPU optimizer, memory-bound at cpu_optimizer_bytes_per_param per parameter
 //                over the node's host memory bandwidth shared by its GPUs (Ren et al. 2021).
