@@ -15,7 +15,9 @@
 //
 //   compute      model FLOPs / (GPUs x peak x mfu). Model FLOPs per token: 6 N + 12 L H Q s for
 //                training (Kaplan et al. 2020 for 6N; the attention term is PaLM's, Chowdhery et al.
-//                2022, appendix B, also torchtitan's), 2 N + 4 L H Q c for one decoded token. N: the
+//                2022, appendix B, also torchtitan's); 4 N + 12 L H Q s for LoRA / QLoRA (no weight
+//                gradients for the frozen base: forward 2N, activation gradients 2N; Hu et al. 2021
+//                §4.2), 2 N + 4 L H Q c for one decoded token. N: the
 //                parameters one token uses (MoE: active), less the input embedding (a lookup);
 //                L layers, H heads of Q dims, s the sequence length, c the context.
 //   recompute    full activation checkpointing runs the forward again: + (2 N + 4 L H Q s) per token
@@ -400,7 +402,10 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     const double mb = static_cast<double>(l.batch_size), ga = static_cast<double>(l.grad_accum);
     const double rate = k.gpus * k.peak * k.mfu;
 
-    t.model_flops = tokens * (6 * mf.n_compute + 12 * mf.attn * seq);
+    // LoRA / QLoRA: the frozen base needs no weight gradients, so the backward is one matmul per
+    // weight instead of two: 4N (Hu et al. 2021 §4.2 measure the resulting speed-up on GPT-3).
+    const double per_param = s.training.method == "full" ? 6 : 4;
+    t.model_flops = tokens * (per_param * mf.n_compute + 12 * mf.attn * seq);
     t.compute = t.model_flops / rate;
     const detail::Name& ckpt = s.training.activation_checkpointing;
     if (ckpt == "full") t.recompute = tokens * (2 * mf.n_compute + 4 * mf.attn * seq) / rate;
@@ -423,7 +428,8 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     const bool adapters = s.training.method != "full";
     const double grad_bytes_per_param = adapters ? 4 : (precision == "amp_fp32_weights" || precision == "mixed_fp32_grads") ? 4 : a;
     const double grads = f.breakdown.trainable_params * grad_bytes_per_param;
-    const double params_bytes = (f.breakdown.trainable_params + 0) * a;
+    // ZeRO-3 gathers (and parameter offload streams) every parameter of this GPU's slice, frozen ones too.
+    const double params_bytes = detail::shard_of(s, l.tp, l.pp, l.ep).total() * a;
     const bool zero3 = (v.zero == 3) || (std::strcmp(v.type, "fsdp") == 0 && std::strcmp(v.fsdp, "shard_grad_op") != 0);
     const bool hybrid = std::strcmp(v.type, "fsdp") == 0 && std::strcmp(v.fsdp, "hybrid_shard") == 0;
     double reduce = 0, gather = 0;
@@ -462,7 +468,7 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
         double host_bw_per_gpu = k.host_mem / std::min(k.per_node, k.gpus);
         t.offload += shard * (2 + 2) / k.pcie + shard * k.cpu_opt_bytes / host_bw_per_gpu;
     }
-    if (std::strcmp(v.offload_param, "none") != 0) t.offload += 2 * ga * (f.breakdown.trainable_params / group) * a / k.pcie;
+    if (std::strcmp(v.offload_param, "none") != 0) t.offload += 2 * ga * params_bytes / group / k.pcie;
     // The pipeline's bubble stretches everything a micro-batch does on a stage.
     if (l.pp > 1) t.pp_bubble = (pp - 1) / ga * (busy + t.tp_comm + t.cp_comm + t.ep_comm);
     t.total = busy + t.tp_comm + t.pp_bubble + t.pp_p2p + t.dp_comm + t.zero3_gather + t.cp_comm + t.ep_comm + t.offload;
