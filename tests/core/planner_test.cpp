@@ -347,3 +347,52 @@ TEST(Plan, BadInputIsNamed) {
     EXPECT_FALSE(maxfit_bad["ok"].get<bool>());
     EXPECT_EQ(maxfit_bad["errors"][0]["field"], "training.seq_len");
 }
+
+TEST(Plan, MoeRowsDivideTheExpertsAndTheDataParallelRanks) {
+    // Qwen3-30B-A3B: 32 heads, 4 kv heads, 128 experts, 48 layers.
+    json r = gpumem::plan({{"model", preset("Qwen/Qwen3-30B-A3B")}, {"training", {{"seq_len", 2048}}},
+                           {"plan", {{"num_gpus", 32}, {"global_batch_size", 128}, {"top", 200}}}});
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+    ASSERT_FALSE(r["plans"].empty());
+    for (const json& row : r["plans"]) {
+        const json& l = row["layout"];
+        std::uint64_t dp = l["data_parallel_size"], tp = l["tensor_parallel_size"], pp = l["pipeline_parallel_size"],
+                      cp = l["context_parallel_size"], ep = l["expert_parallel_size"];
+        EXPECT_EQ(32 % tp, 0u);
+        EXPECT_TRUE(4 % tp == 0 || tp % 4 == 0) << tp;
+        EXPECT_EQ(48 % pp, 0u);
+        EXPECT_EQ(128 % ep, 0u);
+        EXPECT_EQ((dp * cp) % ep, 0u);
+        if (ep > 1) {
+            EXPECT_EQ(l["engine"], "megatron");  // the only engine the search gives EP
+        }
+    }
+}
+
+TEST(Plan, LoraComputeIsFourNPerToken) {
+    // LoRA: no weight gradients for the frozen base, 4N + 12 L H Q s FLOPs per token (Llama-3.1-8B as above).
+    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")}, {"training", {{"method", "lora"}, {"seq_len", 2048}}},
+                           {"plan", {{"num_gpus", 8}, {"gpu", "A100-80GB"}, {"global_batch_size", 64}, {"top", 1}}}});
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+    double per_token = 4.0 * 7504924672.0 + 12.0 * 32 * 32 * 128 * 2048;
+    double expected = 64.0 * 2048 * per_token / (8 * 312e12 * 0.45);  // A100: 312 TFLOPS dense BF16
+    EXPECT_NEAR(r["plans"][0]["step_time"]["compute_s"].get<double>(), expected, expected * 1e-12);
+}
+
+TEST(Plan, InferenceRowsDivideTheHeadsAndLayers) {
+    // Llama-3.1-70B: 64 heads, 8 kv heads, 80 layers; each replica serves the scenario's batch.
+    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-70B")}, {"mode", "inference"},
+                           {"inference", {{"engine", "vllm"}, {"batch_size", 16}, {"context_len", 8192}}},
+                           {"plan", {{"num_gpus", 16}, {"top", 100}}}});
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+    ASSERT_FALSE(r["plans"].empty());
+    for (const json& row : r["plans"]) {
+        const json& l = row["layout"];
+        std::uint64_t dp = l["data_parallel_size"], tp = l["tensor_parallel_size"], pp = l["pipeline_parallel_size"];
+        EXPECT_EQ(dp * tp * pp, 16u);
+        EXPECT_EQ(64 % tp, 0u);
+        EXPECT_EQ(80 % pp, 0u);
+        EXPECT_GE(l["max_concurrent_sequences"].get<int>(), 16);
+        EXPECT_DOUBLE_EQ(row["tokens_per_s"].get<double>(), static_cast<double>(dp * 16) / row["step_time_s"].get<double>());
+    }
+}
