@@ -736,7 +736,7 @@ json plan(const json& doc) {
     auto searching = std::chrono::steady_clock::now();
     double setup_ms = std::chrono::duration<double, std::milli>(searching - started).count();
     std::vector<Candidate> fitting;
-    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0;
+    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0;
     std::vector<std::uint64_t> ep_options{1};
     if (m.num_experts) ep_options = divisors(m.num_experts, N);
     for (std::uint64_t tp : divisors(N, G)) {
@@ -751,6 +751,8 @@ json plan(const json& doc) {
                     if (!detail::layout_problem(m, l, seq).empty()) continue;
                     if (!training) {
                         Scenario& s = engines[0].second;
+                        // llama.cpp splits a model its own way (layers to devices), not Megatron's: replicas only.
+                        if (s.inference.engine == "llama.cpp" && tp * pp > 1) continue;
                         l.sequence_parallel = false;
                         l.batch_size = base.inference.batch_size;
                         ++candidates;
@@ -774,7 +776,10 @@ json plan(const json& doc) {
                         fitting.push_back(c);
                         continue;
                     }
-                    if (req.global_batch % dp) continue;
+                    if (req.global_batch % dp) {
+                        ++batch_indivisible;
+                        continue;
+                    }
                     const bool model_parallel = tp * pp * cp > 1 || ep > 1;
                     for (std::size_t vi = 0; vi < engines.size(); ++vi) {
                         const EngineVariant& v = *engines[vi].first;
@@ -843,6 +848,9 @@ json plan(const json& doc) {
     if (fitting.empty())
         warnings.push_back("no layout of " + std::to_string(N) + " x " + req.gpu + " fits this scenario" +
                            (host_limited ? " (" + std::to_string(host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
+    if (batch_indivisible)
+        warnings.push_back(std::to_string(batch_indivisible) + " layouts skipped: their data-parallel size does not divide "
+                           "plan.global_batch_size (" + std::to_string(req.global_batch) + ")");
     json constants = json::object();
     for (const Constant& c : req.constants.list) constants[c.name] = {{"value", c.value}, {"unit", c.unit}, {"about", c.about}};
     json cluster = {{"gpu", req.gpu}, {"num_gpus", N}, {"gpus_per_node", G}, {"gpu_memory_bytes", base.hardware.gpu_memory_bytes},
@@ -854,7 +862,8 @@ json plan(const json& doc) {
             {"cluster", cluster},
             {"constants", constants},
             {"search", {{"candidates", candidates}, {"evaluations", evaluations}, {"fitting", fitting.size()},
-                        {"host_ram_limited", host_limited}, {"setup_ms", setup_ms}, {"search_ms", search_ms},
+                        {"host_ram_limited", host_limited},
+                        {"global_batch_indivisible", batch_indivisible}, {"setup_ms", setup_ms}, {"search_ms", search_ms},
                         {"evaluations_per_s", search_ms > 0 ? static_cast<double>(evaluations) / search_ms * 1000 : 0.0},
                         {"elapsed_ms", total_ms}}},
             {"plans", plans},

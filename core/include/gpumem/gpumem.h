@@ -265,15 +265,22 @@ nlohmann::json maxfit(const nlohmann::json& scenario);
 //            "step_time": {"mfu": 0.45, ...}} // overrides of the step-time constants (README "Planner")
 // The result:
 //   {"ok": true, "mode", "cluster": {...}, "constants": {name: {"value", "unit", "about"}},
-//    "search": {"candidates", "evaluations", "fitting", "elapsed_ms", "truncated"},
+//    "search": {"candidates", "evaluations", "fitting", "host_ram_limited", "global_batch_indivisible",
+//               "setup_ms", "search_ms", "evaluations_per_s", "elapsed_ms"},   // timings vary run to run
 //    "plans": [{"rank": 1, "layout": {"data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size",
 //               "context_parallel_size", "expert_parallel_size", "sequence_parallel", "engine",
 //               "zero_stage", "fsdp_sharding", "offload_optimizer", "offload_param",
 //               "activation_checkpointing", "micro_batch_size", "gradient_accumulation_steps"} (training)
-//               or {..., "batch_size"} (inference),
-//               "step_time_s", "step_time": {"compute_s", "recompute_s", "tp_comm_s", "pp_bubble_s",
-//               "pp_p2p_s", "dp_comm_s", "zero3_gather_s", "cp_comm_s", "ep_comm_s", "offload_s", ...},
-//               "tokens_per_s", "mfu", "device_total_bytes", "host_bytes_per_node",
+//               or {"data_parallel_size" (replicas), "tensor_parallel_size", "pipeline_parallel_size", ...,
+//               "batch_size", "max_concurrent_sequences"} (inference),
+//               "step_time_s",                // seconds per optimizer step (training) or decode step (inference)
+//               "step_time": {"compute_s", "tp_comm_s", "pp_p2p_s", and for training "recompute_s",
+//               "pp_bubble_s", "dp_comm_s", "zero3_gather_s", "cp_comm_s", "ep_comm_s", "offload_s", for
+//               inference "memory_bound_s"},
+//               "tokens_per_s",               // whole cluster: trained tokens, or generated tokens of all replicas
+//               "mfu",                        // model FLOPs / (step time x peak of the GPUs involved)
+//               "device_total_bytes",         // per GPU, as estimate() gives it
+//               "host_bytes_per_node",        // offloaded state of the node's GPUs (bytes)
 //               "scenario": {...},            // the scenario to reproduce this row with estimate()
 //               "estimate": {...}}, ...],     // estimate() of that scenario: the memory breakdown
 //    "warnings": [...], "defaults_applied": [...]}
