@@ -845,7 +845,10 @@ json plan(const json& doc) {
                     {"estimate", estimate(row_doc)}};
         plans.push_back(row);
     }
-    if (fitting.empty())
+    if (candidates == 0)
+        warnings.push_back("no layout of " + std::to_string(N) + " GPUs meets the divisibility rules (attention and kv heads "
+                           "by TP within a node, layers by PP, sequence by CP, experts by EP, global batch by DP)");
+    else if (fitting.empty())
         warnings.push_back("no layout of " + std::to_string(N) + " x " + req.gpu + " fits this scenario" +
                            (host_limited ? " (" + std::to_string(host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
     if (batch_indivisible)
