@@ -32,7 +32,8 @@ commands:
   site               install what is missing and only build build/wasm/site
   fuzz [SECONDS]     libFuzzer on the scenario and config.json readers, SECONDS per target (600)
   bench              build, then print the benchmarks: accuracy against the published measured
-                     peaks (tests/bench/validation.mjs), estimates per second (speed.mjs), and
+                     peaks (tests/bench/validation.mjs), estimates per second (speed.mjs), the
+                     planner's evaluations per second and plan times (planner.mjs), and
                      the page's budgets: transfer size, time to first frame, memory (page.mjs)
   -h, --help         this text
 EOF
@@ -171,13 +172,21 @@ run_stage() {
 cmd_bench() {
   bootstrap
   native_build
-  emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=OFF >/dev/null
+  # Tests on, as the test stages configure it (only the named targets are built here).
+  emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=ON >/dev/null
   cmake --build build/wasm --target gpumem_wasm -j"$jobs"
   cmake --build build/wasm --target site -j"$jobs"
+  # The planner's benchmark program (tests/bench/planner_bench.cpp), native and WebAssembly.
+  cmake --build build/native --target gpumem_planner_bench -j"$jobs"
+  cmake --build build/wasm --target gpumem_planner_bench -j"$jobs"
   banner "accuracy: tests/bench/validation.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/validation.mjs
   banner "speed: tests/bench/speed.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/speed.mjs
+  banner "planner: tests/bench/planner.mjs"
+  GPUMEM_PLANNER_BENCH="$root/build/native/tests/gpumem_planner_bench" \
+    GPUMEM_PLANNER_BENCH_WASM="$root/build/wasm/tests/gpumem_planner_bench.js" \
+    GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/planner.mjs
   banner "page: tests/bench/page.mjs"
   GPUMEM_SITE_DIR="$root/build/wasm/site" node tests/bench/page.mjs
 }

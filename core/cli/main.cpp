@@ -5,13 +5,20 @@
 //   gpumem estimate --model ID [flags...]              a scenario built from flags
 //   gpumem params --hf-config FILE | --model ID [--json]
 //   gpumem quick SIZE_B --gpus N [--engine E] [--gpu-mem GB] [--json]
+//   gpumem maxfit --scenario FILE [--json]             largest batch / sequence / concurrency that fits
+//   gpumem plan --scenario FILE --gpus N [--gpu ID] [--host-ram-gb X] [--gpus-per-node N]
+//               [--global-batch N] [--top K] [--mfu X] [--json] [--bench [ROUNDS]]
 //   gpumem validate FILE
 //   gpumem presets [--json]
 //   gpumem version
 //
 // Exit codes: 0 ok, 1 invalid input, 2 usage.
 
+#include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -56,6 +63,21 @@ commands:
   params     exact parameter count: --hf-config FILE | --model ID  [--json]
   quick      seed 001's quick look from a size: quick SIZE_IN_BILLIONS --gpus N [--engine E] [--zero N]
              [--gpu-mem GB] [--json]
+  maxfit     the largest batch_size and seq_len (training) or batch_size (concurrent sequences) and
+             context_len (inference) that fit, each with the others as given; exact at the boundary
+             (the value fits, one more does not). Takes the same model/scenario options as estimate.
+             [--json]
+  plan       the layouts of a cluster that fit, fastest first (README.md, "Planner")
+             --gpus N             GPUs in the cluster (required)
+             --gpu ID             catalogue GPU (default: the scenario's)
+             --gpus-per-node N    default min(N, 8)
+             --host-ram-gb X      CPU RAM per node, GB; limits offloading (default: unlimited)
+             --global-batch N     sequences per optimizer step (training)
+             --top K              rows to print (default 10)
+             --mfu X              compute efficiency of the step-time model (default 0.45)
+             --json               the plan JSON (every row with its estimate)
+             --bench [ROUNDS]     time ROUNDS plans (default 20): evaluations/s and plan time, median and p90
+             takes the same model/scenario options as estimate; plan.* fields of the scenario also work
   validate   check a scenario file: validate FILE
   presets    list bundled models and GPUs [--json]
   version    print the version
@@ -261,6 +283,8 @@ struct Options {
     std::uint64_t batch_size = 0;
     std::string batch_size_text;
     json overrides = json::array();  // [pointer, value] pairs, applied in order
+    json plan = json::object();      // plan flags: num_gpus, gpu, ...
+    int bench_rounds = 0;
 };
 
 Options parse_options(const std::vector<std::string>& args) {
@@ -278,6 +302,16 @@ Options parse_options(const std::vector<std::string>& args) {
         else if (a == "--hf-config") o.hf_config_file = value();
         else if (a == "--model") o.model = value();
         else if (a == "--batch-size") o.batch_size_text = value();
+        else if (a == "--host-ram-gb") o.plan["host_ram_gb"] = flag_value(Flag{a.c_str(), "", Flag::Number}, value());
+        else if (a == "--gpus-per-node") o.plan["gpus_per_node"] = flag_value(Flag{a.c_str(), "", Flag::Int}, value());
+        else if (a == "--global-batch") o.plan["global_batch_size"] = flag_value(Flag{a.c_str(), "", Flag::Int}, value());
+        else if (a == "--top") o.plan["top"] = flag_value(Flag{a.c_str(), "", Flag::Int}, value());
+        else if (a == "--mfu") o.plan["step_time"]["mfu"] = flag_value(Flag{a.c_str(), "", Flag::Number}, value());
+        else if (a == "--bench") {
+            o.bench_rounds = 20;
+            if (i + 1 < args.size() && !args[i + 1].empty() && std::isdigit(static_cast<unsigned char>(args[i + 1][0])))
+                o.bench_rounds = std::max(1, std::min(10000, std::atoi(args[++i].c_str())));
+        }
         else if (const Flag* f = find_flag(a)) {
             json v = f->kind == Flag::Switch ? json::parse(f->switch_value) : flag_value(*f, value());
             o.overrides.push_back({f->pointer, v});
@@ -417,6 +451,152 @@ int cmd_quick(Options o) {
     return emit(gpumem::estimate(scenario), o);
 }
 
+// Builds the scenario for maxfit / plan as estimate does; false on a usage or input problem.
+bool scenario_for(const Options& o, const char* command, json& scenario, int& rc) {
+    if (o.scenario_file.empty() && o.model.empty() && o.hf_config_file.empty())
+        throw UsageError{std::string(command) + " needs --scenario FILE, --model ID or --hf-config FILE"};
+    std::string error;
+    if (!build_scenario(o, scenario, error)) {
+        rc = input_error(o, error);
+        return false;
+    }
+    return true;
+}
+
+std::string gib(std::uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / static_cast<double>(gpumem::kGiB));
+    return buf;
+}
+
+int cmd_maxfit(const Options& o) {
+    json scenario;
+    int rc = kOk;
+    if (!scenario_for(o, "maxfit", scenario, rc)) return rc;
+    json r = gpumem::maxfit(scenario);
+    if (!r.value("ok", false) || o.json_out) {
+        if (o.json_out) std::cout << r.dump(2) << "\n";
+        if (!r.value("ok", false)) print_errors(r);
+        return r.value("ok", false) ? kOk : kInvalid;
+    }
+    std::cout << "largest values that fit (" << r["mode"].get<std::string>() << ", capacity " << gib(r["capacity_bytes"])
+              << " per GPU), each with the other fields as given:\n";
+    for (const json& x : r["solvers"]) {
+        std::cout << "  " << x["field"].get<std::string>() << std::string(24 - std::min<std::size_t>(23, x["field"].get<std::string>().size()), ' ')
+                  << x["value"];
+        std::string by = x["limited_by"];
+        if (by == "memory")
+            std::cout << "  (" << gib(x["device_total_bytes"]) << "; " << x["value"].get<std::uint64_t>() + 1 << " needs "
+                      << gib(x["next_device_total_bytes"]) << ")";
+        else if (by == "does_not_fit")
+            std::cout << "  (1 already needs " << gib(x["next_device_total_bytes"]) << ")";
+        else
+            std::cout << "  (the field's maximum)";
+        if (x.contains("note")) std::cout << "  note: " << x["note"].get<std::string>();
+        std::cout << "\n";
+    }
+    return kOk;
+}
+
+double quantile(std::vector<double> xs, double q) {
+    std::sort(xs.begin(), xs.end());
+    return xs[std::min(xs.size() - 1, static_cast<std::size_t>((static_cast<double>(xs.size()) - 1) * q + 0.5))];
+}
+
+int cmd_plan(Options o) {
+    // --gpus / --gpu name the cluster here (plan.num_gpus, plan.gpu), not the scenario's hardware.
+    json cluster = json::object();
+    json kept = json::array();
+    for (const json& ov : o.overrides) {
+        std::string ptr = ov[0];
+        if (ptr == "/hardware/num_gpus") cluster["num_gpus"] = ov[1];
+        else if (ptr == "/hardware/gpu") cluster["gpu"] = ov[1];
+        else kept.push_back(ov);
+    }
+    o.overrides = kept;
+    json scenario;
+    int rc = kOk;
+    if (!scenario_for(o, "plan", scenario, rc)) return rc;
+    // Flags win over the scenario's own "plan" section.
+    json plan = scenario.contains("plan") && scenario["plan"].is_object() ? scenario["plan"] : json::object();
+    plan.update(cluster);
+    if (scenario.contains("hardware") && scenario["hardware"].is_object()) scenario["hardware"].erase("num_gpus");
+    for (auto it = o.plan.begin(); it != o.plan.end(); ++it) {
+        if (it.key() == "step_time" && plan.contains("step_time") && plan["step_time"].is_object()) plan["step_time"].update(*it);
+        else plan[it.key()] = *it;
+    }
+    if (!plan.contains("num_gpus")) throw UsageError{"plan needs --gpus N (the GPUs in the cluster)"};
+    scenario["plan"] = plan;
+    if (o.bench_rounds > 0) {
+        std::vector<double> ms, rate;
+        json r;
+        for (int i = 0; i < o.bench_rounds; ++i) {
+            auto t0 = std::chrono::steady_clock::now();
+            r = gpumem::plan(scenario);
+            double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            if (!r.value("ok", false)) {
+                print_errors(r);
+                return kInvalid;
+            }
+            ms.push_back(took);
+            rate.push_back(r["search"]["evaluations"].get<double>() / (r["search"]["search_ms"].get<double>() / 1000));
+        }
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "{\"rounds\": %d, \"evaluations\": %llu, \"plan_ms_median\": %.3f, \"plan_ms_p90\": %.3f, "
+                      "\"evaluations_per_s_median\": %.0f, \"evaluations_per_s_p90\": %.0f}",
+                      o.bench_rounds, static_cast<unsigned long long>(r["search"]["evaluations"].get<std::uint64_t>()),
+                      quantile(ms, 0.5), quantile(ms, 0.9), quantile(rate, 0.5), quantile(rate, 0.1));
+        std::cout << line << "\n";
+        return kOk;
+    }
+    json r = gpumem::plan(scenario);
+    if (!r.value("ok", false) || o.json_out) {
+        if (o.json_out) std::cout << r.dump(2) << "\n";
+        if (!r.value("ok", false)) print_errors(r);
+        return r.value("ok", false) ? kOk : kInvalid;
+    }
+    const json& c = r["cluster"];
+    bool training = r["mode"] == "training";
+    std::cout << "plan: " << c["num_gpus"] << " x " << c["gpu"].get<std::string>() << " (" << c["gpus_per_node"] << " per node)";
+    if (training) std::cout << ", global batch " << c["global_batch_size"] << " sequences";
+    std::cout << "\nsearched " << r["search"]["candidates"] << " layouts, " << r["search"]["fitting"] << " fit ("
+              << r["search"]["elapsed_ms"].get<double>() << " ms)\n\n";
+    std::cout << (training ? "rank  dp  tp  pp  cp  ep  engine            ckpt       mb   ga   step s   tok/s       MFU   GiB/GPU\n"
+                           : "rank  dp  tp  pp  batch  max_seqs  step ms   tok/s       MFU   GiB/GPU\n");
+    for (const json& p : r["plans"]) {
+        const json& l = p["layout"];
+        char buf[256];
+        if (training) {
+            std::string engine = l["engine"].get<std::string>();
+            if (l["zero_stage"].get<int>() > 0) engine += " z" + std::to_string(l["zero_stage"].get<int>());
+            if (engine == "fsdp") engine += " " + l["fsdp_sharding"].get<std::string>();
+            if (l["offload_optimizer"] != "none") engine += " +off";
+            if (l["offload_param"] != "none") engine += "+p";
+            std::snprintf(buf, sizeof buf, "%4d %3d %3d %3d %3d %3d  %-17s %-9s %4d %4d  %7.3f  %9.0f  %5.1f%%  %7.2f\n",
+                          p["rank"].get<int>(), l["data_parallel_size"].get<int>(), l["tensor_parallel_size"].get<int>(),
+                          l["pipeline_parallel_size"].get<int>(), l["context_parallel_size"].get<int>(),
+                          l["expert_parallel_size"].get<int>(), engine.c_str(), l["activation_checkpointing"].get<std::string>().c_str(),
+                          l["micro_batch_size"].get<int>(), l["gradient_accumulation_steps"].get<int>(), p["step_time_s"].get<double>(),
+                          p["tokens_per_s"].get<double>(), p["mfu"].get<double>() * 100,
+                          p["device_total_bytes"].get<double>() / static_cast<double>(gpumem::kGiB));
+        } else {
+            std::snprintf(buf, sizeof buf, "%4d %3d %3d %3d  %5d  %8d  %7.2f  %9.0f  %5.1f%%  %7.2f\n", p["rank"].get<int>(),
+                          l["data_parallel_size"].get<int>(), l["tensor_parallel_size"].get<int>(), l["pipeline_parallel_size"].get<int>(),
+                          l["batch_size"].get<int>(), l["max_concurrent_sequences"].get<int>(), p["step_time_s"].get<double>() * 1000,
+                          p["tokens_per_s"].get<double>(), p["mfu"].get<double>() * 100,
+                          p["device_total_bytes"].get<double>() / static_cast<double>(gpumem::kGiB));
+        }
+        std::cout << buf;
+    }
+    for (const json& w : r["warnings"]) std::cout << "warning: " << w.get<std::string>() << "\n";
+    if (!r["defaults_applied"].empty()) {
+        std::cout << "\ndefaults applied:\n";
+        for (const json& d : r["defaults_applied"]) std::cout << "  - " << d.get<std::string>() << "\n";
+    }
+    return kOk;
+}
+
 int cmd_validate(const Options& o) {
     if (o.positional.size() != 1) throw UsageError{"validate needs one scenario file"};
     std::string text;
@@ -475,6 +655,8 @@ int main(int argc, char** argv) {
         if (command == "params") return cmd_params(o);
         if (command == "quick") return cmd_quick(o);
         if (command == "validate") return cmd_validate(o);
+        if (command == "maxfit") return cmd_maxfit(o);
+        if (command == "plan") return cmd_plan(o);
         if (command == "presets") return cmd_presets(o);
         if (command == "version" || command == "--version") {
             std::cout << gpumem::version() << "\n";

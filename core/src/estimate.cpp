@@ -9,32 +9,11 @@ namespace gpumem {
 
 using detail::json;
 
-namespace {
+namespace detail {
 
-// Beyond this a per-GPU figure is a sign of absurd input, not a plan: 2^62 bytes (4 EiB).
-constexpr double kMaxBytes = 4.6e18;
-
-json error_result(const std::vector<Issue>& issues) {
-    json errors = json::array();
-    for (const Issue& i : issues)
-        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
-    return {{"ok", false}, {"errors", errors}};
-}
-
-std::uint64_t bytes(double b) {
-    return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b));
-}
-
-struct Figures {
-    detail::Breakdown breakdown;
-    std::size_t peak = 0;
-    double allocated = 0, reserved = 0, device = 0, slack = 0, context = 0;
-    bool fits = false;
-};
-
-Figures evaluate(const detail::Scenario& s) {
+Figures evaluate(const Scenario& s) {
     Figures f;
-    f.breakdown = s.mode == detail::Mode::Training ? detail::training_memory(s) : detail::inference_memory(s);
+    f.breakdown = s.mode == Mode::Training ? training_memory(s) : inference_memory(s);
     const auto& tl = f.breakdown.timeline;
     for (std::size_t i = 0; i < tl.size(); ++i)
         if (tl[i].allocated() > tl[f.peak].allocated()) f.peak = i;
@@ -54,6 +33,27 @@ Figures evaluate(const detail::Scenario& s) {
     }
     f.fits = f.device <= static_cast<double>(s.hardware.gpu_memory_bytes) && f.breakdown.engine_fits;
     return f;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::evaluate;
+using detail::Figures;
+
+// Beyond this a per-GPU figure is a sign of absurd input, not a plan: 2^62 bytes (4 EiB).
+constexpr double kMaxBytes = 4.6e18;
+
+json error_result(const std::vector<Issue>& issues) {
+    json errors = json::array();
+    for (const Issue& i : issues)
+        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
+    return {{"ok", false}, {"errors", errors}};
+}
+
+std::uint64_t bytes(double b) {
+    return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b));
 }
 
 // The smallest number of GPUs on which this scenario fits, growing the data-parallel size for a
@@ -118,7 +118,13 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
 json estimate(const json& scenario) {
     detail::ScenarioRead read = detail::read_scenario(scenario);
     if (!read.issues.empty()) return error_result(read.issues);
-    const detail::Scenario& s = read.scenario;
+    return detail::estimate_result(read.scenario);
+}
+
+json detail::estimate_result(const Scenario& scenario) {
+    Scenario with_details = scenario;
+    with_details.details = true;
+    const Scenario& s = with_details;
     Figures f = evaluate(s);
     const auto& tl = f.breakdown.timeline;
     if (!std::isfinite(f.device) || f.device > kMaxBytes)
@@ -126,7 +132,9 @@ json estimate(const json& scenario) {
 
     json components = json::object();
     for (const std::string& name : detail::component_names()) components[name] = 0;
-    for (const auto& [name, b] : tl[f.peak].bytes) components[name] = bytes(b);
+    const auto& names = detail::component_names();
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (tl[f.peak].bytes.has(i)) components[names[i]] = bytes(tl[f.peak].bytes[i]);
     // Paged optimizer state is on the GPU but outside the allocator; it shows under its own name too.
     if (f.breakdown.outside_allocator > 0)
         components["optimizer_states"] = components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
@@ -135,7 +143,8 @@ json estimate(const json& scenario) {
     json timeline = json::array();
     for (const auto& p : tl) {
         json c = json::object();
-        for (const auto& [name, b] : p.bytes) c[name] = bytes(b);
+        for (std::size_t i = 0; i < names.size(); ++i)
+            if (p.bytes.has(i)) c[names[i]] = bytes(p.bytes[i]);
         timeline.push_back({{"phase", p.name}, {"allocated_bytes", bytes(p.allocated())}, {"components", c}});
     }
 
@@ -158,7 +167,7 @@ json estimate(const json& scenario) {
                                       {"projector", s.params.projector}}},
                    {"language_model", s.params.language_model},
                    {"mtp_not_in_total", s.params.mtp}};
-    json assumptions = f.breakdown.assumptions;
+    json assumptions = f.breakdown.assumptions.doc().is_null() ? json::object() : f.breakdown.assumptions.doc();
     assumptions["overheads"] = overheads;
     if (s.mode == detail::Mode::Training) {
         double lora = assumptions.value("lora_parameters_per_gpu", -1.0);
@@ -187,7 +196,7 @@ json estimate(const json& scenario) {
             {"host_bytes", bytes(f.breakdown.host_bytes)},
             {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
             {"fits", f.fits},
-            {"serving", f.breakdown.serving},
+            {"serving", f.breakdown.serving.doc()},
             {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
             {"gpus_needed", needed},
             {"warnings", warnings},

@@ -1,5 +1,7 @@
 #include "fields.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -181,6 +183,11 @@ std::string normalize_dtype(const std::string& dtype) {
 }
 
 std::optional<double> dtype_bytes(const std::string& dtype) {
+    // Our own names (what a resolved scenario holds) without a copy: this runs in every evaluation.
+    auto is = [&dtype](const char (&name)[5]) { return dtype.size() == 4 && std::memcmp(dtype.data(), name, 4) == 0; };
+    if (is("bf16") || is("fp16")) return 2.0;
+    if (is("fp32")) return 4.0;
+    if (is("int8") || (dtype.size() == 3 && std::memcmp(dtype.data(), "fp8", 3) == 0)) return 1.0;
     std::string s = normalize_dtype(dtype);
     if (s == "fp32") return 4.0;
     if (s == "fp16" || s == "bf16") return 2.0;

@@ -17,15 +17,15 @@ Breakdown inference_memory(const Scenario& sc) {
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
     const Parallelism& par = sc.parallel;
-    Breakdown out;
-    json& why = out.assumptions;
+    Breakdown out(sc);
+    Notes& why = out.assumptions;
     const double tp = static_cast<double>(par.tp);
 
     // ---- Weights: the layers' linear matrices in the storage format; embeddings, head and norms
     // stay in the checkpoint's dtype for quantized formats (bitsandbytes, GPTQ/AWQ and MX keep them
     // so), as do modules the checkpoint's quantization_config leaves unconverted. GGUF files
     // quantize every matrix.
-    Shard shard = shard_of(m, par.tp, par.pp, par.ep);
+    Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
     double a = x.weight_format == "fp32" ? 4 : 2;
     const auto& qc = m.quantization;
     // The format's bytes per weight, from the catalogue (presets/dtypes.json or the scenario's own);
@@ -188,7 +188,7 @@ Breakdown inference_memory(const Scenario& sc) {
         double layer_bytes = quantized ? layer_matrices * fb + (shard.layer_params - layer_matrices) * rest_bytes
                                        : shard.layer_params * fb;
         double embed = 0, head = 0;
-        for (const Tensor& t : list_tensors(m)) {
+        for (const Tensor& t : tensors_of(sc)) {
             double n = static_cast<double>(t.elements());
             if (t.layers == Layers::None && t.group == Group::Embedding) embed += n;
             if (t.layers == Layers::None && (t.group == Group::LmHead || t.group == Group::Norm)) head += n;

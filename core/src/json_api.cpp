@@ -72,6 +72,14 @@ std::string params_json(const std::string& hf_config_text) {
     return guarded(hf_config_text, [](const json& doc) { return params(doc); });
 }
 
+std::string maxfit_json(const std::string& scenario_text) {
+    return guarded(scenario_text, [](const json& doc) { return maxfit(doc); });
+}
+
+std::string plan_json(const std::string& request_text) {
+    return guarded(request_text, [](const json& doc) { return plan(doc); });
+}
+
 std::string presets_json() {
     try {
         return json{{"models", list_presets()}, {"gpus", list_gpus()}, {"formats", list_formats()}}.dump();

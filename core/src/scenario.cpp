@@ -21,7 +21,7 @@ const std::vector<std::string> kOptimizers = {
 
 // The default tunables. Each value says where it comes from; every one can be overridden in the
 // scenario's "overheads" object and is listed in the result.
-std::map<std::string, Tunable> default_tunables() {
+std::map<std::string, Tunable, std::less<>> default_tunables() {
     const Tunable list[] = {
         {"cuda_context_gib", 0.5, "GiB",
          "CUDA context, kernels and library handles outside PyTorch's allocator (MEMORY_MODEL.md §5: 0.3-1 GiB "
@@ -49,7 +49,7 @@ std::map<std::string, Tunable> default_tunables() {
          "chunked cross-entropy (torchtune CEWithChunkedOutputLoss) upcasts one of this many chunks at a time"},
         {"vllm_cuda_graph_gib", 0.5, "GiB", "reserved for CUDA graphs by vLLM-style engines"},
     };
-    std::map<std::string, Tunable> out;
+    std::map<std::string, Tunable, std::less<>> out;
     for (const Tunable& t : list) out.emplace(t.name, t);
     return out;
 }
@@ -267,6 +267,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     // (torchtitan's default n_microbatches = pipeline degree; Megatron needs >= pp for 1F1B).
     std::uint64_t pp = s.parallel.pp;
     auto micro = r.uint("pipeline_microbatches", 1, 1 << 20);
+    s.parallel.pipeline_microbatches_given = micro.has_value();
     if (micro) s.parallel.pipeline_microbatches = *micro;
     else {
         s.parallel.pipeline_microbatches = std::max(x.gradient_accumulation_steps, pp);

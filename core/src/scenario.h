@@ -3,6 +3,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <stdexcept>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -14,22 +17,41 @@ namespace gpumem::detail {
 
 enum class Mode { Training, Inference };
 
+// A setting's value ("deepspeed", "bf16", ...): a std::string whose comparison with a literal is
+// inlined. The memory model compares settings some forty times an evaluation and the planner
+// evaluates a million times a second; libstdc++'s compare() is an out-of-line strlen + memcmp.
+class Name : public std::string {
+public:
+    using std::string::string;
+    using std::string::operator=;
+    Name() = default;
+    Name(const std::string& s) : std::string(s) {}
+    Name(std::string&& s) : std::string(std::move(s)) {}
+    bool operator==(const char* literal) const noexcept {
+        const char* p = data();
+        for (std::size_t i = 0, n = size(); i < n; ++i)
+            if (p[i] != literal[i]) return false;  // a shorter literal stops at its '\0'
+        return literal[size()] == '\0';
+    }
+    bool operator!=(const char* literal) const noexcept { return !(*this == literal); }
+};
+
 struct TrainingSettings {
-    std::string method = "full";           // full | lora | qlora | frozen
+    Name method = "full";                  // full | lora | qlora | frozen
     std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
     std::uint64_t gradient_accumulation_steps = 1;
     std::uint64_t seq_len = 2048;
-    std::string dtype = "bf16";            // compute dtype
-    std::string precision = "auto";        // resolved: amp_fp32_weights | pure | mixed_master_fp32 | mixed_fp32_grads
-    std::string optimizer = "adamw";
-    std::string optimizer_state_dtype = "auto";  // resolved to a dtype name
-    std::string activation_checkpointing = "none";  // none | full | selective
-    std::string attention = "sdpa";        // eager | sdpa | flash
-    std::string loss = "standard";         // standard | chunked | fused
+    Name dtype = "bf16";            // compute dtype
+    Name precision = "auto";        // resolved: amp_fp32_weights | pure | mixed_master_fp32 | mixed_fp32_grads
+    Name optimizer = "adamw";
+    Name optimizer_state_dtype = "auto";  // resolved to a dtype name
+    Name activation_checkpointing = "none";  // none | full | selective
+    Name attention = "sdpa";        // eager | sdpa | flash
+    Name loss = "standard";         // standard | chunked | fused
     std::uint64_t lora_rank = 8;
     double lora_alpha = 16;
     std::vector<std::string> lora_targets{"q_proj", "v_proj"};
-    std::string quantization = "nf4";      // base weights for qlora
+    Name quantization = "nf4";      // base weights for qlora
     std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
     std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
     // "frozen" (partial) training, seed 004: the top `trainable_layers` decoder layers train, plus
@@ -46,7 +68,7 @@ struct TrainingSettings {
     bool untie_embeddings = false;
     // The training loop: "transformers" (HF Trainer / PEFT, the default), "litgpt", "torchtune",
     // "torchtitan". Sets the defaults of the framework-specific facts above and below.
-    std::string framework = "transformers";
+    Name framework = "transformers";
     // The loop keeps the previous step's loss (and so its autograd graph) and logits referenced while the
     // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
     bool retains_previous_step = false;
@@ -56,13 +78,13 @@ struct TrainingSettings {
 struct InferenceSettings {
     std::uint64_t batch_size = 1;
     std::uint64_t context_len = 4096;
-    std::string weight_format = "auto";    // resolved to a format name
+    Name weight_format = "auto";    // resolved to a format name
     bool weight_format_from_checkpoint = false;  // resolved from the config's quantization_config
     std::uint64_t group_size = 128;        // int4 scale group (GPTQ/AWQ)
     bool kv_cache = true;
-    std::string kv_cache_dtype = "auto";   // resolved to a dtype name
-    std::string engine = "transformers";
-    std::string attention = "sdpa";
+    Name kv_cache_dtype = "auto";   // resolved to a dtype name
+    Name engine = "transformers";
+    Name attention = "sdpa";
     double gpu_memory_utilization = 0.9;          // vllm: share of the card it claims up front
     std::uint64_t max_num_batched_tokens = 8192;  // vllm: tokens of one scheduler step (chunked prefill)
     std::uint64_t block_size = 16;                // vllm: tokens per KV-cache block
@@ -76,15 +98,16 @@ struct Parallelism {
     std::uint64_t dp = 1, tp = 1, pp = 1, ep = 1, cp = 1;
     bool sequence_parallel = false;
     std::uint64_t pipeline_microbatches = 1;  // micro-batches per step through the pipeline (resolved)
+    bool pipeline_microbatches_given = false; // the scenario set it (else max(grad accumulation, pp))
     std::uint64_t world() const { return dp * tp * pp * cp; }
 };
 
 struct EngineSettings {
-    std::string type = "none";             // none | ddp | deepspeed | fsdp | megatron | megatron_deepspeed
+    Name type = "none";             // none | ddp | deepspeed | fsdp | megatron | megatron_deepspeed
     std::uint64_t zero_stage = 0;
-    std::string fsdp_sharding = "full_shard";
-    std::string offload_optimizer = "none";
-    std::string offload_param = "none";
+    Name fsdp_sharding = "full_shard";
+    Name offload_optimizer = "none";
+    Name offload_param = "none";
 };
 
 struct Hardware {
@@ -101,6 +124,8 @@ struct Tunable {
     const char* doc;
 };
 
+struct ModelCache;
+
 struct Scenario {
     ModelSpec model;
     ParamCount params;
@@ -111,12 +136,42 @@ struct Scenario {
     Parallelism parallel;
     EngineSettings engine;
     Hardware hardware;
-    std::map<std::string, Tunable> overheads;
+    std::map<std::string, Tunable, std::less<>> overheads;
     std::vector<Format> formats;           // the catalogue's weight formats and the scenario's own
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
 
-    double tunable(const std::string& name) const { return overheads.at(name).value; }
+    double tunable(std::string_view name) const {
+        // Remembered by the literal's address: the memory model asks for the same few every evaluation.
+        for (std::size_t i = 0; i < tunable_cache.n; ++i)
+            if (tunable_cache.key[i] == name.data()) return tunable_cache.value[i]->value;
+        auto it = overheads.find(name);
+        if (it == overheads.end()) throw std::out_of_range("no tunable " + std::string(name));
+        if (tunable_cache.n < TunableCache::kSize) {
+            tunable_cache.key[tunable_cache.n] = name.data();
+            tunable_cache.value[tunable_cache.n++] = &it->second;
+        }
+        return it->second.value;
+    }
+    // Pointers into this scenario's own `overheads` (a copy starts empty; map nodes do not move).
+    struct TunableCache {
+        static constexpr std::size_t kSize = 16;
+        const char* key[kSize] = {};
+        const Tunable* value[kSize] = {};
+        std::size_t n = 0;
+        TunableCache() = default;
+        TunableCache(const TunableCache&) {}
+        TunableCache& operator=(const TunableCache&) {
+            n = 0;
+            return *this;
+        }
+    };
+    mutable TunableCache tunable_cache;
+    // false: leave out what is only for people (assumptions, warnings), as the planner's fast path
+    // does; every figure is computed the same way either way.
+    bool details = true;
+    // Memo of the model's tensor list and per-layout aggregates (memory.h), shared by copies.
+    mutable std::shared_ptr<ModelCache> cache;
     const Format* format(const std::string& id) const {
         for (const Format& f : formats)
             if (f.id == id) return &f;

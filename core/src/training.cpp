@@ -8,22 +8,21 @@
 
 namespace gpumem::detail {
 
-double Phase::allocated() const {
-    double sum = 0;
-    for (const auto& [name, b] : bytes) sum += b;
-    return sum;
+Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
+    return shard_of(m, list_tensors(m), tp, pp, ep);
 }
 
-Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
+Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
     Shard s;
     double emb = 0, head = 0;
     const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
-    for (const Tensor& t : list_tensors(m)) {
+    const LayerCounts counts(m);
+    for (const Tensor& t : tensors) {
         double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0) /
                    (t.expert ? static_cast<double>(ep) : 1.0);
         if (t.in_layers()) {
             // the mean layer: MoE and dense layers averaged over the depth
-            n *= static_cast<double>(layer_count(m, t.layers)) / L;
+            n *= static_cast<double>(counts[t.layers]) / L;
             s.layer_params += n;
             // MoE routers stay in full precision under every quantization scheme (and are tiny).
             if (t.is_matrix() && t.name.rfind("router", 0) != 0) s.linear_params += n;
@@ -166,11 +165,11 @@ Breakdown training_memory(const Scenario& sc) {
     const TrainingSettings& t = sc.training;
     const Parallelism& par = sc.parallel;
     const EngineSettings& eng = sc.engine;
-    Breakdown out;
-    json& why = out.assumptions;
+    Breakdown out(sc);
+    Notes& why = out.assumptions;
 
     const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
-    Shard shard = shard_of(m, par.tp, par.pp, par.ep);
+    Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
     double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
     if (m.declared_parameters) {  // known only by size: scale the guessed shape to the declared total
         ModelSpec shape = m;
@@ -272,22 +271,33 @@ Breakdown training_memory(const Scenario& sc) {
         master = P_gpu * rc.master;
         // Optimizer state by tensor shape (Adafactor, Shampoo and Muon depend on it), for the whole
         // tensor-parallel shard of the model, then scaled to this GPU's pipeline stage.
-        double model_tp = 0, model_states = 0;
-        for (const Tensor& x : list_tensors(m)) {
-            double repeat = x.in_layers() ? static_cast<double>(layer_count(m, x.layers)) : 1;
-            double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
-            double cols = static_cast<double>(x.cols);
-            model_tp += rows * cols * repeat;
-            model_states += state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
-        }
+        auto [model_tp, model_states] = optimizer_totals(sc, par.tp, par.ep, state_dtype, [&] {
+            double model_tp = 0, model_states = 0, elems = 0, bytes = 0;
+            const LayerCounts counts(m);
+            const Tensor* last = nullptr;
+            for (const Tensor& x : tensors_of(sc)) {
+                if (!last || !same_shape(*last, x)) {  // routed experts repeat one shape hundreds of times
+                    double repeat = x.in_layers() ? static_cast<double>(counts[x.layers]) : 1;
+                    double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
+                    double cols = static_cast<double>(x.cols);
+                    elems = rows * cols * repeat;
+                    bytes = state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
+                    last = &x;
+                }
+                model_tp += elems;
+                model_states += bytes;
+            }
+            return std::pair<double, double>{model_tp, model_states};
+        });
         states = model_tp > 0 ? model_states * P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, P_gpu, 1);
     }
+    out.trainable_params = trainable;
     why["bytes_per_trainable_param"] = {{"weights", adapters ? 4.0 : rc.weight}, {"gradients", adapters ? 4.0 : rc.grad},
                                         {"master", adapters ? 0.0 : rc.master},
                                         {"optimizer_states", trainable > 0 ? states / trainable : 0.0}};
 
     // ---- Sharding over data parallelism.
-    const std::string& type = eng.type;
+    const Name& type = eng.type;
     double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;

@@ -9,6 +9,7 @@
 // [SECTION] Parameter counts
 // [SECTION] The scenario (what to estimate)
 // [SECTION] The estimate (what comes back)
+// [SECTION] Max-fit solvers and the planner (what fits, and the best way to run it)
 // [SECTION] JSON API (what the CLI, the WebAssembly module and the page call)
 //
 // Quick start:
@@ -233,6 +234,64 @@ nlohmann::json estimate(const nlohmann::json& scenario);
 nlohmann::json params(const nlohmann::json& hf_config);
 
 //-----------------------------------------------------------------------------
+// [SECTION] Max-fit solvers and the planner
+//-----------------------------------------------------------------------------
+// Both read the same scenario document as estimate() and evaluate it many times through the same
+// memory model (one implementation: the scenario is read once, then each candidate is the normal
+// evaluation of a changed layout, with the notes for people left out).
+
+// The largest value of each size field that still fits the scenario's GPU, the others held as given.
+// Exact at the boundary: `value` fits and `value + 1` does not (or `value` is the field's maximum).
+//   {"ok": true, "mode": "training" | "inference", "capacity_bytes",
+//    "solvers": [{"field": "training.batch_size",     // training: batch_size (micro-batch per GPU),
+//                                                      //   seq_len; inference: batch_size (concurrent
+//                                                      //   sequences), context_len
+//                 "value": 12,                         // 0: not even 1 fits
+//                 "field_maximum": 1000000,            // the reader's limit for the field
+//                 "device_total_bytes": ...,           // at value (per GPU)
+//                 "next_device_total_bytes": ...,      // at value + 1 (null when value is the maximum)
+//                 "limited_by": "memory" | "field_maximum" | "does_not_fit",
+//                 "note": "..."},                      // e.g. beyond max_position_embeddings
+//                ...],
+//    "evaluations": 85}
+//   not ok: {"ok": false, "errors": [...]} as estimate().
+nlohmann::json maxfit(const nlohmann::json& scenario);
+
+// The layouts of a cluster that fit the scenario, fastest first. The request is a scenario document
+// with a "plan" section (all optional but num_gpus):
+//   "plan": {"num_gpus": 64,                 // GPUs in the cluster (total)
+//            "gpu": "H100-80GB",              // catalogue id (default: the scenario's hardware.gpu)
+//            "gpus_per_node": 8,              // default min(num_gpus, 8)
+//            "host_ram_gb": 2048,             // CPU RAM per node in GB (10^9); 0/absent: offload not limited
+//            "global_batch_size": 512,        // sequences per optimizer step (training; default:
+//                                             //   num_gpus x the scenario's batch_size x gradient_accumulation_steps)
+//            "top": 10,                       // rows returned (1-1000)
+//            "step_time": {"mfu": 0.45, ...}} // overrides of the step-time constants (README "Planner")
+// The result:
+//   {"ok": true, "mode", "cluster": {...}, "constants": {name: {"value", "unit", "about"}},
+//    "search": {"candidates", "evaluations", "fitting", "host_ram_limited", "global_batch_indivisible",
+//               "setup_ms", "search_ms", "evaluations_per_s", "elapsed_ms"},   // timings vary run to run
+//    "plans": [{"rank": 1, "layout": {"data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size",
+//               "context_parallel_size", "expert_parallel_size", "sequence_parallel", "engine",
+//               "zero_stage", "fsdp_sharding", "offload_optimizer", "offload_param",
+//               "activation_checkpointing", "micro_batch_size", "gradient_accumulation_steps"} (training)
+//               or {"data_parallel_size" (replicas), "tensor_parallel_size", "pipeline_parallel_size", ...,
+//               "batch_size", "max_concurrent_sequences"} (inference),
+//               "step_time_s",                // seconds per optimizer step (training) or decode step (inference)
+//               "step_time": {"compute_s", "tp_comm_s", "pp_p2p_s", and for training "recompute_s",
+//               "pp_bubble_s", "dp_comm_s", "zero3_gather_s", "cp_comm_s", "ep_comm_s", "offload_s", for
+//               inference "memory_bound_s"},
+//               "tokens_per_s",               // whole cluster: trained tokens, or generated tokens of all replicas
+//               "mfu",                        // model FLOPs / (step time x peak of the GPUs involved)
+//               "device_total_bytes",         // per GPU, as estimate() gives it
+//               "host_bytes_per_node",        // offloaded state of the node's GPUs (bytes)
+//               "scenario": {...},            // the scenario to reproduce this row with estimate()
+//               "estimate": {...}}, ...],     // estimate() of that scenario: the memory breakdown
+//    "warnings": [...], "defaults_applied": [...]}
+// Ranked by step_time_s, ties broken by the layout's fields in the order listed (smaller first).
+nlohmann::json plan(const nlohmann::json& request);
+
+//-----------------------------------------------------------------------------
 // [SECTION] JSON API (strings in, strings out)
 //-----------------------------------------------------------------------------
 // What the WebAssembly module exports one-to-one. Malformed JSON text is an error object, not an
@@ -246,6 +305,8 @@ std::optional<nlohmann::json> parse_json(const std::string& text, std::string& e
 
 std::string estimate_json(const std::string& scenario_text);
 std::string params_json(const std::string& hf_config_text);
-std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
+std::string presets_json();
+std::string maxfit_json(const std::string& scenario_text);
+std::string plan_json(const std::string& request_text);  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
 
 }  // namespace gpumem

@@ -1,0 +1,890 @@
+// The max-fit solvers and the planner (gpumem.h, [SECTION] Max-fit solvers and the planner).
+//
+// Both evaluate one scenario many times. The scenario is read once (once per engine, for the
+// planner, since the reader resolves the precision recipe from the engine); each candidate then
+// sets its layout on that read scenario (apply_layout) and runs the normal evaluation (evaluate() in
+// estimate.cpp) with Scenario::details off, which leaves out the notes for people and allocates
+// nothing. The memory figures are therefore the estimate's own; tests/core/planner_test.cpp checks
+// them against estimate() byte for byte.
+//
+// [SECTION] The step-time model
+// -----------------------------
+// A plan row's step time is one optimizer step of `global_batch_size` sequences, on the critical
+// path of one GPU. Every constant is named, overridable under plan.step_time, and returned in the
+// result's "constants" with its source.
+//
+//   compute      model FLOPs / (GPUs x peak x mfu). Model FLOPs per token: 6 N + 12 L H Q s for
+//                training (Kaplan et al. 2020 for 6N; the attention term is PaLM's, Chowdhery et al.
+//                2022, appendix B, also torchtitan's); 4 N + 12 L H Q s for LoRA / QLoRA (no weight
+//                gradients for the frozen base: forward 2N, activation gradients 2N; Hu et al. 2021
+//                §4.2); (2 + 4 f) N for frozen (partial) training where f of the parameters train
+//                (+ 2 (1 - f) N when a module below the frozen layers trains too); 2 N + 4 L H Q c
+//                for one decoded token. N: the
+//                parameters one token uses (MoE: active), less the input embedding (a lookup);
+//                L layers, H heads of Q dims, s the sequence length, c the context.
+//   recompute    full activation checkpointing runs the forward again: + (2 N + 4 L H Q s) per token
+//                (8N instead of 6N, Korthikanti et al. 2022 §5); selective recomputes the attention
+//                core only: + 4 L H Q s per token.
+//   tp_comm      Megatron tensor parallelism: per layer and micro-batch 2 all-reduces forward and 2
+//                backward (+2 when the forward is recomputed) of b x s/cp x h activations in the
+//                compute dtype (Shoeybi et al. 2019, fig. 4; sequence parallelism turns each into an
+//                all-gather plus a reduce-scatter of the same volume). Ring all-reduce:
+//                2 (t-1)/t x bytes / bandwidth. TP stays inside a node (NVLink); not overlapped.
+//   pp_bubble    1F1B pipeline with m = gradient_accumulation_steps micro-batches: the bubble is
+//                (p-1)/(m+p-1) of the step (Narayanan et al. 2021, §2.2), i.e. (p-1)/m x the busy time.
+//   pp_p2p       each micro-batch crosses each stage boundary twice (activations forward, their
+//                gradients backward), b x s/cp x h x 2 bytes each way.
+//   dp_comm      gradients of the trainable parameters this GPU holds, reduced over DP x CP ranks:
+//                an all-reduce (DDP, ZeRO-1/2, Megatron's distributed optimizer: reduce-scatter +
+//                all-gather, the same volume) once per step; ZeRO-3 / FSDP full_shard reduce-scatter
+//                per micro-batch. Overlapped with the backward pass (2/3 of the compute: PyTorch DDP's
+//                bucketing, Li et al. 2020): only what exceeds it is exposed.
+//   zero3_gather ZeRO-3 / FSDP full_shard gather the parameters twice per micro-batch (forward and
+//                backward: 1.5x DDP's volume, Rajbhandari et al. 2020 §7); hybrid_shard inside a node,
+//                then an all-reduce of the gradient shard across nodes. Prefetched: overlapped with
+//                the whole forward and backward, only the excess is exposed.
+//   cp_comm      ring attention passes each rank's K and V round the CP ring forward, and K, V and
+//                their gradients backward: 3 x (cp-1) x b x s/cp x kv dims x 2 bytes per layer, less
+//                what hides behind the attention core's compute (Liu et al. 2023, Ring Attention).
+//   ep_comm      MoE all-to-all: dispatch and combine forward and backward, 4 x b x s/cp x top_k x h x
+//                2 bytes x (ep-1)/ep per MoE layer and micro-batch; not overlapped (Lepikhin et al.
+//                2020, GShard: dispatch and combine all-to-alls).
+//   offload      ZeRO-Offload: fp16 gradients down and fp16 parameters up over PCIe once per step,
+//                plus the CPU optimizer, memory-bound at cpu_optimizer_bytes_per_param per parameter
+//                over the node's host memory bandwidth shared by its GPUs (Ren et al. 2021).
+//                Parameter offload streams the parameter shard up twice per micro-batch.
+//   Bandwidths: a group whose ranks fit in one node uses intra_node_gbps (NVLink), else
+//   inter_node_gbps (the per-GPU network share). Rank order is Megatron's: TP innermost, then CP,
+//   then DP (EP drawn from DP), PP outermost. Every collective also pays collective_latency_us.
+//
+// Inference rows: one decode step of `batch_size` sequences per replica (DP = replicas): each
+// pipeline stage in turn reads its weights and the batch's KV cache from HBM or computes, whichever
+// is slower (roofline), plus 2 all-reduces per layer of b x h activations under TP. Prefill is not
+// modelled. tokens_per_s = replicas x batch / step.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "planner.h"
+
+namespace gpumem::detail {
+
+void apply_layout(Scenario& s, const Layout& l) {
+    s.parallel.dp = l.dp;
+    s.parallel.tp = l.tp;
+    s.parallel.pp = l.pp;
+    s.parallel.cp = l.cp;
+    s.parallel.ep = l.ep;
+    s.parallel.sequence_parallel = l.sequence_parallel;
+    s.hardware.num_gpus = s.parallel.world();
+    if (s.mode == Mode::Training) {
+        s.training.batch_size = l.batch_size;
+        s.training.gradient_accumulation_steps = l.grad_accum;
+        if (l.seq_len) s.training.seq_len = l.seq_len;
+        if (l.checkpointing) s.training.activation_checkpointing = l.checkpointing;
+        // As the reader resolves it (scenario.cpp): the step's micro-batches, at least one per stage.
+        if (!s.parallel.pipeline_microbatches_given)
+            s.parallel.pipeline_microbatches = std::max(l.grad_accum, l.pp);
+    } else {
+        s.inference.batch_size = l.batch_size;
+        if (l.seq_len) s.inference.context_len = l.seq_len;
+    }
+}
+
+std::string layout_problem(const ModelSpec& m, const Layout& l, std::uint64_t seq_len) {
+    if (m.num_attention_heads && m.num_attention_heads % l.tp) return "tensor_parallel_size must divide the attention heads";
+    if (m.num_key_value_heads && l.tp > 1 && m.num_key_value_heads % l.tp && l.tp % m.num_key_value_heads)
+        return "tensor_parallel_size must divide the kv heads or be a multiple of them";
+    if (m.num_layers && m.num_layers % l.pp) return "pipeline_parallel_size must divide the layers";
+    if (l.ep > 1 && (m.num_experts == 0 || m.num_experts % l.ep)) return "expert_parallel_size must divide the experts";
+    if (l.ep > 1 && (l.dp * l.cp) % l.ep) return "expert_parallel_size must divide data x context parallel sizes";
+    if (l.cp > 1 && seq_len % l.cp) return "context_parallel_size must divide the sequence length";
+    return "";
+}
+
+}  // namespace gpumem::detail
+
+namespace gpumem {
+
+using detail::json;
+using detail::Layout;
+using detail::Mode;
+using detail::Scenario;
+
+namespace {
+
+json error_doc(const std::vector<Issue>& issues) {
+    json errors = json::array();
+    for (const Issue& i : issues)
+        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
+    return {{"ok", false}, {"errors", errors}};
+}
+
+std::uint64_t round_bytes(double b) {
+    return b <= 0 || !std::isfinite(b) ? 0 : static_cast<std::uint64_t>(std::llround(std::min(b, 1.8e19)));
+}
+
+// The scenario as read, with the notes off and the model's cache shared: the planner's evaluator.
+struct Prepared {
+    Scenario s;
+    Layout as_read;  // the scenario's own layout
+};
+
+Layout layout_of(const Scenario& s) {
+    Layout l;
+    l.dp = s.parallel.dp, l.tp = s.parallel.tp, l.pp = s.parallel.pp, l.cp = s.parallel.cp, l.ep = s.parallel.ep;
+    l.sequence_parallel = s.parallel.sequence_parallel;
+    if (s.mode == Mode::Training) {
+        l.batch_size = s.training.batch_size;
+        l.grad_accum = s.training.gradient_accumulation_steps;
+        l.seq_len = s.training.seq_len;
+    } else {
+        l.batch_size = s.inference.batch_size;
+        l.seq_len = s.inference.context_len;
+    }
+    return l;
+}
+
+//-----------------------------------------------------------------------------
+// Max-fit solvers
+//-----------------------------------------------------------------------------
+
+struct Solver {
+    const char* field;      // scenario field
+    std::uint64_t maximum;  // the reader's upper limit for it (scenario.cpp)
+    bool is_length;         // sets Layout::seq_len (else Layout::batch_size)
+};
+
+// The largest value in [1, maximum] at which the scenario fits, the boundary checked both sides.
+json solve(Scenario& s, const Layout& base, const Solver& solver, int& evaluations) {
+    auto device_at = [&](std::uint64_t v, bool& fits) {
+        Layout l = base;
+        (solver.is_length ? l.seq_len : l.batch_size) = v;
+        detail::apply_layout(s, l);
+        detail::Figures f = detail::evaluate(s);
+        ++evaluations;
+        fits = f.fits;
+        return f.device;
+    };
+    bool fits = false;
+    double device_one = device_at(1, fits);
+    json out = {{"field", solver.field}, {"field_maximum", solver.maximum}};
+    if (!fits) {
+        out["value"] = 0;
+        out["device_total_bytes"] = nullptr;
+        out["next_device_total_bytes"] = round_bytes(device_one);
+        out["limited_by"] = "does_not_fit";
+        detail::apply_layout(s, base);
+        return out;
+    }
+    // Memory grows with every size field: double until it no longer fits, then bisect.
+    std::uint64_t lo = 1, hi = 2;
+    while (hi <= solver.maximum && (device_at(hi, fits), fits)) {
+        lo = hi;
+        hi *= 2;
+    }
+    hi = std::min(hi, solver.maximum + 1);
+    while (hi - lo > 1) {
+        std::uint64_t mid = lo + (hi - lo) / 2;
+        device_at(mid, fits);
+        (fits ? lo : hi) = mid;
+    }
+    double at = device_at(lo, fits);
+    out["value"] = lo;
+    out["device_total_bytes"] = round_bytes(at);
+    if (lo >= solver.maximum) {
+        out["next_device_total_bytes"] = nullptr;
+        out["limited_by"] = "field_maximum";
+    } else {
+        double next = device_at(lo + 1, fits);
+        out["next_device_total_bytes"] = round_bytes(next);
+        out["limited_by"] = "memory";
+    }
+    detail::apply_layout(s, base);
+    return out;
+}
+
+//-----------------------------------------------------------------------------
+// Step-time constants
+//-----------------------------------------------------------------------------
+
+// Peak dense BF16 tensor throughput and link bandwidths per GPU, from the vendors' datasheets
+// (sparse figures halved; bandwidths per direction). inter: the GPU's share of the node's
+// network (one NIC per GPU in DGX/HGX systems). pcie: the host link per direction.
+struct GpuPerf {
+    const char* id;
+    double tflops, hbm_gbps, intra_gbps, inter_gbps, pcie_gbps;
+    const char* source;
+};
+const GpuPerf kGpuPerf[] = {
+    {"H100-80GB", 989, 3350, 450, 50, 64,
+     "NVIDIA H100 datasheet (SXM5: 1979 TFLOPS BF16 with sparsity, 3.35 TB/s, NVLink 900 GB/s); DGX H100: "
+     "one 400 Gb/s ConnectX-7 per GPU; PCIe Gen5 x16"},
+    {"H100-PCIe-80GB", 756, 2000, 64, 25, 64,
+     "NVIDIA H100 datasheet (PCIe: 1513 TFLOPS BF16 with sparsity, 2 TB/s); GPUs talk over PCIe Gen5 x16; 200 Gb/s per GPU"},
+    {"H100-NVL-94GB", 835, 3900, 64, 50, 64,
+     "NVIDIA H100 NVL datasheet (1671 TFLOPS BF16 with sparsity, 3.9 TB/s); NVLink bridges pair cards only: PCIe Gen5 between pairs"},
+    {"H200-141GB", 989, 4800, 450, 50, 64,
+     "NVIDIA H200 datasheet (SXM: 1979 TFLOPS BF16 with sparsity, 4.8 TB/s, NVLink 900 GB/s); 400 Gb/s per GPU"},
+    {"GH200-96GB", 989, 4000, 450, 50, 450,
+     "NVIDIA GH200 datasheet (H100 compute, 4 TB/s HBM3, NVLink-C2C 900 GB/s to the Grace CPU)"},
+    {"GH200-144GB", 989, 4900, 450, 50, 450, "NVIDIA GH200 datasheet (HBM3e 4.9 TB/s, NVLink-C2C 900 GB/s)"},
+    {"B200-192GB", 2250, 8000, 900, 50, 64,
+     "NVIDIA HGX B200 datasheet (4.5 PFLOPS BF16 with sparsity per GPU, 8 TB/s, NVLink 5 1.8 TB/s); 400 Gb/s per GPU"},
+    {"A100-80GB", 312, 2039, 300, 25, 32,
+     "NVIDIA A100 datasheet (SXM: 312 TFLOPS BF16, 2039 GB/s, NVLink 600 GB/s); DGX A100: 200 Gb/s HDR per GPU; PCIe Gen4"},
+    {"A100-40GB", 312, 1555, 300, 25, 32, "NVIDIA A100 datasheet (SXM 40GB: 1555 GB/s); as A100-80GB otherwise"},
+    {"MI300X-192GB", 1307, 5300, 448, 50, 64,
+     "AMD Instinct MI300X datasheet (1307 TFLOPS BF16 dense, 5.3 TB/s, 7 Infinity Fabric links x 128 GB/s)"},
+    {"MI325X-256GB", 1307, 6000, 448, 50, 64, "AMD Instinct MI325X datasheet (1307 TFLOPS BF16 dense, 6 TB/s)"},
+    {"L40S-48GB", 362, 864, 32, 25, 32, "NVIDIA L40S datasheet (733 TFLOPS BF16 with sparsity, 864 GB/s); PCIe Gen4, no NVLink"},
+    {"L4-24GB", 121, 300, 32, 12.5, 32, "NVIDIA L4 datasheet (242 TFLOPS BF16 with sparsity, 300 GB/s); PCIe Gen4"},
+};
+
+struct Constant {
+    const char* name;
+    double value;
+    const char* unit;
+    std::string about;
+};
+
+struct Constants {
+    std::vector<Constant> list;
+    double get(const char* name) const {
+        for (const Constant& c : list)
+            if (std::strcmp(c.name, name) == 0) return c.value;
+        return 0;
+    }
+};
+
+Constants default_constants(const std::string& gpu, std::vector<std::string>& warnings) {
+    const GpuPerf* perf = nullptr;
+    for (const GpuPerf& g : kGpuPerf)
+        if (gpu == g.id) perf = &g;
+    if (!perf) {
+        warnings.push_back("no performance figures for GPU " + gpu +
+                           ": step times use H100-80GB's (override plan.step_time.peak_tflops, hbm_gbps, intra_node_gbps, "
+                           "inter_node_gbps, pcie_gbps)");
+        perf = &kGpuPerf[0];
+    }
+    std::string src = std::string(perf->id) + ": " + perf->source;
+    return {{
+        {"mfu", 0.45, "fraction of peak",
+         "share of the peak the compute kernels reach, communication modelled apart: Llama 3 (Dubey et al. 2024, "
+         "table 4) reports 38-43% BF16 MFU on H100 with communication included; Megatron-LM (Narayanan et al. 2021) 52% on A100"},
+        {"peak_tflops", perf->tflops, "TFLOPS (dense BF16)", src},
+        {"hbm_gbps", perf->hbm_gbps, "GB/s", src},
+        {"intra_node_gbps", perf->intra_gbps, "GB/s per direction", src},
+        {"inter_node_gbps", perf->inter_gbps, "GB/s per GPU per direction", src},
+        {"pcie_gbps", perf->pcie_gbps, "GB/s per direction", src},
+        {"host_memory_gbps", 300, "GB/s per node",
+         "two sockets x 8 channels of DDR5-4800 = 614 GB/s peak, about half of it sustained by a CPU optimizer"},
+        {"cpu_optimizer_bytes_per_param", 28, "bytes",
+         "CPU AdamW in fp32: reads parameter, gradient, m and v (16 B) and writes parameter, m and v (12 B)"},
+        {"collective_latency_us", 10, "microseconds",
+         "fixed cost of one NCCL collective: the order of nccl-tests' small-message all_reduce times on NVLink nodes"},
+    }};
+}
+
+//-----------------------------------------------------------------------------
+// The plan request
+//-----------------------------------------------------------------------------
+
+struct PlanRequest {
+    std::uint64_t num_gpus = 0, gpus_per_node = 0, global_batch = 0, top = 10;
+    double host_ram_bytes = 0;  // per node; 0: not limited
+    std::string gpu;
+    bool gpu_given = false;  // plan.gpu named (else the scenario's hardware, as read)
+    Constants constants;
+    std::vector<std::string> defaults_applied, warnings;
+};
+
+// Engines and sharding the training search tries: each read once.
+struct EngineVariant {
+    const char* type;
+    std::uint64_t zero;
+    const char* fsdp;
+    const char* offload_optimizer;
+    const char* offload_param;
+};
+const EngineVariant kEngineVariants[] = {
+    {"none", 0, "full_shard", "none", "none"},       // one GPU of data parallelism
+    {"ddp", 0, "full_shard", "none", "none"},
+    {"deepspeed", 1, "full_shard", "none", "none"},
+    {"deepspeed", 2, "full_shard", "none", "none"},
+    {"deepspeed", 3, "full_shard", "none", "none"},
+    {"deepspeed", 2, "full_shard", "cpu", "none"},
+    {"deepspeed", 3, "full_shard", "cpu", "none"},
+    {"deepspeed", 3, "full_shard", "cpu", "cpu"},
+    {"fsdp", 0, "full_shard", "none", "none"},
+    {"fsdp", 0, "shard_grad_op", "none", "none"},
+    {"fsdp", 0, "hybrid_shard", "none", "none"},
+    {"fsdp", 0, "full_shard", "cpu", "cpu"},           // CPUOffload(offload_params=True): both
+    {"megatron", 0, "full_shard", "none", "none"},     // distributed optimizer; the only one with TP/PP/CP/EP
+};
+const char* const kCheckpointing[] = {"none", "selective", "full"};
+
+std::vector<std::uint64_t> divisors(std::uint64_t n, std::uint64_t cap) {
+    std::vector<std::uint64_t> out;
+    for (std::uint64_t d = 1; d <= n && d <= cap; ++d)
+        if (n % d == 0) out.push_back(d);
+    return out;
+}
+
+// The model's figures the step-time model needs.
+struct ModelFigures {
+    double n_compute = 0;   // parameters a token's matmuls use (active, less the input embedding)
+    double attn = 0;        // L x H x Q
+    double layers = 0, hidden = 0, kv_dim = 0, moe_layers = 0, top_k = 0;
+};
+
+ModelFigures model_figures(const Scenario& s) {
+    const ModelSpec& m = s.model;
+    ModelFigures f;
+    double active = static_cast<double>(s.params.active);
+    double embedding = static_cast<double>(s.params.embedding);
+    f.n_compute = m.tie_word_embeddings ? active : std::max(0.0, active - embedding);
+    double q = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
+    f.layers = static_cast<double>(m.num_layers);
+    f.attn = f.layers * static_cast<double>(m.num_attention_heads) * q;
+    f.hidden = static_cast<double>(m.hidden_size);
+    f.kv_dim = m.kv_lora_rank ? static_cast<double>(m.num_attention_heads) * (q + static_cast<double>(m.v_head_dim)) / 2
+                              : static_cast<double>(m.num_key_value_heads * m.head_dim);
+    f.moe_layers = m.num_experts ? static_cast<double>(detail::layer_count(m, detail::Layers::Moe)) : 0;
+    f.top_k = static_cast<double>(m.num_experts_per_tok);
+    return f;
+}
+
+struct StepTime {
+    double compute = 0, recompute = 0, tp_comm = 0, pp_bubble = 0, pp_p2p = 0, dp_comm = 0, zero3_gather = 0,
+           cp_comm = 0, ep_comm = 0, offload = 0, memory_bound = 0, total = 0;
+    double model_flops = 0;  // per step, whole cluster (for the reported MFU)
+};
+
+struct Cluster {
+    double gpus = 1, per_node = 8;
+    double peak = 0, mfu = 0, hbm = 0, intra = 0, inter = 0, pcie = 0, host_mem = 0, cpu_opt_bytes = 0, latency = 0;
+};
+
+Cluster cluster_of(const PlanRequest& r) {
+    const Constants& c = r.constants;
+    Cluster k;
+    k.gpus = static_cast<double>(r.num_gpus);
+    k.per_node = static_cast<double>(r.gpus_per_node);
+    k.peak = c.get("peak_tflops") * 1e12;
+    k.mfu = c.get("mfu");
+    k.hbm = c.get("hbm_gbps") * 1e9;
+    k.intra = c.get("intra_node_gbps") * 1e9;
+    k.inter = c.get("inter_node_gbps") * 1e9;
+    k.pcie = c.get("pcie_gbps") * 1e9;
+    k.host_mem = c.get("host_memory_gbps") * 1e9;
+    k.cpu_opt_bytes = c.get("cpu_optimizer_bytes_per_param");
+    k.latency = c.get("collective_latency_us") * 1e-6;
+    return k;
+}
+
+// A group of n ranks `stride` apart: inside one node, or across nodes.
+double bandwidth(const Cluster& k, double n, double stride) {
+    return n * stride <= k.per_node ? k.intra : k.inter;
+}
+double all_reduce(const Cluster& k, double bytes, double n, double bw) {
+    return n > 1 ? k.latency + 2 * (n - 1) / n * bytes / bw : 0;
+}
+double gather_or_scatter(const Cluster& k, double bytes, double n, double bw) {
+    return n > 1 ? k.latency + (n - 1) / n * bytes / bw : 0;
+}
+
+StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout& l, const EngineVariant& v,
+                       const ModelFigures& mf, const Cluster& k, double global_batch) {
+    StepTime t;
+    const double a = s.training.dtype == "fp32" ? 4 : 2;
+    const double seq = static_cast<double>(s.training.seq_len);
+    const double tokens = global_batch * seq;
+    const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp), cp = static_cast<double>(l.cp),
+                 dp = static_cast<double>(l.dp), ep = static_cast<double>(l.ep);
+    const double mb = static_cast<double>(l.batch_size), ga = static_cast<double>(l.grad_accum);
+    const double rate = k.gpus * k.peak * k.mfu;
+
+    // LoRA / QLoRA: the frozen base needs no weight gradients, so the backward is one matmul per
+    // weight instead of two: 4N (Hu et al. 2021 §4.2 measure the resulting speed-up on GPT-3).
+    // Frozen (partial) training: forward 2N everywhere; the backward runs only from the loss down to
+    // the lowest trainable layer (weight and activation gradients, 4 per trainable parameter), and
+    // on down through the frozen layers (activation gradients only, 2) when a module below them trains.
+    double per_param = s.training.method == "full" ? 6 : 4;
+    if (s.training.method == "frozen") {
+        const double slice = detail::shard_of(s, l.tp, l.pp, l.ep).total();
+        const double trained = slice > 0 ? std::min(1.0, f.breakdown.trainable_params / slice) : 0;
+        per_param = 2 + 4 * trained + (s.training.trainable_input_parameters ? 2 * (1 - trained) : 0);
+    }
+    t.model_flops = tokens * (per_param * mf.n_compute + 12 * mf.attn * seq);
+    t.compute = t.model_flops / rate;
+    const detail::Name& ckpt = s.training.activation_checkpointing;
+    if (ckpt == "full") t.recompute = tokens * (2 * mf.n_compute + 4 * mf.attn * seq) / rate;
+    else if (ckpt == "selective") t.recompute = tokens * 4 * mf.attn * seq / rate;
+
+    const double layers_here = mf.layers / pp;
+    const double act_bytes = mb * seq / cp * mf.hidden * a;  // one micro-batch's b x s x h
+    if (l.tp > 1) {
+        double per_layer = (ckpt == "full" ? 6 : 4) * all_reduce(k, act_bytes, tp, k.intra);
+        t.tp_comm = ga * layers_here * per_layer;
+    }
+    if (l.pp > 1) {
+        double bw = bandwidth(k, 2, tp * cp * dp);
+        t.pp_p2p = 2 * ga * (k.latency + act_bytes / tp / bw);
+    }
+    // Data parallelism: the gradient reduction and (ZeRO-3 / FSDP) the parameter gathers.
+    const double group = dp * cp;
+    const double g_bw = bandwidth(k, group, tp);
+    const detail::Name& precision = s.training.precision;
+    const bool adapters = s.training.method == "lora" || s.training.method == "qlora";
+    const double grad_bytes_per_param = adapters ? 4 : (precision == "amp_fp32_weights" || precision == "mixed_fp32_grads") ? 4 : a;
+    const double grads = f.breakdown.trainable_params * grad_bytes_per_param;
+    // ZeRO-3 gathers (and parameter offload streams) every parameter of this GPU's slice, frozen ones too.
+    const double params_bytes = detail::shard_of(s, l.tp, l.pp, l.ep).total() * a;
+    const bool zero3 = (v.zero == 3) || (std::strcmp(v.type, "fsdp") == 0 && std::strcmp(v.fsdp, "shard_grad_op") != 0);
+    const bool hybrid = std::strcmp(v.type, "fsdp") == 0 && std::strcmp(v.fsdp, "hybrid_shard") == 0;
+    double reduce = 0, gather = 0;
+    if (group > 1 && std::strcmp(v.type, "none") != 0) {
+        if (!zero3) {
+            reduce = all_reduce(k, grads, group, g_bw);
+        } else if (hybrid) {
+            double shard = std::min(group, 8.0), replicas = group / shard;
+            double bw_in = bandwidth(k, shard, tp);
+            gather = 2 * ga * gather_or_scatter(k, params_bytes, shard, bw_in);
+            reduce = ga * gather_or_scatter(k, grads, shard, bw_in) + all_reduce(k, grads / shard, replicas, bandwidth(k, replicas, tp * shard));
+        } else {
+            gather = 2 * ga * gather_or_scatter(k, params_bytes, group, g_bw);
+            reduce = ga * gather_or_scatter(k, grads, group, g_bw);
+        }
+    }
+    const double busy = t.compute + t.recompute;
+    double window = gather > 0 ? busy : busy * 2.0 / 3.0;
+    double exposed = std::max(0.0, reduce + gather - window);
+    if (reduce + gather > 0) {
+        t.dp_comm = exposed * reduce / (reduce + gather);
+        t.zero3_gather = exposed * gather / (reduce + gather);
+    }
+    if (l.cp > 1) {
+        double ring = 3 * (cp - 1) * (mb * seq / cp * mf.kv_dim / tp * a) / bandwidth(k, cp, tp);
+        // the attention core's compute for one layer and micro-batch on this GPU, which the ring hides behind
+        double attn_compute = mb * seq * 12 * (mf.attn / mf.layers) * seq / (cp * tp) / (k.peak * k.mfu);
+        t.cp_comm = ga * layers_here * std::max(0.0, ring - attn_compute);
+    }
+    if (l.ep > 1 && mf.moe_layers > 0) {
+        double bytes = 4 * mb * seq / cp * mf.top_k * mf.hidden * a * (ep - 1) / ep;
+        t.ep_comm = ga * (mf.moe_layers / pp) * (4 * k.latency + bytes / bandwidth(k, ep, tp * cp));
+    }
+    if (std::strcmp(v.offload_optimizer, "none") != 0) {
+        double shard = f.breakdown.trainable_params / group;
+        double host_bw_per_gpu = k.host_mem / std::min(k.per_node, k.gpus);
+        t.offload += shard * (2 + 2) / k.pcie + shard * k.cpu_opt_bytes / host_bw_per_gpu;
+    }
+    if (std::strcmp(v.offload_param, "none") != 0) t.offload += 2 * ga * params_bytes / group / k.pcie;
+    // The pipeline's bubble stretches everything a micro-batch does on a stage.
+    if (l.pp > 1) t.pp_bubble = (pp - 1) / ga * (busy + t.tp_comm + t.cp_comm + t.ep_comm);
+    t.total = busy + t.tp_comm + t.pp_bubble + t.pp_p2p + t.dp_comm + t.zero3_gather + t.cp_comm + t.ep_comm + t.offload;
+    return t;
+}
+
+StepTime inference_step(const Scenario& s, const detail::Figures& f, const Layout& l, const ModelFigures& mf,
+                        const Cluster& k, double max_sequences) {
+    StepTime t;
+    const double a = 2;
+    const double b = static_cast<double>(l.batch_size), ctx = static_cast<double>(s.inference.context_len);
+    const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp);
+    const auto& peak = f.breakdown.timeline[f.peak].bytes;
+    double weights = peak[0], kv = peak[5];
+    if (f.breakdown.claimed > 0 && max_sequences > 0) kv *= std::min(1.0, b / max_sequences);  // vLLM: the pool is larger than the batch's
+    double flops = b * (2 * mf.n_compute + 4 * mf.attn * ctx);  // one decoded token per sequence
+    t.model_flops = flops;
+    double stage_compute = flops / (tp * pp) / (k.peak * k.mfu);
+    double stage_memory = (weights + kv) / k.hbm;
+    t.compute = pp * stage_compute;
+    t.memory_bound = pp * std::max(0.0, stage_memory - stage_compute);
+    if (l.tp > 1) t.tp_comm = mf.layers * 2 * all_reduce(k, b * mf.hidden * a, tp, k.intra);
+    if (l.pp > 1) t.pp_p2p = (pp - 1) * (k.latency + b * mf.hidden * a / bandwidth(k, 2, tp));
+    t.total = t.compute + t.memory_bound + t.tp_comm + t.pp_p2p;
+    return t;
+}
+
+json step_json(const StepTime& t, bool training) {
+    json j = {{"compute_s", t.compute}, {"tp_comm_s", t.tp_comm}, {"pp_p2p_s", t.pp_p2p}};
+    if (training) {
+        j["recompute_s"] = t.recompute;
+        j["pp_bubble_s"] = t.pp_bubble;
+        j["dp_comm_s"] = t.dp_comm;
+        j["zero3_gather_s"] = t.zero3_gather;
+        j["cp_comm_s"] = t.cp_comm;
+        j["ep_comm_s"] = t.ep_comm;
+        j["offload_s"] = t.offload;
+    } else {
+        j["memory_bound_s"] = t.memory_bound;
+    }
+    return j;
+}
+
+// One fitting candidate, small and without pointers into temporaries.
+struct Candidate {
+    double time = 0;
+    Layout layout;
+    std::size_t variant = 0;    // index into the prepared engines
+    std::size_t checkpointing = 0;
+    double device = 0, host_per_node = 0, max_sequences = 0;
+    StepTime step;
+};
+
+// Deterministic order: step time, then the layout's fields (smaller first).
+bool before(const Candidate& x, const Candidate& y) {
+    if (x.time != y.time) return x.time < y.time;
+    auto key = [](const Candidate& c) {
+        return std::make_tuple(c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.ep, c.variant, c.checkpointing,
+                               c.layout.batch_size, c.layout.grad_accum);
+    };
+    return key(x) < key(y);
+}
+
+PlanRequest read_plan(const json& doc, const Scenario& s, std::vector<Issue>& issues) {
+    PlanRequest r;
+    static const json empty = json::object();
+    const json* p = &empty;
+    if (doc.contains("plan") && !doc["plan"].is_null()) {
+        if (!doc["plan"].is_object()) issues.push_back({"plan", "must be an object", detail::show(doc["plan"])});
+        else p = &doc["plan"];
+    }
+    detail::FieldReader pr(*p, "plan", issues);
+    auto gpus = pr.uint("num_gpus", 1, 1 << 20);
+    if (!gpus && !pr.has("num_gpus")) issues.push_back({"plan.num_gpus", "is required: the GPUs in the cluster (a positive integer)", ""});
+    r.num_gpus = gpus.value_or(1);
+    auto per_node = pr.uint("gpus_per_node", 1, 1024);
+    r.gpus_per_node = per_node.value_or(std::min<std::uint64_t>(r.num_gpus, 8));
+    if (!per_node) r.defaults_applied.push_back("plan.gpus_per_node = " + std::to_string(r.gpus_per_node));
+    if (auto ram = pr.number("host_ram_gb", 0, 1e9)) r.host_ram_bytes = *ram * kGB;
+    auto top = pr.uint("top", 1, 1000);
+    r.top = top.value_or(10);
+    if (auto g = pr.string("gpu")) {
+        auto found = detail::find_gpu(*g);
+        if (!found) {
+            std::string ids;
+            for (const json& c : list_gpus()) ids += (ids.empty() ? "" : ", ") + c["id"].get<std::string>();
+            pr.fail("gpu", "is not in the GPU catalogue (" + ids + ")", pr.get("gpu"));
+        } else {
+            r.gpu = (*found)["id"].get<std::string>();
+            r.gpu_given = true;
+        }
+    } else {
+        r.gpu = s.hardware.gpu;
+        r.defaults_applied.push_back("plan.gpu = \"" + r.gpu + "\" (the scenario's)");
+    }
+    if (s.mode == Mode::Training) {
+        auto gb = pr.uint("global_batch_size", 1, 1ull << 40);
+        std::uint64_t fallback = r.num_gpus * s.training.batch_size * s.training.gradient_accumulation_steps;
+        r.global_batch = gb.value_or(fallback);
+        if (!gb)
+            r.defaults_applied.push_back("plan.global_batch_size = " + std::to_string(r.global_batch) +
+                                         " (num_gpus x training.batch_size x gradient_accumulation_steps)");
+    }
+    r.constants = default_constants(r.gpu, r.warnings);
+    if (const json* st = pr.get("step_time")) {
+        if (!st->is_object()) {
+            pr.fail("step_time", "must be an object of step-time constant to number", st);
+        } else {
+            detail::FieldReader sr(*st, "plan.step_time", issues);
+            for (auto it = st->begin(); it != st->end(); ++it) {
+                Constant* c = nullptr;
+                for (Constant& x : r.constants.list)
+                    if (it.key() == x.name) c = &x;
+                if (!c) {
+                    std::string names;
+                    for (const Constant& x : r.constants.list) names += (names.empty() ? "" : ", ") + std::string(x.name);
+                    sr.fail(it.key(), "is not a step-time constant (known: " + names + ")", &*it);
+                } else if (auto v = sr.number(it.key(), std::strcmp(c->name, "collective_latency_us") == 0 ? 0 : 1e-9,
+                                               std::strcmp(c->name, "mfu") == 0 ? 1 : 1e9)) {
+                    c->value = *v;
+                    c->about = "given in plan.step_time";
+                }
+            }
+        }
+    }
+    static const char* const known[] = {"num_gpus", "gpus_per_node", "host_ram_gb", "top", "gpu", "global_batch_size", "step_time"};
+    for (auto it = p->begin(); it != p->end(); ++it)
+        if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
+            issues.push_back({"plan." + it.key(), "is not a plan field (num_gpus, gpu, gpus_per_node, host_ram_gb, "
+                                                  "global_batch_size, top, step_time)", detail::show(it.value())});
+    return r;
+}
+
+// The scenario document of one plan row: the user's, with the row's layout written in.
+json row_scenario(const json& doc, const Scenario& s, const Candidate& c, const EngineVariant* v, const PlanRequest& r) {
+    json out = doc;
+    out.erase("plan");
+    const Layout& l = c.layout;
+    out["parallelism"] = {{"data_parallel_size", l.dp}, {"tensor_parallel_size", l.tp}, {"pipeline_parallel_size", l.pp},
+                          {"context_parallel_size", l.cp}, {"expert_parallel_size", l.ep},
+                          {"sequence_parallel", l.sequence_parallel}};
+    // The plan's GPU; or, when the plan names none, the scenario's own hardware section (its gpu_memory_gb too).
+    json hw = r.gpu_given || !doc.contains("hardware") || !doc["hardware"].is_object() ? json::object() : doc["hardware"];
+    if (r.gpu_given) hw["gpu"] = r.gpu;
+    hw["num_gpus"] = l.dp * l.tp * l.pp * l.cp;
+    out["hardware"] = hw;
+    if (s.mode == Mode::Training) {
+        out["engine"] = {{"type", v->type}, {"zero_stage", v->zero}, {"fsdp_sharding", v->fsdp},
+                         {"offload_optimizer", v->offload_optimizer}, {"offload_param", v->offload_param}};
+        if (!out.contains("training") || !out["training"].is_object()) out["training"] = json::object();
+        out["training"]["batch_size"] = l.batch_size;
+        out["training"]["gradient_accumulation_steps"] = l.grad_accum;
+        out["training"]["activation_checkpointing"] = kCheckpointing[c.checkpointing];
+    } else {
+        if (!out.contains("inference") || !out["inference"].is_object()) out["inference"] = json::object();
+        out["inference"]["batch_size"] = l.batch_size;
+    }
+    return out;
+}
+
+json layout_json(const Candidate& c, const EngineVariant* v, bool training) {
+    const Layout& l = c.layout;
+    json j = {{"data_parallel_size", l.dp}, {"tensor_parallel_size", l.tp}, {"pipeline_parallel_size", l.pp},
+              {"context_parallel_size", l.cp}, {"expert_parallel_size", l.ep}, {"sequence_parallel", l.sequence_parallel}};
+    if (training) {
+        j["engine"] = v->type;
+        j["zero_stage"] = v->zero;
+        j["fsdp_sharding"] = v->fsdp;
+        j["offload_optimizer"] = v->offload_optimizer;
+        j["offload_param"] = v->offload_param;
+        j["activation_checkpointing"] = kCheckpointing[c.checkpointing];
+        j["micro_batch_size"] = l.batch_size;
+        j["gradient_accumulation_steps"] = l.grad_accum;
+    } else {
+        j["batch_size"] = l.batch_size;
+        j["max_concurrent_sequences"] = static_cast<std::uint64_t>(c.max_sequences);
+    }
+    return j;
+}
+
+// Reads the scenario with a changed engine section (the reader resolves the precision from it).
+std::optional<Scenario> read_variant(const json& doc, const EngineVariant& v, const Scenario& base) {
+    json d = doc;
+    d.erase("plan");
+    d.erase("parallelism");
+    if (d.contains("hardware") && d["hardware"].is_object()) d["hardware"].erase("num_gpus");
+    d["engine"] = {{"type", v.type}, {"zero_stage", v.zero}, {"fsdp_sharding", v.fsdp},
+                   {"offload_optimizer", v.offload_optimizer}, {"offload_param", v.offload_param}};
+    detail::ScenarioRead read = detail::read_scenario(d);
+    if (!read.issues.empty()) return std::nullopt;
+    read.scenario.details = false;
+    read.scenario.cache = base.cache;
+    read.scenario.hardware = base.hardware;
+    return std::move(read.scenario);
+}
+
+}  // namespace
+
+json maxfit(const json& scenario) {
+    detail::ScenarioRead read = detail::read_scenario(scenario);
+    if (!read.issues.empty()) return error_doc(read.issues);
+    Scenario s = read.scenario;
+    s.details = false;
+    Layout base = layout_of(s);
+    int evaluations = 0;
+    const bool training = s.mode == Mode::Training;
+    // The reader's limits (scenario.cpp): batch sizes up to 10^6, lengths up to 10^8.
+    const Solver solvers[] = {
+        {training ? "training.batch_size" : "inference.batch_size", 1000000, false},
+        {training ? "training.seq_len" : "inference.context_len", 100000000, true},
+    };
+    json list = json::array();
+    for (const Solver& solver : solvers) {
+        json r = solve(s, base, solver, evaluations);
+        std::uint64_t max_pos = s.model.max_position_embeddings;
+        if (solver.is_length && max_pos && r["value"].get<std::uint64_t>() > max_pos)
+            r["note"] = "longer than the model's max_position_embeddings (" + std::to_string(max_pos) + ")";
+        if (solver.is_length && training && base.cp > 1)
+            r["note"] = "memory only: context_parallel_size must also divide the sequence length";
+        list.push_back(r);
+    }
+    return {{"ok", true},
+            {"mode", training ? "training" : "inference"},
+            {"capacity_bytes", s.hardware.gpu_memory_bytes},
+            {"solvers", list},
+            {"evaluations", evaluations}};
+}
+
+json plan(const json& doc) {
+    auto started = std::chrono::steady_clock::now();
+    json scenario_doc = doc;
+    if (scenario_doc.is_object()) scenario_doc.erase("plan");
+    detail::ScenarioRead read = detail::read_scenario(scenario_doc);
+    if (!read.issues.empty()) return error_doc(read.issues);
+    Scenario base = read.scenario;
+    std::vector<Issue> issues;
+    PlanRequest req = read_plan(doc, base, issues);
+    if (!issues.empty()) return error_doc(issues);
+    if (req.gpu_given) {
+        base.hardware.gpu_memory_bytes = (*detail::find_gpu(req.gpu))["memory_bytes"].get<std::uint64_t>();
+        base.hardware.gpu = req.gpu;
+    }
+    detail::cache_of(base);
+
+    const bool training = base.mode == Mode::Training;
+    const Cluster k = cluster_of(req);
+    const ModelFigures mf = model_figures(base);
+    const ModelSpec& m = base.model;
+    const std::uint64_t N = req.num_gpus, G = req.gpus_per_node;
+    const std::uint64_t seq = training ? base.training.seq_len : base.inference.context_len;
+    std::vector<std::string> warnings = req.warnings;
+
+    // The engines to try, each read once.
+    std::vector<std::pair<const EngineVariant*, Scenario>> engines;
+    if (training) {
+        for (const EngineVariant& v : kEngineVariants) {
+            if (auto s = read_variant(doc, v, base)) engines.emplace_back(&v, std::move(*s));
+        }
+    } else {
+        Scenario s = base;
+        s.details = false;
+        engines.emplace_back(nullptr, std::move(s));
+    }
+
+    auto searching = std::chrono::steady_clock::now();
+    double setup_ms = std::chrono::duration<double, std::milli>(searching - started).count();
+    std::vector<Candidate> fitting;
+    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0;
+    std::vector<std::uint64_t> ep_options{1};
+    if (m.num_experts) ep_options = divisors(m.num_experts, N);
+    for (std::uint64_t tp : divisors(N, G)) {
+        for (std::uint64_t pp : divisors(N / tp, m.num_layers ? m.num_layers : 1)) {
+            for (std::uint64_t cp : training ? divisors(N / (tp * pp), 16) : std::vector<std::uint64_t>{1}) {
+                if ((N / (tp * pp)) % cp) continue;
+                std::uint64_t dp = N / (tp * pp * cp);
+                for (std::uint64_t ep : training ? ep_options : std::vector<std::uint64_t>{1}) {
+                    Layout l;
+                    l.dp = dp, l.tp = tp, l.pp = pp, l.cp = cp, l.ep = ep;
+                    l.sequence_parallel = tp > 1;
+                    if (!detail::layout_problem(m, l, seq).empty()) continue;
+                    if (!training) {
+                        Scenario& s = engines[0].second;
+                        // llama.cpp splits a model its own way (layers to devices), not Megatron's: replicas only.
+                        if (s.inference.engine == "llama.cpp" && tp * pp > 1) continue;
+                        l.sequence_parallel = false;
+                        l.batch_size = base.inference.batch_size;
+                        ++candidates;
+                        detail::apply_layout(s, l);
+                        detail::Figures f = detail::evaluate(s);
+                        ++evaluations;
+                        if (!f.fits) continue;
+                        // The most sequences this layout holds (for the row, and vLLM's share of its pool).
+                        int n = 0;
+                        Layout probe = l;
+                        json solved = solve(s, probe, Solver{"inference.batch_size", 1000000, false}, n);
+                        evaluations += static_cast<std::uint64_t>(n);
+                        detail::apply_layout(s, l);
+                        f = detail::evaluate(s);
+                        Candidate c;
+                        c.layout = l;
+                        c.max_sequences = solved["value"].get<double>();
+                        c.step = inference_step(s, f, l, mf, k, c.max_sequences);
+                        c.time = c.step.total;
+                        c.device = f.device;
+                        fitting.push_back(c);
+                        continue;
+                    }
+                    if (req.global_batch % dp) {
+                        ++batch_indivisible;
+                        continue;
+                    }
+                    const bool model_parallel = tp * pp * cp > 1 || ep > 1;
+                    for (std::size_t vi = 0; vi < engines.size(); ++vi) {
+                        const EngineVariant& v = *engines[vi].first;
+                        Scenario& s = engines[vi].second;
+                        bool megatron = std::strcmp(v.type, "megatron") == 0;
+                        if (model_parallel && !megatron) continue;
+                        // One data-parallel rank: no engine, or one that offloads (ZeRO-Offload on one GPU);
+                        // sharding over one rank changes nothing.
+                        bool offloads = std::strcmp(v.offload_optimizer, "none") != 0 || std::strcmp(v.offload_param, "none") != 0;
+                        if (dp * cp == 1 ? !(std::strcmp(v.type, "none") == 0 || offloads) : std::strcmp(v.type, "none") == 0)
+                            continue;
+                        for (std::size_t ci = 0; ci < 3; ++ci) {
+                            l.checkpointing = kCheckpointing[ci];
+                            for (std::uint64_t mb : divisors(req.global_batch / dp, req.global_batch / dp)) {
+                                l.batch_size = mb;
+                                l.grad_accum = req.global_batch / (dp * mb);
+                                ++candidates;
+                                detail::apply_layout(s, l);
+                                detail::Figures f = detail::evaluate(s);
+                                ++evaluations;
+                                if (!f.fits) continue;
+                                double host_node = f.breakdown.host_bytes * static_cast<double>(std::min(G, N));
+                                if (req.host_ram_bytes > 0 && host_node > req.host_ram_bytes) {
+                                    ++host_limited;
+                                    continue;
+                                }
+                                Candidate c;
+                                c.layout = l;
+                                c.variant = vi;
+                                c.checkpointing = ci;
+                                c.device = f.device;
+                                c.host_per_node = host_node;
+                                c.step = training_step(s, f, l, v, mf, k, static_cast<double>(req.global_batch));
+                                c.time = c.step.total;
+                                fitting.push_back(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    std::size_t top = std::min<std::size_t>(req.top, fitting.size());
+    std::partial_sort(fitting.begin(), fitting.begin() + static_cast<std::ptrdiff_t>(top), fitting.end(), before);
+    double search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - searching).count();
+
+    json plans = json::array();
+    for (std::size_t i = 0; i < top; ++i) {
+        const Candidate& c = fitting[i];
+        const EngineVariant* v = training ? engines[c.variant].first : nullptr;
+        const Scenario& s = engines[c.variant].second;
+        json row_doc = row_scenario(doc, s, c, v, req);
+        double tokens = training ? static_cast<double>(req.global_batch * seq) : static_cast<double>(c.layout.dp * c.layout.batch_size);
+        json row = {{"rank", i + 1},
+                    {"layout", layout_json(c, v, training)},
+                    {"step_time_s", c.time},
+                    {"step_time", step_json(c.step, training)},
+                    {"tokens_per_s", c.time > 0 ? tokens / c.time : 0.0},
+                    {"mfu", c.time > 0 ? c.step.model_flops / c.time / (k.peak * (training ? k.gpus : static_cast<double>(c.layout.tp * c.layout.pp))) : 0.0},
+                    {"device_total_bytes", round_bytes(c.device)},
+                    {"host_bytes_per_node", round_bytes(c.host_per_node)},
+                    {"scenario", row_doc},
+                    {"estimate", estimate(row_doc)}};
+        plans.push_back(row);
+    }
+    if (candidates == 0)
+        warnings.push_back("no layout of " + std::to_string(N) + " GPUs meets the divisibility rules (attention and kv heads "
+                           "by TP within a node, layers by PP, sequence by CP, experts by EP, global batch by DP)");
+    else if (fitting.empty())
+        warnings.push_back("no layout of " + std::to_string(N) + " x " + req.gpu + " fits this scenario" +
+                           (host_limited ? " (" + std::to_string(host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
+    if (batch_indivisible)
+        warnings.push_back(std::to_string(batch_indivisible) + " layouts skipped: their data-parallel size does not divide "
+                           "plan.global_batch_size (" + std::to_string(req.global_batch) + ")");
+    json constants = json::object();
+    for (const Constant& c : req.constants.list) constants[c.name] = {{"value", c.value}, {"unit", c.unit}, {"about", c.about}};
+    json cluster = {{"gpu", req.gpu}, {"num_gpus", N}, {"gpus_per_node", G}, {"gpu_memory_bytes", base.hardware.gpu_memory_bytes},
+                    {"host_ram_bytes_per_node", round_bytes(req.host_ram_bytes)}};
+    if (training) cluster["global_batch_size"] = req.global_batch;
+    double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return {{"ok", true},
+            {"mode", training ? "training" : "inference"},
+            {"cluster", cluster},
+            {"constants", constants},
+            {"search", {{"candidates", candidates}, {"evaluations", evaluations}, {"fitting", fitting.size()},
+                        {"host_ram_limited", host_limited},
+                        {"global_batch_indivisible", batch_indivisible}, {"setup_ms", setup_ms}, {"search_ms", search_ms},
+                        {"evaluations_per_s", search_ms > 0 ? static_cast<double>(evaluations) / search_ms * 1000 : 0.0},
+                        {"elapsed_ms", total_ms}}},
+            {"plans", plans},
+            {"warnings", warnings},
+            {"defaults_applied", req.defaults_applied}};
+}
+
+}  // namespace gpumem
