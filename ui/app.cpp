@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "imgui.h"
+#include "panel_helpers.h"
 #include "panels.h"
 
 #include <gpumem/gpumem.h>
@@ -95,16 +96,6 @@ void AppInit(AppState& state)
 }
 
 namespace {
-
-// The messages of a refused result ({"ok": false, "errors": [...]}), joined with "; ".
-std::string ErrorText(const nlohmann::json& result)
-{
-    std::string text;
-    if (result.contains("errors") && result["errors"].is_array())
-        for (const nlohmann::json& e : result["errors"])
-            text += (text.empty() ? "" : "; ") + (e.is_object() ? e.value("message", e.dump()) : e.dump());
-    return text;
-}
 
 // Sets section[key] to `value`, or removes the key when the control says "default" ("").
 void SetOrErase(nlohmann::json& section, const char* key, const std::string& value)
@@ -727,6 +718,7 @@ void ShowResults(AppState& state)
     ShowComparePanel(state);
     ShowGpuTablePanel(state);
     ShowLayoutTablePanel(state);
+    ShowPlannerPanel(state);
     ShowAssumptionsPanel(state);
     ShowSharePanel(state);
     ShowScenarioPanel(state);

@@ -202,6 +202,22 @@ struct AppState
     std::string     layout_table_for;
     nlohmann::json  layout_table;           // [{tp, pp, ep, device_total_bytes, fits, ...}]
 
+    // The planner panel (planner.cpp): a cluster to plan for, and the last answers.
+    int             plan_gpus = 8;
+    int             plan_gpu_index = -1;    // into gpus; -1: the calculator's card
+    int             plan_gpus_per_node = 8;
+    float           plan_host_ram_gb = 0.0f;  // per node; 0: offload not limited
+    int             plan_global_batch = 0;  // training, sequences per step; 0: the core's default
+    int             plan_top = 10;          // rows
+    std::string     plan_for;               // the plan request the answer is for
+    nlohmann::json  plan;                   // gpumem::plan's answer
+    double          plan_ms = 0.0;          // how long that call took in this page
+    int             plan_count = 0;         // plans computed (for tests)
+    std::string     plan_message;           // "Plan 3 is in the calculator."
+    std::string     plan_message_for;       // the scenario the loaded row gave
+    std::string     maxfit_for;
+    nlohmann::json  maxfit;                 // gpumem::maxfit's answer for scenario_text
+
     // Set by main.cpp: the regular font is the default one; this one is for headline figures.
     ImFont*         font_large = nullptr;
 

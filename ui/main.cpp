@@ -265,6 +265,10 @@ std::string UiState()
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},
         {"markdown", gpumem::ui::ResultMarkdown(app)},
+        {"plan", {{"count", app.plan_count}, {"ms", app.plan_ms}, {"message", app.plan_message},
+                  {"rows", app.plan.is_object() ? app.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
+                  {"search", app.plan.is_object() ? app.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
+        {"maxfit", app.maxfit},
     }.dump();
 }
 

@@ -194,6 +194,16 @@ inline const GpuEntry* CurrentGpu(const AppState& state)
     return state.gpus.empty() ? nullptr : &state.gpus[state.gpu_index];
 }
 
+// The messages of a refused result ({"ok": false, "errors": [...]}), joined with "; ".
+inline std::string ErrorText(const nlohmann::json& result)
+{
+    std::string text;
+    if (result.contains("errors") && result["errors"].is_array())
+        for (const nlohmann::json& e : result["errors"])
+            text += (text.empty() ? "" : "; ") + (e.is_object() ? e.value("message", e.dump()) : e.dump());
+    return text;
+}
+
 inline void BulletWrapped(const std::string& text)
 {
     ImGui::Bullet();

@@ -22,6 +22,7 @@ void ShowAssumptionsPanel(AppState& state);  // warnings and the defaults the co
 void ShowTimelinePanel(AppState& state);     // allocated memory per phase of the step (tables.cpp)
 void ShowGpuTablePanel(AppState& state);     // which cards fit serving / training / LoRA (tables.cpp)
 void ShowLayoutTablePanel(AppState& state);  // TP x PP x EP splits of the GPUs (tables.cpp)
+void ShowPlannerPanel(AppState& state);     // max fit, and the layouts of a cluster that fit (planner.cpp)
 void ShowComparePanel(AppState& state);      // pinned results beside the current one (tables.cpp)
 void ShowSharePanel(AppState& state);        // copy as Markdown, export, import, paste (tables.cpp)
 void ShowScenarioPanel(AppState& state);     // the scenario JSON, for the CLI and for sharing

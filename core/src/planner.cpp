@@ -538,9 +538,12 @@ struct Candidate {
 // Deterministic order: step time, then the layout's fields (smaller first).
 bool before(const Candidate& x, const Candidate& y) {
     if (x.time != y.time) return x.time < y.time;
+    // Equal step times (communication hidden behind compute): the layout that splits the model
+    // least first (plain data parallelism is the simplest to run), then the one with more memory left.
     auto key = [](const Candidate& c) {
-        return std::make_tuple(c.layout.dp, c.layout.tp, c.layout.pp, c.layout.cp, c.layout.ep, c.variant, c.checkpointing,
-                               c.layout.batch_size, c.layout.grad_accum);
+        return std::make_tuple(c.layout.tp * c.layout.pp * c.layout.cp * c.layout.ep, c.device, c.layout.dp, c.layout.tp,
+                               c.layout.pp, c.layout.cp, c.layout.ep, c.variant, c.checkpointing, c.layout.batch_size,
+                               c.layout.grad_accum);
     };
     return key(x) < key(y);
 }

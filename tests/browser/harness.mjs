@@ -56,3 +56,64 @@ export async function launchBrowser(viewport) {
   const page = context.pages()[0] ?? await context.newPage();
   return { context, page, userDataDir };
 }
+
+// --- driving the page (window.gpumem's test hooks: uiState, uiLayout) ------------------------
+
+// Resolves after `count` animation frames of `page`.
+export function frames(page, count = 3) {
+  return page.evaluate((n) => new Promise((done) => {
+    const step = () => (n-- > 0 ? requestAnimationFrame(step) : done());
+    step();
+  }), count);
+}
+
+// Polls the page's state until `predicate(state)` holds; fails naming `what` after the timeout.
+export async function until(page, what, predicate, timeoutMs = 10000) {
+  const start = Date.now();
+  for (;;) {
+    const state = await page.evaluate(() => window.gpumem.uiState());
+    if (predicate(state)) return state;
+    if (Date.now() - start > timeoutMs) {
+      const { markdown, ...shown } = state;
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(shown).slice(0, 2000)}`);
+    }
+    await page.waitForTimeout(50);
+  }
+}
+
+// A named widget's rectangle in CSS pixels, as the page last drew it.
+export async function rect(page, name) {
+  await frames(page, 2);
+  const layout = await page.evaluate(() => window.gpumem.uiLayout());
+  if (!layout[name]) throw new Error(`widget ${name} is not on the page: ${Object.keys(layout).join(', ')}`);
+  return layout[name];
+}
+
+// A real mouse click on a named widget.
+export async function click(page, name) {
+  const r = await rect(page, name);
+  await page.mouse.click(r.x + Math.min(r.w / 2, 40), r.y + r.h / 2);
+  await frames(page, 3);
+}
+
+// Scrolls the results column with the mouse wheel until `name` is inside the viewport.
+export async function reveal(page, name) {
+  const viewport = page.viewportSize();
+  for (let i = 0; i < 60; i++) {
+    const r = await rect(page, name);
+    if (r.y > 0 && r.y + r.h < viewport.height - 4) return r;
+    await page.mouse.move(viewport.width * 0.75, viewport.height / 2);
+    await page.mouse.wheel(0, r.y + r.h >= viewport.height - 4 ? 120 : -120);
+    await frames(page, 2);
+  }
+  throw new Error(`${name} never scrolled into view`);
+}
+
+// Dear ImGui 1.86 reads keys as states once a frame, so each key press gets its own frames;
+// typed characters are queued and may come quickly.
+export async function pressKey(page, key) {
+  await page.keyboard.down(key);
+  await frames(page, 1);
+  await page.keyboard.up(key);
+  await frames(page, 1);
+}

@@ -14,7 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { launchBrowser, repo, siteDir, startServer, watchForProblems } from './harness.mjs';
+import {
+  click, frames, launchBrowser, pressKey, rect, repo, reveal, siteDir, startServer, until, watchForProblems,
+} from './harness.mjs';
 import { GOOD_TOKEN, startMockHub } from './mock_hub.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -27,58 +29,6 @@ let baseUrl;
 let hub;
 let browser;
 const problems = [];
-
-function frames(page, count = 3) {
-  return page.evaluate((n) => new Promise((done) => {
-    const step = () => (n-- > 0 ? requestAnimationFrame(step) : done());
-    step();
-  }), count);
-}
-
-async function until(page, what, predicate, timeoutMs = 10000) {
-  const start = Date.now();
-  for (;;) {
-    const state = await page.evaluate(() => window.gpumem.uiState());
-    if (predicate(state)) return state;
-    if (Date.now() - start > timeoutMs) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(state.hub)}`);
-    await page.waitForTimeout(50);
-  }
-}
-
-async function rect(page, name) {
-  await frames(page, 2);
-  const layout = await page.evaluate(() => window.gpumem.uiLayout());
-  assert.ok(layout[name], `widget ${name} is on the page: ${Object.keys(layout).join(', ')}`);
-  return layout[name];
-}
-
-async function click(page, name) {
-  const r = await rect(page, name);
-  await page.mouse.click(r.x + Math.min(r.w / 2, 40), r.y + r.h / 2);
-  await frames(page, 3);
-}
-
-// Scrolls the results column with the mouse wheel until `name` is inside the viewport.
-async function reveal(page, name) {
-  const viewport = page.viewportSize();
-  for (let i = 0; i < 40; i++) {
-    const r = await rect(page, name);
-    if (r.y > 0 && r.y + r.h < viewport.height - 4) return r;
-    await page.mouse.move(viewport.width * 0.75, viewport.height / 2);
-    await page.mouse.wheel(0, r.y + r.h >= viewport.height - 4 ? 120 : -120);
-    await frames(page, 2);
-  }
-  return assert.fail(`${name} never scrolled into view`);
-}
-
-// Dear ImGui 1.86 reads keys as states once a frame, so each key press gets its own frames;
-// typed characters are queued and may come quickly.
-async function pressKey(page, key) {
-  await page.keyboard.down(key);
-  await frames(page, 1);
-  await page.keyboard.up(key);
-  await frames(page, 1);
-}
 
 // Clicks a text field, empties it (End, then Backspace per character) and types `text`.
 async function typeInto(page, name, text, current = null) {

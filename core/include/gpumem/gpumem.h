@@ -288,7 +288,8 @@ nlohmann::json maxfit(const nlohmann::json& scenario);
 //               "scenario": {...},            // the scenario to reproduce this row with estimate()
 //               "estimate": {...}}, ...],     // estimate() of that scenario: the memory breakdown
 //    "warnings": [...], "defaults_applied": [...]}
-// Ranked by step_time_s, ties broken by the layout's fields in the order listed (smaller first).
+// Ranked by step_time_s; equal times by the model-parallel degree (TP x PP x CP x EP, smaller first),
+// then device_total_bytes (smaller first), then the layout's fields in the order listed (smaller first).
 nlohmann::json plan(const nlohmann::json& request);
 
 //-----------------------------------------------------------------------------
