@@ -9,7 +9,7 @@ using nlohmann::json;
 
 TEST(Presets, EveryBundledModelCountsExactlyItsPublishedTotal) {
     json list = gpumem::list_presets();
-    ASSERT_GE(list.size(), 52u);  // presets/models/ holds 52 records; losing one fails here
+    ASSERT_GE(list.size(), 66u);  // presets/models/ holds 66 records; losing one fails here
     for (const json& p : list) {
         auto record = gpumem::find_preset(p["id"].get<std::string>());
         ASSERT_TRUE(record) << p["id"];
@@ -118,6 +118,10 @@ TEST(Model, AliasesAndTwinsResolve) {
               "TinyLlama/TinyLlama-1.1B-Chat-v1.0");
     EXPECT_EQ((*gpumem::find_preset("google/gemma-2-2b"))["model_id"], "google/gemma-2-2b-it");
     EXPECT_EQ((*gpumem::find_preset("meta-llama/llama-3.2-3b-instruct"))["model_id"], "meta-llama/Llama-3.2-3B");
+    // Base models answered by the bundled -Instruct file, and a pre-rename Hub id.
+    EXPECT_EQ((*gpumem::find_preset("HuggingFaceTB/SmolLM2-1.7B"))["model_id"], "HuggingFaceTB/SmolLM2-1.7B-Instruct");
+    EXPECT_EQ((*gpumem::find_preset("mosaicml/mpt-7b"))["model_id"], "mosaicml/mpt-7b-instruct");
+    EXPECT_EQ((*gpumem::find_preset("roberta-base"))["model_id"], "FacebookAI/roberta-base");
     EXPECT_FALSE(gpumem::find_preset("no-such/model"));
 }
 
