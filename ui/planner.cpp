@@ -158,6 +158,7 @@ void ShowPlanInputs(AppState& state)
     FormRow("Rows");
     if (ImGui::InputInt("##plan_top", &state.plan_top))
         state.plan_top = std::clamp(state.plan_top, 1, 100);
+    RecordItemRect(state, "plan_top");
 }
 
 // "ZeRO-3, optimizer on CPU", "FSDP full_shard", "Megatron", ...

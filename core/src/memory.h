@@ -174,6 +174,8 @@ struct Shard {
     double linear_params = 0;    // of those, in the layers' linear (quantizable) matrices, routers excepted
     double expert_params = 0;    // of those, inside routed experts
     double attention_linear_params = 0;  // of those, attention's q/k/v/o matrices
+    double largest_layer_matrix = 0;     // the largest weight matrix in a layer, one GPU's part
+    double largest_tensor = 0;           // the largest tensor of the model, one GPU's part
     double total() const { return layers * layer_params + non_layer_params; }
 };
 Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);

@@ -20,6 +20,8 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
     for (const Tensor& t : tensors) {
         double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0) /
                    (t.expert ? static_cast<double>(ep) : 1.0);
+        if (t.in_layers() && t.is_matrix()) s.largest_layer_matrix = std::max(s.largest_layer_matrix, n);
+        s.largest_tensor = std::max(s.largest_tensor, n);
         if (t.in_layers()) {
             // the mean layer: MoE and dense layers averaged over the depth
             n *= static_cast<double>(counts[t.layers]) / L;
@@ -190,13 +192,8 @@ Breakdown training_memory(const Scenario& sc) {
     }
     // The largest single weight matrix (a layer's or the head's), per GPU: what a per-tensor step or a
     // per-matrix dequantization holds at once.
-    double largest_layer_matrix = 0, largest_tensor = 0;
-    for (const Tensor& x : list_tensors(m)) {
-        double n = static_cast<double>(x.elements()) / (x.tp_sharded ? tp : 1.0) / (x.expert ? static_cast<double>(par.ep) : 1.0);
-        if (x.in_layers() && x.is_matrix()) largest_layer_matrix = std::max(largest_layer_matrix, n);
-        largest_tensor = std::max(largest_tensor, n);
-    }
-    largest_tensor = std::max(largest_tensor, head_copy);
+    double largest_layer_matrix = shard.largest_layer_matrix;
+    double largest_tensor = std::max(shard.largest_tensor, head_copy);
 
     // ---- Which parameters train.
     bool adapters = t.method == "lora" || t.method == "qlora";

@@ -14,6 +14,10 @@
 //   JSHeapUsedSize), the WebAssembly linear memory (window.gpumem.wasmMemoryBytes()), and the
 //   private memory of the tab's renderer process (pids from CDP SystemInfo.getProcessInfo,
 //   bytes from /proc; WebGL itself runs in Chromium's GPU process and is not counted).
+// - frame time: the CPU time of one app frame at idle and while dragging a slider.
+// - the planner in the page: the wall time of gpumem::plan as the planner panel calls it (the
+//   panel times it), for Llama-3.1-70B on 64 GPUs and DeepSeek-V3 on 256 (the scenarios of
+//   tests/bench/planner.mjs), the cluster typed into the panel; each sample is one full plan.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +25,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-import { CHROMIUM_ARGS, chromiumPath, repo as root, siteDir, startServer } from '../browser/harness.mjs';
+import {
+  CHROMIUM_ARGS, chromiumPath, click, replaceDigits, repo as root, reveal, siteDir, startServer, until,
+} from '../browser/harness.mjs';
 
 const loadsArg = process.argv.indexOf('--loads');
 const loads = loadsArg > 0 ? Number(process.argv[loadsArg + 1]) : 7;
@@ -161,11 +167,42 @@ async function frameTimes(browser, url) {
   return { idle, dragging, estimates };
 }
 
-let page, bundle, frameStats;
+// The planner panel's own timing of gpumem::plan, `rounds` plans of the same cluster: the Rows
+// field alternates between 10 and 11, which re-plans without changing the search.
+async function planTimes(browser, url, model, seqLen, gpus, globalBatch, rounds = 7) {
+  const tab = await browser.newPage({ viewport: VIEWPORT });
+  const shared = Buffer.from(JSON.stringify({ training: { seq_len: seqLen } })).toString('base64url');
+  await tab.goto(`${url}?model=${encodeURIComponent(model)}&s=${shared}`);
+  await tab.evaluate(() => window.gpumemReady);
+  await reveal(tab, 'planner_header');
+  await click(tab, 'planner_header');
+  await reveal(tab, 'plan_gpus');
+  await replaceDigits(tab, 'plan_gpus', gpus, 8);
+  await reveal(tab, 'plan_global_batch');
+  await replaceDigits(tab, 'plan_global_batch', globalBatch, 0);
+  const times = [];
+  let rows = 10, state;
+  for (let i = 0; i < rounds; i++) {
+    const next = rows === 10 ? 11 : 10;
+    await reveal(tab, 'plan_top');
+    await replaceDigits(tab, 'plan_top', next, rows);
+    rows = next;
+    state = await until(tab, `the plan with ${rows} rows`, (s) => s.plan.rows.length === rows, 60000);
+    times.push(state.plan.ms);
+  }
+  await tab.close();
+  return { times, search: state.plan.search };
+}
+
+let page, bundle, frameStats, plans;
 try {
   page = await measure(browser, 'page (served)', baseUrl);
   bundle = await measure(browser, 'offline bundle (file://)', pathToFileURL(bundlePath).href);
   frameStats = await frameTimes(browser, baseUrl);
+  plans = [
+    ['Llama-3.1-70B on 64 x H100, global batch 512', await planTimes(browser, baseUrl, 'meta-llama/Llama-3.1-70B', 4096, 64, 512)],
+    ['DeepSeek-V3 on 256 x H100, global batch 1024', await planTimes(browser, baseUrl, 'deepseek-ai/DeepSeek-V3', 4096, 256, 1024)],
+  ];
 } finally {
   await browser.close();
   server.kill();
@@ -202,3 +239,9 @@ for (const [name, xs] of [['idle', frameStats.idle], ['dragging the batch slider
   console.log(`  ${name.padEnd(26)} median ${quantile(xs, 0.5).toFixed(2).padStart(6)} ms  p90 ${quantile(xs, 0.9).toFixed(2).padStart(6)} ms` +
     `  max ${Math.max(...xs).toFixed(2).padStart(6)} ms`);
 console.log(`  (${frameStats.estimates} estimates ran during the drag)`);
+
+console.log('\nthe planner in the page (gpumem::plan as the panel calls it; headless Chromium; 7 plans each)');
+for (const [name, { times, search }] of plans)
+  console.log(`  ${name.padEnd(46)} median ${quantile(times, 0.5).toFixed(1).padStart(6)} ms  p90 ${quantile(times, 0.9).toFixed(1).padStart(6)} ms` +
+    `  (${search.candidates} layouts, ${search.evaluations} evaluations, ${search.fitting} fit)`);
+console.log('  aim: a full plan under 200 ms in the page');

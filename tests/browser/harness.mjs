@@ -117,3 +117,12 @@ export async function pressKey(page, key) {
   await page.keyboard.up(key);
   await frames(page, 1);
 }
+
+// Clicks a number field, deletes its `current` digits by keyboard, types `value` and presses Enter.
+export async function replaceDigits(page, name, value, current) {
+  await click(page, name);
+  await pressKey(page, 'End');
+  for (let i = 0; i < String(current).length; i++) await pressKey(page, 'Backspace');
+  await page.keyboard.type(String(value), { delay: 5 });
+  await pressKey(page, 'Enter');
+}

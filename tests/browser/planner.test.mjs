@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import {
-  click, frames, launchBrowser, pressKey, rect, repo, reveal, siteDir, startServer, until, watchForProblems,
+  click, frames, launchBrowser, replaceDigits, repo, reveal, siteDir, startServer, until, watchForProblems,
 } from './harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,15 +41,10 @@ async function openPage(query) {
   return page;
 }
 
-// Clicks an integer field, replaces its digits with `value` by keyboard, and waits for the plan
-// the new value asks for.
+// Types `value` over an integer field's `current` digits and waits for the plan it asks for.
 async function typeNumber(page, name, value, current) {
   const count = (await page.evaluate(() => window.gpumem.uiState())).plan.count;
-  await click(page, name);
-  await pressKey(page, 'End');
-  for (let i = 0; i < String(current).length; i++) await pressKey(page, 'Backspace');
-  await page.keyboard.type(String(value), { delay: 5 });
-  await pressKey(page, 'Enter');
+  await replaceDigits(page, name, value, current);
   return until(page, `a new plan after typing ${value}`, (s) => s.plan.count > count);
 }
 
