@@ -297,6 +297,7 @@ nlohmann::json BuildScenario(const AppState& state)
         t["seq_len"] = state.seq_len;
         SetUnless(t, "gradient_accumulation_steps", state.grad_accum, 1);
         SetOrErase(t, "framework", state.framework);
+        SetOrErase(t, "compile", state.compile);
         SetUnless(t, "images", state.images, 0);
         SetUnless(t, "trainable_layers", state.method == "frozen" ? state.trainable_layers : 0, 0);
         SetUnless(t, "train_lm_head", state.method == "frozen" && state.train_lm_head, false);
@@ -469,6 +470,7 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
     state.pipeline_microbatches = RawNumber(raw, f, "training", "pipeline_microbatches", 0);
     state.optimizer_in_backward = Chosen(raw, f, "training", "optimizer_in_backward");
     state.activation_offloading = Chosen(raw, f, "training", "activation_offloading");
+    state.compile = Chosen(raw, f, "training", "compile");
     state.double_quant = Chosen(raw, f, "training", "double_quant");
     state.untie_embeddings = Chosen(raw, f, "training", "untie_embeddings");
     state.retains_previous_step = Chosen(raw, f, "training", "retains_previous_step");

@@ -145,6 +145,7 @@ struct AppState
     // Switches whose default depends on the framework: "" (default) | "true" | "false".
     std::string     optimizer_in_backward;
     std::string     activation_offloading;
+    std::string     compile;                // "" | none | layers | layers_and_loss (torch.compile)
     std::string     double_quant;           // QLoRA
     std::string     untie_embeddings;
     std::string     retains_previous_step;

@@ -30,6 +30,8 @@ const Choice kFrameworks[] = {
     {"transformers", "Transformers / PEFT"}, {"litgpt", "LitGPT"}, {"torchtune", "torchtune"},
     {"torchtitan", "torchtitan"}};
 const Choice kOnOff[] = {{"true", "on"}, {"false", "off"}};
+const Choice kCompile[] = {
+    {"none", "off (eager)"}, {"layers", "the layers"}, {"layers_and_loss", "the layers and the loss"}};
 const Choice kDtypes[] = {
     {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8"}};
 const Choice kOptimizers[] = {

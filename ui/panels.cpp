@@ -320,6 +320,10 @@ void ShowTrainingPanel(AppState& state)
         FormRow("Activation offload", "Saved activations go to host RAM, leaving about two layers' worth on the GPU.");
         ChoiceCombo("##activation_offloading", state.activation_offloading, kOnOff, true,
                     Filled(state, "training", "activation_offloading") == "true" ? "true" : "false");
+        FormRow("torch.compile", "Inductor fuses each norm (keeping its input and statistics, not its fp32 "
+                                 "copies) and, with the loss compiled, the cross-entropy's fp32 upcast. "
+                                 "torchtune's compile: True compiles both; torchtitan its blocks.");
+        ChoiceCombo("##compile", state.compile, kCompile, true, Filled(state, "training", "compile"));
         FormRow("Untie embeddings", "Keep the head as its own copy of tied embeddings (LitGPT's checkpoint conversion).");
         ChoiceCombo("##untie_embeddings", state.untie_embeddings, kOnOff, true,
                     Filled(state, "training", "untie_embeddings") == "true" ? "true" : "false");

@@ -249,6 +249,10 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const bool litgpt = x.framework == "litgpt";
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
     x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
+    if (const json* c = r.get("compile"); c != nullptr && c->is_boolean())
+        x.compile = c->get<bool>() ? "layers_and_loss" : "none";  // torch.compile of the whole step
+    else
+        x.compile = q.apply(r.choice("compile", {"none", "layers", "layers_and_loss"}), std::string("none"), "training.compile");
     // litgpt: convert_hf_checkpoint.py copies transformer.wte.weight into lm_head.weight for tied checkpoints,
     // and fit() rebinds `loss` / `logits` only after the next forward.
     Defaults framework_default{s.model.tie_word_embeddings && litgpt ? s.defaults_applied : quiet};
@@ -584,6 +588,7 @@ json Scenario::to_json() const {
         }
         out["training"]["optimizer_in_backward"] = t.optimizer_in_backward;
         out["training"]["activation_offloading"] = t.activation_offloading;
+        out["training"]["compile"] = t.compile;
         out["training"]["untie_embeddings"] = t.untie_embeddings;
         out["training"]["framework"] = t.framework;
         out["training"]["retains_previous_step"] = t.retains_previous_step;

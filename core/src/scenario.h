@@ -73,6 +73,10 @@ struct TrainingSettings {
     // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
     bool retains_previous_step = false;
     bool double_quant = false;             // qlora: bitsandbytes double quantization of the absmax
+    // torch.compile: "none" | "layers" (each decoder layer compiled: torchtitan, torchtune's model) |
+    // "layers_and_loss" (the loss too: torchtune's compile: True). Inductor fuses the norms and the
+    // cross-entropy's fp32 upcast, which changes what they keep (training.cpp).
+    Name compile = "none";
 };
 
 struct InferenceSettings {

@@ -117,6 +117,12 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // compute dtype), and its output is saved by the next matmul. LayerNorm is one kernel: input + output.
     double norm = m.norm == ModelSpec::Norm::RMS ? (4 + a + a) * h_part : (a + a) * h_part;
     if (m.norm == ModelSpec::Norm::RMS && a == 4) norm = 3 * 4 * h_part;
+    // torch.compile: Inductor generates one kernel for the norm, and AOTAutograd's min-cut partitioner
+    // saves what its backward needs at least cost: the input and the fp32 statistics per token (rstd;
+    // mean and rstd for LayerNorm), recomputing the upcast and the normalised output (a pointwise
+    // chain) in the backward instead of saving them (He, "Min-cut optimal recomputation with
+    // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
+    if (t.compile != "none") norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
     out.per_token += norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
     // Attention: rotated q and k, v, the kernel's output and its log-sum-exp (fp32 per head), and
     // o_proj's input (the output made contiguous after the head transpose).
@@ -421,13 +427,20 @@ Breakdown training_memory(const Scenario& sc) {
     double V = static_cast<double>(m.vocab_size) / tp;
     double copies = sc.tunable("loss_fp32_copies");
     double logits_fwd = 0, logits_peak = 0;
-    if (t.loss == "standard") {
+    // A compiled loss (torch.compile of the cross-entropy) fuses the fp32 upcast and log-softmax into
+    // reductions over the logits: the forward keeps the logits and a log-sum-exp per token, and the
+    // backward writes the logits' gradient in the compute dtype from one kernel (softmax - one-hot).
+    const bool compiled_loss = t.compile == "layers_and_loss";
+    if (t.loss == "standard" && compiled_loss) {
+        logits_fwd = a * tokens * V + 4 * tokens;
+        logits_peak = 2 * a * tokens * V + 4 * tokens;
+    } else if (t.loss == "standard") {
         logits_fwd = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
         logits_peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
     } else if (t.loss == "chunked") {
         double chunks = std::max(1.0, sc.tunable("chunked_loss_chunks"));
-        logits_fwd = a * tokens * V + 4 * tokens * V / chunks;
-        logits_peak = a * tokens * V + 4 * copies * tokens * V / chunks;
+        logits_fwd = a * tokens * V + (compiled_loss ? 4 * tokens : 4 * tokens * V / chunks);
+        logits_peak = a * tokens * V + (compiled_loss ? a : 4 * copies) * tokens * V / chunks;
     } else {  // fused linear + cross-entropy: logits exist one token chunk at a time
         logits_fwd = 0;
         logits_peak = 4 * copies * tokens * static_cast<double>(m.hidden_size);

@@ -56,6 +56,9 @@ const input = cases.map((c) => {
   else if (/torchtune/i.test(x.framework || '')) training.framework = 'torchtune';
   else if (/torchtitan/i.test(x.framework || '')) training.framework = 'torchtitan';
   if (x.double_quant != null && training.method === 'qlora') training.double_quant = !!x.double_quant;
+  // torchtune's compile: True compiles the model's layers and the loss; torchtitan (before its
+  // compile.components setting) compiles each TransformerBlock only.
+  if (x.torch_compile) training.compile = training.framework === 'torchtune' ? 'layers_and_loss' : 'layers';
   if (scenario.mode !== 'inference') scenario.training = training;
   const hw = scenario.hardware || {};
   if (hw.gpu && hw.gpu_memory_gb == null && !catalogue.includes(hw.gpu.toLowerCase()))

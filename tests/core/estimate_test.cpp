@@ -240,6 +240,31 @@ TEST(Training, ActivationOffloadingKeepsTwoLayersOnTheGpu) {
     EXPECT_NEAR(off["host_bytes"].get<double>(), 30 * per_layer, 32);
 }
 
+TEST(Training, TorchCompileFusesTheNormsAndTheLossUpcast) {
+    // Llama-3.1-8B (hidden 4096, vocab 128256). Eager RMSNorm keeps its fp32 input (4 B), the normalised
+    // value and the output (2 B each): 8 x 4096 B per token per norm. Compiled, it keeps its bf16 input
+    // and an fp32 rstd: 2 x 4096 + 4. Two norms per layer: 2 x (32768 - 8196) = 49144 B less per token.
+    json t = kPureBf16;
+    json eager = run({{"model", kLlama8B}, {"training", t}});
+    t["compile"] = "layers";
+    json layers = run({{"model", kLlama8B}, {"training", t}});
+    EXPECT_DOUBLE_EQ(eager["assumptions"]["activation_bytes_per_token_per_layer"].get<double>() -
+                         layers["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(),
+                     49144.0);
+    // The loss, eager: bf16 logits + 3 fp32 logits-sized tensors at the loss's peak (14 B per logit).
+    // Compiled: the logits and their bf16 gradient (4 B per logit) plus an fp32 log-sum-exp per token.
+    const double tokens = 1024, logits = tokens * 128256;  // seq_len 1024, batch 1
+    EXPECT_NEAR(at_phase(layers, "loss", "logits"), 14 * logits, 1);
+    t["compile"] = true;  // torch.compile of the whole step: the layers and the loss
+    json all = run({{"model", kLlama8B}, {"training", t}});
+    EXPECT_NEAR(at_phase(all, "loss", "logits"), 4 * logits + 4 * tokens, 1);
+    EXPECT_EQ(all["scenario"]["training"]["compile"], "layers_and_loss");
+    t["compile"] = "everything";
+    json bad = gpumem::estimate({{"model", kLlama8B}, {"training", t}});
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.compile");
+}
+
 TEST(Training, LitgptKeepsAnUntiedHeadAndTheLastStepsLogits) {
     // litgpt copies a tied checkpoint's embeddings into its own lm_head: Llama-3.2-1B (tied, 2048 x 128256)
     // carries 262,668,288 more bf16 parameters, and its loop holds the last step's logits (1024 tokens x
