@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstdio>
 #include <optional>
 
@@ -267,6 +268,10 @@ nlohmann::json BuildScenario(const AppState& state)
             nlohmann::json& lora = Section(t, "lora");
             lora["rank"] = state.lora_rank;
             SetUnless(lora, "alpha", static_cast<double>(state.lora_alpha), 0.0);
+            if (!state.lora_dropout.empty())
+                lora["dropout"] = std::strtod(state.lora_dropout.c_str(), nullptr);
+            else if (lora.is_object())
+                lora.erase("dropout");
             if (!state.lora_targets.empty())
             {
                 nlohmann::json modules = nlohmann::json::array();
@@ -440,6 +445,8 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
         const nlohmann::json* raw_lora = Find(raw, "training", "lora");
         const bool raw_alpha = raw_lora != nullptr && raw_lora->is_object() && raw_lora->contains("alpha");
         state.lora_alpha = raw_alpha ? lora->value("alpha", 0.0f) : 0.0f;
+        const bool raw_dropout = raw_lora != nullptr && raw_lora->is_object() && raw_lora->contains("dropout");
+        state.lora_dropout = raw_dropout && lora->contains("dropout") ? NumberText((*lora)["dropout"]) : "";
         state.lora_targets.clear();
         if (raw_lora != nullptr && raw_lora->is_object() && raw_lora->contains("target_modules"))
         {

@@ -126,6 +126,7 @@ struct AppState
     std::string     method = "full";        // full | lora | qlora
     int             lora_rank = 16;
     float           lora_alpha = 0.0f;      // 0: the core's default (2 x rank)
+    std::string     lora_dropout;           // "" (the core's default) | "0" | "0.05" | "0.1" | any in [0, 1)
     std::string     lora_targets;           // "" (default) | "all_linear" | comma-separated modules
     std::string     quantization;           // "" | nf4 | fp4 | int8 (QLoRA's base)
     std::string     dtype;                  // "" | fp32 | fp16 | bf16 | fp8

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cfloat>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -194,6 +195,16 @@ inline const GpuEntry* CurrentGpu(const AppState& state)
         if (gpu.id == id)
             return &gpu;
     return state.gpus.empty() ? nullptr : &state.gpus[state.gpu_index];
+}
+
+// A number as the page's combos hold it: "0.05", "0" (printf's %g).
+inline std::string NumberText(const nlohmann::json& j)
+{
+    if (!j.is_number())
+        return j.is_null() ? "" : Text(j);
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", j.get<double>());
+    return text;
 }
 
 // The messages of a refused result ({"ok": false, "errors": [...]}), joined with "; ".

@@ -255,6 +255,11 @@ void ShowTrainingPanel(AppState& state)
         FormRow("LoRA alpha", "Scaling numerator; it does not change memory. 0 leaves the core's default (2 x rank).");
         if (ImGui::InputFloat("##lora_alpha", &state.lora_alpha, 0.0f, 0.0f, "%g"))
             state.lora_alpha = std::clamp(state.lora_alpha, 0.0f, 1e6f);
+        FormRow("LoRA dropout", "Dropout on each adapter's input. Above 0 every adapted linear keeps a "
+                                "dropped-out copy of its input and the mask for the backward pass.");
+        static const Choice kDropouts[] = {{"0", "0 (PEFT, torchtune)"}, {"0.05", "0.05 (LitGPT)"}, {"0.1", "0.1"}};
+        ChoiceCombo("##lora_dropout", state.lora_dropout, kDropouts, true,
+                    NumberText(At(At(At(state.filled, "training"), "lora"), "dropout")));
         FormRow("Target modules", "Which linear layers get adapters. Each adds its rank x (in + out) "
                                   "trainable parameters and keeps its input for the backward pass.");
         static const Choice kTargets[] = {

@@ -198,11 +198,13 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.loss = d.apply(r.choice("loss", {"standard", "chunked", "fused"}), std::string("standard"), "training.loss");
 
     bool adapters = x.method == "lora" || x.method == "qlora";
+    std::optional<double> lora_dropout;
     if (adapters) {
         const json& l = section(t, "lora", issues, "training");
         FieldReader lr(l, "training.lora", issues);
         x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
         x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
+        lora_dropout = lr.number("dropout", 0, 0.999);
         if (const json* tm = lr.get("target_modules")) {
             static const std::vector<std::string> known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
                                                            "up_proj", "down_proj", "lm_head", "all_linear"};
@@ -247,6 +249,10 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.framework = d.apply(r.choice("framework", {"transformers", "litgpt", "torchtune", "torchtitan"}), std::string("transformers"),
                           "training.framework");
     const bool litgpt = x.framework == "litgpt";
+    // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
+    if (adapters)
+        x.lora_dropout = d.apply(lora_dropout, litgpt ? 0.05 : 0.0, "training.lora.dropout",
+                                 litgpt ? "litgpt's default" : "PEFT's and torchtune's default");
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
     x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
     if (const json* c = r.get("compile"); c != nullptr && c->is_boolean())
@@ -579,7 +585,8 @@ json Scenario::to_json() const {
                            {"activation_checkpointing", t.activation_checkpointing}, {"attention", t.attention},
                            {"loss", t.loss}};
         if (t.method == "lora" || t.method == "qlora")
-            out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"target_modules", t.lora_targets}};
+            out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"dropout", t.lora_dropout},
+                                       {"target_modules", t.lora_targets}};
         if (t.method == "qlora") out["training"]["quantization"] = t.quantization;
         if (t.method == "frozen") {
             out["training"]["trainable_layers"] = t.trainable_layers;

@@ -50,6 +50,7 @@ struct TrainingSettings {
     Name loss = "standard";         // standard | chunked | fused
     std::uint64_t lora_rank = 8;
     double lora_alpha = 16;
+    double lora_dropout = 0;               // lora.dropout: PEFT's and torchtune's default 0, litgpt's 0.05
     std::vector<std::string> lora_targets{"q_proj", "v_proj"};
     Name quantization = "nf4";      // base weights for qlora
     std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len

@@ -163,6 +163,36 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     out.op_selective = a * h_part + a * q + 4 * heads + a * matmuls / 2;
     // A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
     // and the activation gradients (seed 004); what frozen weights let autograd skip is not modelled.
+    // The adapters add their own: B keeps A's output (rank r) for its weight gradient, and with
+    // lora.dropout > 0, A's input is a dropped-out copy of the linear's input (compute dtype) whose
+    // mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
+    // reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
+    // dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
+    if (t.method == "lora" || t.method == "qlora") {
+        const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
+        const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
+        const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
+        // The MLP's down projection reads the intermediate activation: the experts' (k of them) in MoE layers.
+        const double down_in = moe_share * k * static_cast<double>(m.moe_intermediate_size) / tp + (1 - moe_share) * I;
+        const double mlp_copies = moe_share * k + (1 - moe_share);  // tokens an adapted MLP linear sees per token
+        bool qkv_dropout_counted = false;
+        for (const std::string& target : t.lora_targets) {
+            double in = 0, copies = 1;
+            if (target == "q_proj" || target == "k_proj" || target == "v_proj") {
+                in = t.framework == "litgpt" && qkv_dropout_counted ? 0 : h;
+                qkv_dropout_counted = true;
+            } else if (target == "o_proj") {
+                in = q;
+            } else if (target == "gate_proj" || target == "up_proj") {
+                in = h, copies = mlp_copies;
+            } else if (target == "down_proj") {
+                in = down_in;
+            } else {
+                continue;  // lm_head: once per token, not per layer (small beside the logits)
+            }
+            out.per_token += copies * a * r + drop * in * (target == "gate_proj" || target == "up_proj" ? copies : 1);
+        }
+    }
     return out;
 }
 

@@ -56,9 +56,13 @@ const input = cases.map((c) => {
   else if (/torchtune/i.test(x.framework || '')) training.framework = 'torchtune';
   else if (/torchtitan/i.test(x.framework || '')) training.framework = 'torchtitan';
   if (x.double_quant != null && training.method === 'qlora') training.double_quant = !!x.double_quant;
-  // torchtune's compile: True compiles the model's layers and the loss; torchtitan (before its
-  // compile.components setting) compiles each TransformerBlock only.
-  if (x.torch_compile) training.compile = training.framework === 'torchtune' ? 'layers_and_loss' : 'layers';
+  if (x.lora_dropout != null && training.lora) training.lora = { ...training.lora, dropout: x.lora_dropout };
+  // torchtune's compile: True compiles the model and, since its recipes compile the loss (with the
+  // chunked cross-entropy, autumn 2024), the loss too; torchtitan (before its compile.components
+  // setting) compiles each TransformerBlock only. The case's source date tells which torchtune it was.
+  const date = (c.source.match(/\d{4}-\d{2}-\d{2}/) || [''])[0];
+  if (x.torch_compile)
+    training.compile = training.framework === 'torchtune' && date >= '2024-09-01' ? 'layers_and_loss' : 'layers';
   if (scenario.mode !== 'inference') scenario.training = training;
   const hw = scenario.hardware || {};
   if (hw.gpu && hw.gpu_memory_gb == null && !catalogue.includes(hw.gpu.toLowerCase()))

@@ -240,6 +240,32 @@ TEST(Training, ActivationOffloadingKeepsTwoLayersOnTheGpu) {
     EXPECT_NEAR(off["host_bytes"].get<double>(), 30 * per_layer, 32);
 }
 
+TEST(Training, LoraDropoutKeepsADroppedCopyOfEachAdaptedInput) {
+    // Llama-3.1-8B, LoRA r 8 on q_proj and v_proj (hidden 4096). Each adapter keeps A's output for B:
+    // 8 x 2 B per token. With dropout, A's input is a bf16 copy of the 4096-wide input plus a 1-byte mask:
+    // 3 x 4096 = 12288 B per token and adapted linear; PEFT drops q's and v's inputs separately, litgpt
+    // once for its fused qkv.
+    json t = kPureBf16;
+    t["method"] = "lora";
+    t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
+    auto per_token = [](const json& r) { return r["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(); };
+    json none = run({{"model", kLlama8B}, {"training", t}});
+    EXPECT_EQ(none["scenario"]["training"]["lora"]["dropout"], 0.0);  // PEFT's default
+    t["lora"]["dropout"] = 0.1;
+    json peft = run({{"model", kLlama8B}, {"training", t}});
+    EXPECT_DOUBLE_EQ(per_token(peft) - per_token(none), 2 * 12288.0);
+    t["framework"] = "litgpt";
+    json lit = run({{"model", kLlama8B}, {"training", t}});
+    EXPECT_DOUBLE_EQ(per_token(lit) - per_token(none), 12288.0);
+    t.erase("lora");
+    t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
+    EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"], 0.05);  // litgpt's
+    t["lora"]["dropout"] = 1.5;
+    json bad = gpumem::estimate({{"model", kLlama8B}, {"training", t}});
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.lora.dropout");
+}
+
 TEST(Training, TorchCompileFusesTheNormsAndTheLossUpcast) {
     // Llama-3.1-8B (hidden 4096, vocab 128256). Eager RMSNorm keeps its fp32 input (4 B), the normalised
     // value and the output (2 B each): 8 x 4096 B per token per norm. Compiled, it keeps its bf16 input
