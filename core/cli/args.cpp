@@ -367,4 +367,6 @@ json error_document(const std::string& message) {
             {"errors", json::array({{{"field", ""}, {"problem", message}, {"value", ""}, {"message", message}}})}};
 }
 
+std::string to_json_text(const json& doc) { return doc.dump(2, ' ', false, json::error_handler_t::replace); }
+
 }  // namespace gpumem::cli

@@ -103,4 +103,8 @@ Request build_request(const Args& args, const ReadFile& read);
 // what --json prints for a file that cannot be read or parsed, shaped as the core's errors.
 nlohmann::json error_document(const std::string& message);
 
+// The text --json prints: indented by 2, a byte that is not UTF-8 (a file name or argument echoed
+// in a message or in the scenario) written as U+FFFD, as the core's JSON API does, not refused.
+std::string to_json_text(const nlohmann::json& doc);
+
 }  // namespace gpumem::cli

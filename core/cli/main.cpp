@@ -39,6 +39,7 @@ using gpumem::cli::kInvalid;
 using gpumem::cli::kOk;
 using gpumem::cli::kUsage;
 using gpumem::cli::Request;
+using gpumem::cli::to_json_text;
 
 // Reads a whole file ("-" is stdin); nullopt when it cannot be opened.
 std::optional<std::string> read_file(const std::string& path) {
@@ -127,18 +128,18 @@ void print_table(const json& r, bool gb) {
 
 // Unreadable input: the message on stderr, and under --json the same error document the API gives.
 int input_error(const Args& o, const std::string& message) {
-    if (o.json_out) std::cout << gpumem::cli::error_document(message).dump(2) << "\n";
+    if (o.json_out) std::cout << to_json_text(gpumem::cli::error_document(message)) << "\n";
     std::cerr << "gpumem: " << message << "\n";
     return kInvalid;
 }
 
 int emit(const json& result, const Args& o) {
     if (!result.value("ok", false)) {
-        if (o.json_out) std::cout << result.dump(2) << "\n";
+        if (o.json_out) std::cout << to_json_text(result) << "\n";
         print_errors(result);
         return kInvalid;
     }
-    if (o.json_out) std::cout << result.dump(2) << "\n";
+    if (o.json_out) std::cout << to_json_text(result) << "\n";
     else print_table(result, o.gb);
     return kOk;
 }
@@ -170,12 +171,12 @@ int cmd_params(const Args& o, const Request& req) {
     }
     json r = gpumem::params(config);
     if (!r["ok"].get<bool>()) {
-        if (o.json_out) std::cout << r.dump(2) << "\n";
+        if (o.json_out) std::cout << to_json_text(r) << "\n";
         print_errors(r);
         return kInvalid;
     }
     if (o.json_out) {
-        std::cout << r.dump(2) << "\n";
+        std::cout << to_json_text(r) << "\n";
         return kOk;
     }
     std::cout << "total parameters: " << with_commas(r["total"]) << "\n";
@@ -195,7 +196,7 @@ std::string gib(std::uint64_t bytes) {
 int cmd_maxfit(const Args& o, const Request& req) {
     json r = gpumem::maxfit(req.document);
     if (!r.value("ok", false) || o.json_out) {
-        if (o.json_out) std::cout << r.dump(2) << "\n";
+        if (o.json_out) std::cout << to_json_text(r) << "\n";
         if (!r.value("ok", false)) print_errors(r);
         return r.value("ok", false) ? kOk : kInvalid;
     }
@@ -250,7 +251,7 @@ int cmd_plan(const Args& o, const Request& req) {
     }
     json r = gpumem::plan(scenario);
     if (!r.value("ok", false) || o.json_out) {
-        if (o.json_out) std::cout << r.dump(2) << "\n";
+        if (o.json_out) std::cout << to_json_text(r) << "\n";
         if (!r.value("ok", false)) print_errors(r);
         return r.value("ok", false) ? kOk : kInvalid;
     }
@@ -311,7 +312,7 @@ int cmd_validate(const Args& o) {
 int cmd_presets(const Args& o) {
     json models = gpumem::list_presets(), gpus = gpumem::list_gpus(), formats = gpumem::list_formats();
     if (o.json_out) {
-        std::cout << json{{"models", models}, {"gpus", gpus}, {"formats", formats}}.dump(2) << "\n";
+        std::cout << to_json_text({{"models", models}, {"gpus", gpus}, {"formats", formats}}) << "\n";
         return kOk;
     }
     std::cout << "models:\n";
