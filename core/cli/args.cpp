@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <sstream>
@@ -249,10 +250,13 @@ bool build_scenario(const Args& a, const ReadFile& read, json& scenario, std::st
 // quick SIZE_B: the model is known only by its size in billions of parameters.
 void quick_model(const Args& a, json& scenario) {
     json size = json::parse(a.positional[0], nullptr, false);
-    if (size.is_discarded() || !size.is_number()) {
-        scenario["model"] = {{"num_parameters", a.positional[0]}};  // the core names the field and what is allowed
+    double count = size.is_number() ? size.get<double>() * 1e9 : 0;
+    if (!size.is_number() || !std::isfinite(count)) {
+        // The core names the field and what is allowed, with the size as typed (not "null" for
+        // a product past the largest double, as nlohmann prints an infinity).
+        scenario["model"] = {{"num_parameters", a.positional[0]}};
     } else {
-        scenario["model"] = {{"name", a.positional[0] + "B model"}, {"num_parameters", size.get<double>() * 1e9}};
+        scenario["model"] = {{"name", a.positional[0] + "B model"}, {"num_parameters", count}};
     }
     // seed 001's quick look shards with ZeRO-3 when DeepSpeed is named without a stage.
     if (scenario.contains("engine") && scenario["engine"].value("type", "") == "deepspeed" &&

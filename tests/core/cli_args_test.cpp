@@ -131,6 +131,21 @@ TEST(CliArgs, ABadIntegerReachesTheCoreWhichNamesTheFieldAndWhatIsAllowed) {
     EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seq-len", "1e999"}).overrides[0].value, "1e999");  // overflows a double
 }
 
+TEST(CliArgs, QuickSizeIsInBillions) {
+    Files files;
+    Request r = build({"quick", "7", "--gpus", "8", "--engine", "deepspeed"}, files);
+    EXPECT_EQ(r.document["model"], json::parse(R"({"name": "7B model", "num_parameters": 7e9})"));
+    EXPECT_EQ(r.document["engine"]["zero_stage"], 3);  // seed 001: DeepSpeed without a stage shards with ZeRO-3
+    // 1e300 x 1e9 is past the largest double: the size goes to the core as typed, which refuses
+    // it by name, rather than as an infinity (printed "null").
+    Request huge = build({"quick", "1e300"}, files);
+    EXPECT_EQ(huge.document["model"], json::parse(R"({"num_parameters": "1e300"})"));
+    json result = gpumem::estimate(huge.document);
+    ASSERT_FALSE(result["ok"].get<bool>());
+    EXPECT_EQ(result["errors"][0]["field"], "model.num_parameters");
+    EXPECT_EQ(parse_args({"quick", "--gpus", "8"}).exit_code, kUsage);
+}
+
 TEST(CliArgs, PlanFlagsNameTheCluster) {
     Files files;
     files.docs["run.json"] = R"({"model": {"preset": "llama3-8b"}, "hardware": {"num_gpus": 2, "gpu": "A100-80GB"},
