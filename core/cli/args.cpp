@@ -327,8 +327,12 @@ Args parse_args(const std::vector<std::string>& words) {
         {"presets", Command::Presets},   {"version", Command::Version}, {"--version", Command::Version},
     };
     bool known = false;
-    for (const Known& k : kCommands)
-        if (name == k.name) a.command = k.command, known = true;
+    for (const Known& k : kCommands) {
+        if (name == k.name) {
+            a.command = k.command;
+            known = true;
+        }
+    }
     // The options are read first, so a bad flag is reported before an unknown command.
     if (!parse_options(a, std::vector<std::string>(words.begin() + 1, words.end()))) {
         a.exit_code = kUsage;
