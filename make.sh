@@ -28,9 +28,10 @@ commands:
   test               install what is missing, then build and run every test stage:
                      native build + ctest, WebAssembly build + GoogleTest under node,
                      CLI tests, native-vs-WASM parity, browser tests, the suite under
-                     ASan + UBSan, and 60 s of libFuzzer per reader
+                     ASan + UBSan, and 60 s of libFuzzer per fuzz target
   site               install what is missing and only build build/wasm/site
-  fuzz [SECONDS]     libFuzzer on the scenario and config.json readers, SECONDS per target (600)
+  fuzz [SECONDS]     libFuzzer on the scenario and config.json readers and the CLI's command
+                     line, the saved regressions first, then SECONDS per target (600)
   bench              build, then print the benchmarks: accuracy against the published measured
                      peaks (tests/bench/validation.mjs), estimates per second (speed.mjs), the
                      planner's evaluations per second and plan times (planner.mjs), and
@@ -103,20 +104,23 @@ sanitizer_tests() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/tests/gpumem_tests
 }
 
-# libFuzzer over the scenario reader and the config.json reader: the saved regressions first, then
-# $1 seconds per target (60 by default) from seed corpora made of the test scenarios and the presets.
+# libFuzzer over the scenario reader, the config.json reader and the CLI's command line: the saved
+# regressions first (every file in tests/fuzz/regressions through every target: each takes any
+# bytes), then $1 seconds per target (60 by default) from seed corpora made of the test scenarios,
+# the presets and tests/fuzz/cli_seeds (one command line per file, a word per line).
 fuzz_run() {
   local seconds=${1:-60} corpus target
   cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DGPUMEM_FUZZ=ON -DGPUMEM_BUILD_TESTS=OFF -DGPUMEM_WERROR=ON
-  cmake --build build/fuzz --target gpumem_scenario_fuzz gpumem_config_fuzz -j"$jobs"
+  cmake --build build/fuzz --target gpumem_scenario_fuzz gpumem_config_fuzz gpumem_cli_fuzz -j"$jobs"
   corpus=$(mktemp -d)
-  mkdir -p "$corpus/scenario" "$corpus/config"
+  mkdir -p "$corpus/scenario" "$corpus/config" "$corpus/cli"
   cp tests/data/scenarios/*.json "$corpus/scenario/"
   for f in presets/models/*.json; do
     node -e 'const fs=require("fs"); process.stdout.write(JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1])).config))' "$f" \
       > "$corpus/config/$(basename "$f")"
   done
-  for target in scenario config; do
+  cp tests/fuzz/cli_seeds/* "$corpus/cli/"
+  for target in scenario config cli; do
     build/fuzz/tests/fuzz/gpumem_${target}_fuzz tests/fuzz/regressions/*
     # libFuzzer's progress lines go to a log; a finding makes it exit non-zero and prints the report.
     if ! build/fuzz/tests/fuzz/gpumem_${target}_fuzz -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \

@@ -1048,8 +1048,10 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
     if (m.num_layers == 0) {
         double per_layer = 12.0 * static_cast<double>(m.hidden_size) * static_cast<double>(m.hidden_size);
         double rest = static_cast<double>(*declared) - 2.0 * static_cast<double>(m.vocab_size * m.hidden_size);
-        m.num_layers = guessed("num_layers", std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(rest / per_layer))),
-                               "guessed from num_parameters and hidden_size");
+        // Within the reader's range: below 1 when the embeddings alone exceed the size (rest < 0),
+        // and far above it for a tiny hidden_size.
+        double layers = std::clamp(std::round(rest / per_layer), 1.0, static_cast<double>(kMaxLayers));
+        m.num_layers = guessed("num_layers", static_cast<std::uint64_t>(layers), "guessed from num_parameters and hidden_size");
     }
     if (m.num_attention_heads == 0)
         m.num_attention_heads = guessed("num_attention_heads", std::max<std::uint64_t>(1, m.hidden_size / 128),

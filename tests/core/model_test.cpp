@@ -151,6 +151,21 @@ TEST(Model, HeadsMustDivideHidden) {
     EXPECT_FALSE(read.model);
 }
 
+TEST(Model, SizeOnlyShapeGuessStaysInTheLayerRange) {
+    auto layers = [](const json& model) {
+        json r = gpumem::estimate({{"model", model}});
+        EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
+        for (const json& d : r["defaults_applied"])
+            if (d.get<std::string>().rfind("model.num_layers = ", 0) == 0) return std::stoull(d.get<std::string>().substr(19));
+        return 0ull;
+    };
+    // 1M parameters: the smallest guessed width, 256, already puts 2 x 32000 x 256 = 16.4M in the
+    // embeddings, so the rest is negative; one layer, not a negative count cast to 2^64 - 1.
+    EXPECT_EQ(layers({{"num_parameters", 1000000}}), 1u);
+    // 1e15 at hidden_size 1 (12 parameters a layer) would be 8e13 layers: the reader's maximum.
+    EXPECT_EQ(layers({{"num_parameters", 1e15}, {"hidden_size", 1}}), 100000u);
+}
+
 TEST(Model, MixtureOfExpertsTotalAndActive) {
     auto count = [](const char* id) {
         auto record = gpumem::find_preset(id);

@@ -1,0 +1,110 @@
+// gpumem CLI: the command line turned into what a command runs.
+//
+// Two pure steps, shared by the CLI (main.cpp) and its fuzzer (tests/fuzz/cli_fuzz.cpp):
+//
+//   parse_args(words)          the words after the program name -> Args: the command, its options
+//                              and the scenario fields the flags set, or a usage error
+//   build_request(args, read)  Args + the files they name -> the document the core gets: the
+//                              scenario (estimate, quick, maxfit, plan) or the config.json (params)
+//
+// Neither exits, prints, throws or touches a file or stdin: build_request reads through the
+// `read` function its caller passes (main.cpp passes the file system and stdin, the fuzzer and the
+// tests a few documents in memory). Problems come back as values: a message naming the flag, file
+// or command, and the exit code the CLI ends with (2 usage, 1 invalid input).
+//
+// Not part of the core: the WebAssembly module does not link this.
+
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumem::cli {
+
+// Exit codes: 0 ok, 1 invalid input (unreadable file, malformed JSON, invalid field), 2 usage.
+constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
+
+//-----------------------------------------------------------------------------
+// [SECTION] parse_args
+//-----------------------------------------------------------------------------
+
+enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Validate, Presets };
+
+// One flag's setting of a scenario field. Applied in command-line order, so a later flag wins.
+struct Override {
+    std::string flag;      // as typed: "--seq-len"
+    std::string pointer;   // the field it sets, as a JSON pointer: "/training/seq_len"
+    nlohmann::json value;  // a number when the text is a JSON number, else the text itself (the core
+                           // then names the field and what is allowed); switches set fixed values
+};
+
+struct Args {
+    Command command = Command::Help;
+    int exit_code = kOk;  // kUsage with `error` set. Help: kUsage for no words at all, kOk for --help
+    std::string error;    // the usage error, naming the flag or command: "--seq-len needs a value"
+
+    // What the command reads. "" is "not given", as on the command line.
+    std::string scenario_file;            // --scenario FILE ("-": stdin)
+    std::string hf_config_file;           // --hf-config FILE (a config.json or a preset record)
+    std::string model;                    // --model ID (preset id or alias)
+    std::vector<std::string> positional;  // quick SIZE_B, validate FILE (other commands ignore them)
+
+    bool json_out = false;  // --json: the result document instead of the table
+    bool jsonl = false;     // estimate --jsonl: one scenario per stdin line (nothing else is read)
+    bool gb = false;        // --gb: GB (10^9 B) instead of GiB in the table
+
+    std::vector<Override> overrides;  // the scenario flags (kFlags in args.cpp), in order
+    std::string batch_size;           // --batch-size as typed: training.batch_size or
+                                      // inference.batch_size, whichever mode the scenario ends in
+    // plan: the fields the flags set in the request's "plan" section: num_gpus (--gpus /
+    // --num-gpus), gpu (--gpu), gpus_per_node, host_ram_gb, global_batch_size, top, step_time.mfu.
+    // For plan these flags name the cluster, so they are not in `overrides`.
+    nlohmann::json plan = nlohmann::json::object();
+    int bench_rounds = 0;  // plan --bench [ROUNDS]: 1-10000 timed plans (default 20); 0: no benchmark
+};
+
+// `words` is argv without the program name. Never fails otherwise than by a usage error in the result.
+Args parse_args(const std::vector<std::string>& words);
+
+// The --help text (what `gpumem`, `gpumem --help` print).
+const char* usage_text();
+
+//-----------------------------------------------------------------------------
+// [SECTION] build_request
+//-----------------------------------------------------------------------------
+
+// Reads a file the command line names ("-" is stdin): its bytes, or nullopt when it cannot.
+using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
+
+struct Request {
+    int exit_code = kOk;          // kOk: run it; kInvalid or kUsage: print `error` and stop
+    std::string error;            // names the file, flag or command
+    bool error_document = false;  // kInvalid: under --json the CLI also prints error_document(error)
+    // estimate, quick, maxfit: the scenario; plan: the scenario with its "plan" section;
+    // params: the config.json of --hf-config (null for --model: the command looks the preset up).
+    nlohmann::json document;
+};
+
+// For estimate (not --jsonl), quick, maxfit, plan and params; other commands get an empty request.
+// Reads, in this order, --scenario (must be a JSON object) and --hf-config; then the flags override
+// the fields they name. Never throws: a document the flags cannot be applied to (e.g. "training": 5
+// with --seq-len) is kInvalid with the JSON library's message.
+Request build_request(const Args& args, const ReadFile& read);
+
+//-----------------------------------------------------------------------------
+// [SECTION] What the CLI prints as JSON
+//-----------------------------------------------------------------------------
+
+// {"ok": false, "errors": [{"field": "", "problem": message, "value": "", "message": message}]}:
+// what --json prints for a file that cannot be read or parsed, shaped as the core's errors.
+nlohmann::json error_document(const std::string& message);
+
+// The text --json prints: indented by 2, a byte that is not UTF-8 (a file name or argument echoed
+// in a message or in the scenario) written as U+FFFD, as the core's JSON API does, not refused.
+std::string to_json_text(const nlohmann::json& doc);
+
+}  // namespace gpumem::cli

@@ -1,0 +1,174 @@
+// The CLI's command line (core/cli/args.h): flags to scenario fields, usage errors as values, files
+// read only through the reader the caller passes. Native only (the CLI has no WebAssembly build).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include <gpumem/gpumem.h>
+
+#include "cli/args.h"
+
+using nlohmann::json;
+using namespace gpumem::cli;
+
+namespace {
+
+// A reader over a few documents in memory that records what was asked for.
+struct Files {
+    std::map<std::string, std::string> docs;
+    std::vector<std::string> asked;
+    ReadFile reader() {
+        return [this](const std::string& path) -> std::optional<std::string> {
+            asked.push_back(path);
+            auto it = docs.find(path);
+            if (it == docs.end()) return std::nullopt;
+            return it->second;
+        };
+    }
+};
+
+Request build(const std::vector<std::string>& words, Files& files) {
+    Args a = parse_args(words);
+    EXPECT_EQ(a.exit_code, kOk) << a.error;
+    EXPECT_EQ(a.error, "");
+    return build_request(a, files.reader());
+}
+
+}  // namespace
+
+TEST(CliArgs, FlagsSetTheScenarioFieldsTheyName) {
+    Files files;
+    Request r = build({"estimate", "--model", "llama3-8b", "--lora", "--lora-rank", "32", "--lora-targets", "q_proj,,v_proj",
+                       "--seq-len", "1024", "--engine", "deepspeed", "--zero", "3", "--gpus", "8", "--gpu-mem", "48.5",
+                       "--sequence-parallel", "--gradient-checkpointing", "--json"},
+                      files);
+    ASSERT_EQ(r.exit_code, kOk) << r.error;
+    EXPECT_EQ(r.document, json::parse(R"({
+        "model": {"preset": "llama3-8b"},
+        "training": {"method": "lora", "lora": {"rank": 32, "target_modules": ["q_proj", "v_proj"]},
+                     "seq_len": 1024, "activation_checkpointing": "full"},
+        "engine": {"type": "deepspeed", "zero_stage": 3},
+        "parallelism": {"sequence_parallel": true},
+        "hardware": {"num_gpus": 8, "gpu_memory_gb": 48.5}})"));
+    EXPECT_TRUE(files.asked.empty()) << "no file named, none read";
+}
+
+TEST(CliArgs, BatchSizeFollowsTheModeAndLaterFlagsWin) {
+    Files files;
+    // --batch-size lands in the section of the mode the scenario ends in, wherever it is typed.
+    Request r = build({"estimate", "--model", "x", "--batch-size", "8", "--mode", "inference", "--seq-len", "1", "--seq-len", "2"}, files);
+    EXPECT_EQ(r.document["inference"]["batch_size"], 8);
+    EXPECT_FALSE(r.document["training"].contains("batch_size"));
+    EXPECT_EQ(r.document["training"]["seq_len"], 2);
+}
+
+TEST(CliArgs, ScenarioFileThenConfigThenFlags) {
+    Files files;
+    files.docs["run.json"] = R"({"model": {"preset": "llama3-8b"}, "training": {"batch_size": 1, "seq_len": 2048}})";
+    files.docs["config.json"] = R"({"config": {"hidden_size": 64}})";  // a preset record: "config" is unwrapped
+    Request r = build({"estimate", "--scenario", "run.json", "--hf-config", "config.json", "--seq-len", "4096"}, files);
+    ASSERT_EQ(r.exit_code, kOk) << r.error;
+    EXPECT_EQ(files.asked, (std::vector<std::string>{"run.json", "config.json"}));
+    EXPECT_EQ(r.document["model"], json::parse(R"({"hf_config": {"hidden_size": 64}})"));
+    EXPECT_EQ(r.document["training"]["batch_size"], 1);  // from the file
+    EXPECT_EQ(r.document["training"]["seq_len"], 4096);  // the flag wins
+}
+
+TEST(CliArgs, UnreadableOrMalformedFilesAreInvalidInputNamingTheFile) {
+    Files files;
+    files.docs["list.json"] = "[1, 2]";
+    files.docs["broken.json"] = "{\"model\": ";
+    Request missing = build({"estimate", "--scenario", "nope.json"}, files);
+    EXPECT_EQ(missing.exit_code, kInvalid);
+    EXPECT_EQ(missing.error, "cannot read scenario file nope.json");
+    EXPECT_TRUE(missing.error_document);
+    EXPECT_EQ(build({"maxfit", "--scenario", "list.json"}, files).error, "list.json: a scenario must be a JSON object");
+    Request broken = build({"params", "--hf-config", "broken.json"}, files);
+    EXPECT_EQ(broken.exit_code, kInvalid);
+    EXPECT_EQ(broken.error.rfind("broken.json: malformed JSON", 0), 0u) << broken.error;
+}
+
+TEST(CliArgs, AFlagMissingItsValueIsAUsageErrorNamingIt) {
+    for (const char* flag : {"--model", "--scenario", "--seq-len", "--batch-size", "--top", "--hf-config"}) {
+        Args a = parse_args({"estimate", "--model", "llama3-8b", flag});
+        EXPECT_EQ(a.exit_code, kUsage) << flag;
+        EXPECT_EQ(a.error, std::string(flag) + " needs a value");
+    }
+}
+
+TEST(CliArgs, AnUnknownFlagOrCommandIsAUsageErrorNamingIt) {
+    Args flag = parse_args({"estimate", "--model", "llama3-8b", "--frobnicate", "3"});
+    EXPECT_EQ(flag.exit_code, kUsage);
+    EXPECT_EQ(flag.error, "unknown option --frobnicate");
+    Args command = parse_args({"frobnicate"});
+    EXPECT_EQ(command.exit_code, kUsage);
+    EXPECT_EQ(command.error, "unknown command frobnicate");
+    // The flags are read first: a bad flag is what is reported, whatever the command.
+    EXPECT_EQ(parse_args({"frobnicate", "--gpus"}).error, "--gpus needs a value");
+    Args nothing = parse_args({"estimate", "--batch-size", "2"});
+    EXPECT_EQ(nothing.exit_code, kUsage);
+    EXPECT_EQ(nothing.error, "estimate needs --scenario FILE, --jsonl, --model ID or --hf-config FILE");
+    EXPECT_EQ(parse_args({}).exit_code, kUsage);  // no words: the help text, exit 2
+    EXPECT_EQ(parse_args({"--help"}).exit_code, kOk);
+}
+
+TEST(CliArgs, ABadIntegerReachesTheCoreWhichNamesTheFieldAndWhatIsAllowed) {
+    // The parser keeps a value that is no JSON number as text, under the field the flag sets; the
+    // core then refuses it with the field, the rule and the value (exit 1, not a usage error).
+    Args a = parse_args({"estimate", "--model", "llama3-8b", "--seq-len", "abc"});
+    ASSERT_EQ(a.exit_code, kOk);
+    ASSERT_EQ(a.overrides.size(), 1u);
+    EXPECT_EQ(a.overrides[0].flag, "--seq-len");
+    EXPECT_EQ(a.overrides[0].pointer, "/training/seq_len");
+    EXPECT_EQ(a.overrides[0].value, "abc");
+    Files files;
+    json result = gpumem::estimate(build_request(a, files.reader()).document);
+    ASSERT_FALSE(result["ok"].get<bool>());
+    EXPECT_EQ(result["errors"][0]["field"], "training.seq_len");
+    EXPECT_EQ(result["errors"][0]["message"], "training.seq_len: must be a positive integer, got \"abc\"");
+    // Numbers stay numbers, even those the core will refuse (it names them the same way).
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seq-len", "2.5"}).overrides[0].value, 2.5);
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seq-len", "1e999"}).overrides[0].value, "1e999");  // overflows a double
+}
+
+TEST(CliArgs, QuickSizeIsInBillions) {
+    Files files;
+    Request r = build({"quick", "7", "--gpus", "8", "--engine", "deepspeed"}, files);
+    EXPECT_EQ(r.document["model"], json::parse(R"({"name": "7B model", "num_parameters": 7e9})"));
+    EXPECT_EQ(r.document["engine"]["zero_stage"], 3);  // seed 001: DeepSpeed without a stage shards with ZeRO-3
+    // 1e300 x 1e9 is past the largest double: the size goes to the core as typed, which refuses
+    // it by name, rather than as an infinity (printed "null").
+    Request huge = build({"quick", "1e300"}, files);
+    EXPECT_EQ(huge.document["model"], json::parse(R"({"num_parameters": "1e300"})"));
+    json result = gpumem::estimate(huge.document);
+    ASSERT_FALSE(result["ok"].get<bool>());
+    EXPECT_EQ(result["errors"][0]["field"], "model.num_parameters");
+    EXPECT_EQ(parse_args({"quick", "--gpus", "8"}).exit_code, kUsage);
+}
+
+TEST(CliArgs, PlanFlagsNameTheCluster) {
+    Files files;
+    files.docs["run.json"] = R"({"model": {"preset": "llama3-8b"}, "hardware": {"num_gpus": 2, "gpu": "A100-80GB"},
+                                 "plan": {"top": 3, "step_time": {"collective_latency_us": 5}}})";
+    Request r = build({"plan", "--scenario", "run.json", "--gpus", "64", "--gpu", "H100-80GB", "--mfu", "0.3", "--bench", "99999"}, files);
+    ASSERT_EQ(r.exit_code, kOk) << r.error;
+    EXPECT_EQ(r.document["plan"], json::parse(R"({"num_gpus": 64, "gpu": "H100-80GB", "top": 3,
+                                                  "step_time": {"collective_latency_us": 5, "mfu": 0.3}})"));
+    EXPECT_FALSE(r.document["hardware"].contains("num_gpus"));  // the plan sets it per layout
+    EXPECT_EQ(r.document["hardware"]["gpu"], "A100-80GB");
+    EXPECT_EQ(parse_args({"plan", "--model", "x", "--bench", "99999"}).bench_rounds, 10000);
+    EXPECT_EQ(parse_args({"plan", "--model", "x", "--bench"}).bench_rounds, 20);
+
+    Request no_gpus = build({"plan", "--model", "llama3-8b"}, files);
+    EXPECT_EQ(no_gpus.exit_code, kUsage);
+    EXPECT_EQ(no_gpus.error, "plan needs --gpus N (the GPUs in the cluster)");
+}
+
+TEST(CliArgs, FlagsThatCannotApplyToTheFileAreInvalidInputNotAnException) {
+    Files files;
+    files.docs["odd.json"] = R"({"model": {"preset": "llama3-8b"}, "training": 5})";
+    Request r = build({"estimate", "--scenario", "odd.json", "--seq-len", "5"}, files);
+    EXPECT_EQ(r.exit_code, kInvalid);
+    EXPECT_FALSE(r.error_document);
+    EXPECT_NE(r.error.find("seq_len"), std::string::npos) << r.error;
+}
