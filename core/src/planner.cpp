@@ -66,6 +66,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "planner.h"
 
@@ -326,11 +327,17 @@ const EngineVariant kEngineVariants[] = {
 };
 const char* const kCheckpointing[] = {"none", "selective", "full"};
 
+// The divisors of n up to cap, ascending: pairs (d, n / d) for d up to sqrt(n), so a global batch
+// of 2^40 sequences costs 2^20 steps, not 2^40.
 std::vector<std::uint64_t> divisors(std::uint64_t n, std::uint64_t cap) {
-    std::vector<std::uint64_t> out;
-    for (std::uint64_t d = 1; d <= n && d <= cap; ++d)
-        if (n % d == 0) out.push_back(d);
-    return out;
+    std::vector<std::uint64_t> low, high;
+    for (std::uint64_t d = 1; d <= n / d && d <= cap; ++d) {
+        if (n % d) continue;
+        low.push_back(d);
+        if (d != n / d && n / d <= cap) high.push_back(n / d);
+    }
+    low.insert(low.end(), high.rbegin(), high.rend());
+    return low;
 }
 
 // The model's figures the step-time model needs.
@@ -752,7 +759,18 @@ json plan(const json& doc) {
     auto searching = std::chrono::steady_clock::now();
     double setup_ms = std::chrono::duration<double, std::milli>(searching - started).count();
     std::vector<Candidate> fitting;
-    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0;
+    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0, batch_unsplittable = 0;
+    std::map<std::uint64_t, std::vector<std::uint64_t>> micro_cache;  // per share of the global batch
+    auto micro_batches = [&micro_cache](std::uint64_t share) -> const std::vector<std::uint64_t>& {
+        auto it = micro_cache.find(share);
+        if (it == micro_cache.end()) {
+            // The reader's limits: batch_size and gradient_accumulation_steps up to 10^6 each.
+            std::vector<std::uint64_t> mbs = divisors(share, 1000000);
+            mbs.erase(std::remove_if(mbs.begin(), mbs.end(), [share](std::uint64_t mb) { return share / mb > 1000000; }), mbs.end());
+            it = micro_cache.emplace(share, std::move(mbs)).first;
+        }
+        return it->second;
+    };
     std::vector<std::uint64_t> ep_options{1};
     if (m.num_experts) ep_options = divisors(m.num_experts, N);
     for (std::uint64_t tp : divisors(N, G)) {
@@ -797,6 +815,14 @@ json plan(const json& doc) {
                         continue;
                     }
                     const bool model_parallel = tp * pp * cp > 1 || ep > 1;
+                    // Micro-batches dividing this rank's share of the global batch, up to the reader's
+                    // batch_size limit; memory grows with the micro-batch, so each search stops at the
+                    // first that does not fit.
+                    const std::vector<std::uint64_t>& micro = micro_batches(req.global_batch / dp);
+                    if (micro.empty()) {
+                        ++batch_unsplittable;
+                        continue;
+                    }
                     for (std::size_t vi = 0; vi < engines.size(); ++vi) {
                         const EngineVariant& v = *engines[vi].first;
                         Scenario& s = engines[vi].second;
@@ -809,14 +835,14 @@ json plan(const json& doc) {
                             continue;
                         for (std::size_t ci = 0; ci < 3; ++ci) {
                             l.checkpointing = kCheckpointing[ci];
-                            for (std::uint64_t mb : divisors(req.global_batch / dp, req.global_batch / dp)) {
+                            for (std::uint64_t mb : micro) {
                                 l.batch_size = mb;
                                 l.grad_accum = req.global_batch / (dp * mb);
                                 ++candidates;
                                 detail::apply_layout(s, l);
                                 detail::Figures f = detail::evaluate(s);
                                 ++evaluations;
-                                if (!f.fits) continue;
+                                if (!f.fits) break;
                                 double host_node = f.breakdown.host_bytes * static_cast<double>(std::min(G, N));
                                 if (req.host_ram_bytes > 0 && host_node > req.host_ram_bytes) {
                                     ++host_limited;
@@ -861,15 +887,19 @@ json plan(const json& doc) {
                     {"estimate", estimate(row_doc)}};
         plans.push_back(row);
     }
-    if (candidates == 0)
+    if (candidates == 0 && batch_indivisible == 0 && batch_unsplittable == 0)
         warnings.push_back("no layout of " + std::to_string(N) + " GPUs meets the divisibility rules (attention and kv heads "
                            "by TP within a node, layers by PP, sequence by CP, experts by EP, global batch by DP)");
-    else if (fitting.empty())
+    else if (candidates > 0 && fitting.empty())
         warnings.push_back("no layout of " + std::to_string(N) + " x " + req.gpu + " fits this scenario" +
                            (host_limited ? " (" + std::to_string(host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
     if (batch_indivisible)
         warnings.push_back(std::to_string(batch_indivisible) + " layouts skipped: their data-parallel size does not divide "
                            "plan.global_batch_size (" + std::to_string(req.global_batch) + ")");
+    if (batch_unsplittable)
+        warnings.push_back(std::to_string(batch_unsplittable) + " layouts skipped: no micro-batch of at most 1000000 sequences "
+                           "with at most 1000000 accumulation steps makes up their share of plan.global_batch_size (" +
+                           std::to_string(req.global_batch) + ")");
     json constants = json::object();
     for (const Constant& c : req.constants.list) constants[c.name] = {{"value", c.value}, {"unit", c.unit}, {"about", c.about}};
     json cluster = {{"gpu", req.gpu}, {"num_gpus", N}, {"gpus_per_node", G}, {"gpu_memory_bytes", base.hardware.gpu_memory_bytes},

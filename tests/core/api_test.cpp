@@ -26,6 +26,18 @@ TEST(Api, MalformedJsonIsAnErrorObject) {
     EXPECT_NE(r["errors"][0]["message"].get<std::string>().find("malformed JSON"), std::string::npos);
 }
 
+TEST(Api, MalformedJsonWithBytesThatAreNotUtf8IsStillAnErrorObject) {
+    // The parser's message quotes what it last read: here a lone 0xE5 lead byte (found by the scenario
+    // fuzzer). The refusal writes it as U+FFFD instead of failing into an "internal error".
+    for (const auto& call : {gpumem::estimate_json, gpumem::maxfit_json, gpumem::plan_json, gpumem::params_json}) {
+        json r = json::parse(call("{\"hardware\": {\"gpu\": \"\xe5RTX\"}}"));
+        EXPECT_FALSE(r["ok"].get<bool>());
+        const std::string problem = r["errors"][0]["problem"];
+        EXPECT_EQ(problem.rfind("malformed JSON", 0), 0u) << problem;
+        EXPECT_NE(problem.find("\xef\xbf\xbd"), std::string::npos) << problem;  // U+FFFD
+    }
+}
+
 TEST(Api, HostileDocumentsNeverThrow) {
     const char* inputs[] = {"", "null", "[]", "42", "\"x\"", "{}", "{\"model\": null}", "{\"model\": []}",
                             "{\"model\": {\"preset\": 7}}", "{\"model\": {\"hf_config\": \"x\"}}",

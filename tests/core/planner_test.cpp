@@ -355,6 +355,28 @@ TEST(Plan, BadInputIsNamed) {
     EXPECT_EQ(maxfit_bad["errors"][0]["field"], "training.seq_len");
 }
 
+TEST(Plan, AHugeGlobalBatchIsSplitWithinTheReadersLimits) {
+    // 2^40 sequences on one GPU: more than 10^6 accumulation steps even at the largest micro-batch the
+    // reader allows (10^6; 2^40 > 10^12), so the layout is skipped, quickly (the divisors of 2^40 take
+    // 2^20 trial divisions, not 2^40), and the warning says why.
+    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")},
+                           {"plan", {{"num_gpus", 1}, {"global_batch_size", 1ull << 40}}}});
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+    EXPECT_TRUE(r["plans"].empty());
+    EXPECT_EQ(r["search"]["evaluations"], 0);
+    ASSERT_FALSE(r["warnings"].empty());
+    EXPECT_NE(r["warnings"][0].get<std::string>().find("no micro-batch of at most 1000000"), std::string::npos) << r["warnings"];
+    // 2^24 on 8 GPUs: 2^21 per data-parallel rank splits as micro-batch x accumulation within 10^6 each.
+    json ok = gpumem::plan({{"model", preset("meta-llama/Llama-3.2-1B")}, {"training", {{"seq_len", 256}}},
+                            {"plan", {{"num_gpus", 8}, {"global_batch_size", 1ull << 24}}}});
+    ASSERT_TRUE(ok["ok"].get<bool>()) << ok.dump();
+    ASSERT_FALSE(ok["plans"].empty());
+    for (const json& row : ok["plans"]) {
+        EXPECT_LE(row["layout"]["gradient_accumulation_steps"].get<std::uint64_t>(), 1000000u);
+        EXPECT_TRUE(row["estimate"]["ok"].get<bool>()) << row["estimate"].dump();
+    }
+}
+
 TEST(Plan, MoeRowsDivideTheExpertsAndTheDataParallelRanks) {
     // Qwen3-30B-A3B: 32 heads, 4 kv heads, 128 experts, 48 layers.
     json r = gpumem::plan({{"model", preset("Qwen/Qwen3-30B-A3B")}, {"training", {{"seq_len", 2048}}},
