@@ -130,6 +130,25 @@ test('the module never throws on malformed input and answers with an error docum
   assert.equal(JSON.parse(m.estimate('{"model": {"preset": "llama3-8b"}}')).ok, true);
 });
 
+test('every saved fuzzer finding gets an answer from the module, with no escaped exception', () => {
+  // tests/fuzz/regressions: inputs that once crashed or misled a native fuzz target. Scenario and
+  // config ones go through the module's estimate / maxfit / params (read as Latin-1: embind hands the
+  // module each byte as one UTF-8 character, so an invalid byte arrives as a valid but odd one).
+  const dir = path.join(repo, 'tests', 'fuzz', 'regressions');
+  const files = fs.readdirSync(dir).filter((f) => /^(scenario|config)-/.test(f));
+  assert.ok(files.length >= 2, `regressions in ${dir}`);
+  for (const f of files) {
+    const bytes = fs.readFileSync(path.join(dir, f));
+    for (const fn of ['estimate', 'maxfit', 'params']) {
+      let out;
+      assert.doesNotThrow(() => { out = m[fn](bytes.toString('latin1')); }, `${fn}(${f}) threw`);
+      const doc = JSON.parse(out);
+      assert.equal(typeof doc.ok, 'boolean', `${fn}(${f}) answers: ${out.slice(0, 200)}`);
+      for (const e of doc.errors ?? []) assert.ok(!/^internal error/.test(e.problem), `${fn}(${f}): ${e.problem}`);
+    }
+  }
+});
+
 test('the same malformed inputs through the CLI give the same bytes', () => {
   const bad = ['{', 'null', '[]', '{}', '{"model": {"preset": 7}}', '{"model": {"preset": "llama3-8b"}}garbage'];
   const r = runCli(['estimate', '--jsonl'], bad.join('\n') + '\n');
