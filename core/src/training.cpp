@@ -331,7 +331,7 @@ Breakdown training_memory(const Scenario& sc) {
 
     // ---- Sharding over data parallelism.
     const Name& type = eng.type;
-    double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0;
+    double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
     if (type == "ddp" && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
@@ -369,9 +369,21 @@ Breakdown training_memory(const Scenario& sc) {
     }
     if (stage == 3) {
         weights = shard_state(weights);
-        // Gathered full layers in the compute dtype: the one running and the one prefetched.
+        // Gathered full layers in the compute dtype: the one running and the one prefetched (DeepSpeed:
+        // up to stage3_prefetch_bucket_size elements; FSDP: the next whole unit, since its all-gather is
+        // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
+        // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
         double a = t.dtype == "fp32" ? 4 : 2;
-        gathered = (layer_gpu + std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu)) * a;
+        const double prefetched = type == "fsdp" ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
+        gathered = (layer_gpu + prefetched) * a;
+        // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
+        // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
+        // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
+        // reduce bucket, above.
+        if (type == "fsdp" && !adapters) {
+            fsdp_unsharded_grads = layer_gpu * rc.grad;
+            why["fsdp_unsharded_gradient_bytes"] = fsdp_unsharded_grads;
+        }
         if (type == "fsdp" && par.pp > 1) {
             // FSDP under a pipeline schedule (torch.distributed.pipelining's stage: reshard_after_backward
             // and gradient sync off until the last micro-batch; torchtitan: reshard_after_forward off with
@@ -535,7 +547,7 @@ Breakdown training_memory(const Scenario& sc) {
     double start = acts + std::max(grads_live_fwd, head_grads);
     double layers_alive = std::max(1.0, act_layers * in_flight);
     double end = grads_peak + pp_unsharded_grads + (acts / layers_alive);
-    double back_temp = persistent_temp + dequant_temp;
+    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads;
     if (start >= end)
         phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, back_temp);
     else

@@ -222,6 +222,23 @@ TEST(Training, FsdpUnderAPipelineKeepsTheStageGatheredAndItsGradientsUnsharded) 
     EXPECT_NEAR(r["assumptions"]["fsdp_pipeline_unsharded_gradient_bytes"].get<double>(), stage * 4, 1);
 }
 
+TEST(Training, FsdpHoldsTheNextUnitAndTheRunningUnitsGradients) {
+    // FSDP full shard over 8 GPUs, Llama-3.1-8B in pure bf16: a decoder layer (the wrapped unit) is
+    // 218,112,000 parameters. Gathered: the running unit and the next one, 2 x 218,112,000 x 2 B; in
+    // backward also the running unit's unsharded bf16 gradients, 218,112,000 x 2 B, until their
+    // reduce-scatter. DeepSpeed ZeRO-3 prefetches at most stage3_prefetch_bucket_size (5e7) elements.
+    json t = kPureBf16;
+    json fsdp = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}},
+                     {"parallelism", {{"data_parallel_size", 8}}}});
+    EXPECT_DOUBLE_EQ(fsdp["assumptions"]["zero3_gathered_bytes"].get<double>(), 2 * 218112000.0 * 2);
+    EXPECT_DOUBLE_EQ(fsdp["assumptions"]["fsdp_unsharded_gradient_bytes"].get<double>(), 218112000.0 * 2);
+    EXPECT_NEAR(at_phase(fsdp, "backward", "temporaries") - at_phase(fsdp, "forward", "temporaries"), 218112000.0 * 2, 1);
+    json zero3 = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+                      {"parallelism", {{"data_parallel_size", 8}}}});
+    EXPECT_DOUBLE_EQ(zero3["assumptions"]["zero3_gathered_bytes"].get<double>(), (218112000.0 + 5e7) * 2);
+    EXPECT_FALSE(zero3["assumptions"].contains("fsdp_unsharded_gradient_bytes"));
+}
+
 TEST(Training, FsdpCpuOffloadTakesTheGradientsToo) {
     json r = run({{"model", kLlama8B}, {"engine", {{"type", "fsdp"}, {"offload_param", "cpu"}, {"offload_optimizer", "cpu"}}},
                   {"training", kPureBf16}, {"parallelism", {{"data_parallel_size", 8}}}});
