@@ -44,9 +44,26 @@ function classOf(c) {
 // One CLI process for every case: a scenario per line in, a result per line out.
 // A few sources name a GPU family without its size ("A100"); the estimate of what the run uses does
 // not depend on the card, only `fits` does, so such a case is estimated against an 80 GB card.
-const catalogue = JSON.parse(spawnSync(cli, ['presets', '--json'], { encoding: 'utf8' }).stdout).gpus.map((g) => g.id.toLowerCase());
+const presets = JSON.parse(spawnSync(cli, ['presets', '--json'], { encoding: 'utf8' }).stdout);
+const catalogue = presets.gpus.map((g) => g.id.toLowerCase());
+// A case whose model is not bundled yet but is staged in presets/pending (its size fields checked
+// against the published parameter count, its other fields not yet from a copy of the Hub file) is
+// estimated from that staged config and marked * in the table: the memory model reads the sizes.
+const bundled = (id) => {
+  const r = spawnSync(cli, ['params', '--model', id], { encoding: 'utf8' });
+  return r.status === 0;
+};
+const stagedConfig = (id) => {
+  const file = join(root, 'presets', 'pending', `${id.replace('/', '__')}.json`);
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).config : null;
+};
 const input = cases.map((c) => {
   const { extras, ...scenario } = c.scenario;  // facts v1 cannot express stay out of the estimate
+  const preset = scenario.model?.preset;
+  if (preset && !bundled(preset) && stagedConfig(preset)) {
+    scenario.model = { hf_config: stagedConfig(preset) };
+    c.staged = true;
+  }
   // Facts a case keeps in extras that the scenario has since learned to express.
   const x = extras || {};
   const training = { ...(scenario.training || {}) };
@@ -79,7 +96,7 @@ console.log('id     class      model                                        metr
 cases.forEach((c, i) => {
   const r = results[i];
   const cls = classOf(c);
-  const model = (c.scenario.model?.preset || c.scenario.model?.name || 'config.json').slice(0, 44).padEnd(44);
+  const model = ((c.staged ? '*' : '') + (c.scenario.model?.preset || c.scenario.model?.name || 'config.json')).slice(0, 44).padEnd(44);
   const metric = c.measured.metric;
   if (c.measured.gib == null) {
     console.log(`${c.id}   ${cls.padEnd(9)}  ${model} ${metric.padEnd(12)}  no figure in GiB: skipped`);
@@ -114,3 +131,5 @@ for (const [name, xs, total] of summary) {
 }
 const signed = rows.map((r) => r.err);
 console.log(`  bias: median signed error ${quantile(signed, 0.5).toFixed(1)}% (positive: over-estimates); ${skipped} case(s) skipped`);
+const staged = cases.filter((c) => c.staged).length;
+if (staged) console.log(`  * ${staged} case(s) estimated from a staged config in presets/pending (sizes checked, not yet a copy of the Hub file)`);
