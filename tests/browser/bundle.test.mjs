@@ -14,16 +14,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
-import { launchBrowser, repo, siteDir, watchForProblems } from './harness.mjs';
+import {
+  cliPath as cli, launchBrowser, outDir, siteDir, watchForProblems,
+} from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const bundle = join(siteDir, 'gpumem-offline.html');
-const cli = resolve(process.env.GPUMEM_CLI ?? join(repo, 'build', 'native', 'core', 'cli', 'gpumem'));
-const outDir = join(here, 'out');
 const VIEWPORT = { width: 1280, height: 800 };
 // The model picked in the UI: its lowercased id is the filter typed, and matches only it.
 const TARGET_PRESET = 'Qwen/Qwen2.5-7B';

@@ -11,6 +11,9 @@ import { chromium } from 'playwright-core';
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const siteDir = resolve(process.env.GPUMEM_SITE_DIR ?? join(repo, 'build', 'wasm', 'site'));
 export const chromiumPath = process.env.GPUMEM_CHROMIUM ?? '/usr/bin/chromium';
+// The native CLI the tests compare the page with, and where they save screenshots.
+export const cliPath = resolve(process.env.GPUMEM_CLI ?? join(repo, 'build', 'native', 'core', 'cli', 'gpumem'));
+export const outDir = join(repo, 'tests', 'browser', 'out');
 export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu',
   '--use-angle=swiftshader', '--enable-unsafe-swiftshader',

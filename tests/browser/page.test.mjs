@@ -11,16 +11,15 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-import { launchBrowser, repo, siteDir, startServer, watchForProblems } from './harness.mjs';
+import {
+  launchBrowser, outDir, repo, siteDir, startServer, watchForProblems,
+} from './harness.mjs';
 
 import { decodePng } from './png.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const outDir = join(here, 'out');
 const VIEWPORT = { width: 1280, height: 800 };
 const PREFERRED_PRESET = 'meta-llama/Llama-3.1-8B';
 

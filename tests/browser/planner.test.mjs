@@ -9,17 +9,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import {
-  click, frames, launchBrowser, replaceDigits, repo, reveal, siteDir, startServer, until, watchForProblems,
+  click, cliPath as cli,
+  frames, launchBrowser, outDir, replaceDigits, reveal, siteDir, startServer, until, watchForProblems,
 } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const outDir = join(here, 'out');
-const cli = resolve(process.env.GPUMEM_CLI ?? join(repo, 'build', 'native', 'core', 'cli', 'gpumem'));
 const VIEWPORT = { width: 1280, height: 800 };
 
 let server;
