@@ -172,25 +172,21 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
         const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
         const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
-        // The MLP's down projection reads the intermediate activation: the experts' (k of them) in MoE layers.
-        const double down_in = moe_share * k * static_cast<double>(m.moe_intermediate_size) / tp + (1 - moe_share) * I;
-        const double mlp_copies = moe_share * k + (1 - moe_share);  // tokens an adapted MLP linear sees per token
+        const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
         bool qkv_dropout_counted = false;
         for (const std::string& target : t.lora_targets) {
-            double in = 0, copies = 1;
             if (target == "q_proj" || target == "k_proj" || target == "v_proj") {
-                in = t.framework == "litgpt" && qkv_dropout_counted ? 0 : h;
+                const double in = t.framework == "litgpt" && qkv_dropout_counted ? 0 : h;
                 qkv_dropout_counted = true;
+                out.per_token += a * r + drop * in;
             } else if (target == "o_proj") {
-                in = q;
-            } else if (target == "gate_proj" || target == "up_proj") {
-                in = h, copies = mlp_copies;
-            } else if (target == "down_proj") {
-                in = down_in;
-            } else {
-                continue;  // lm_head: once per token, not per layer (small beside the logits)
-            }
-            out.per_token += copies * a * r + drop * in * (target == "gate_proj" || target == "up_proj" ? copies : 1);
+                out.per_token += a * r + drop * q;
+            } else if (target == "gate_proj" || target == "up_proj" || target == "down_proj") {
+                // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
+                // MoE layer; the down projection reads the intermediate activation.
+                const bool down = target == "down_proj";
+                out.per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
+            }  // lm_head: once per token, not per layer (small beside the logits)
         }
     }
     return out;

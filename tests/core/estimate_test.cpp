@@ -277,6 +277,15 @@ TEST(Training, LoraDropoutKeepsADroppedCopyOfEachAdaptedInput) {
     t.erase("lora");
     t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
     EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"], 0.05);  // litgpt's
+    // Mixtral-8x7B: every layer is MoE with 2 of 8 experts per token, each expert's down_proj reading a
+    // 14336-wide input: 2 x 3 x 14336 = 86016 B more per token with dropout on down_proj.
+    json mixtral = {{"preset", "mistralai/Mixtral-8x7B-v0.1"}};
+    json down = kPureBf16;
+    down["method"] = "lora";
+    down["lora"] = {{"rank", 8}, {"target_modules", {"down_proj"}}, {"dropout", 0.0}};
+    json dry = run({{"model", mixtral}, {"training", down}});
+    down["lora"]["dropout"] = 0.1;
+    EXPECT_DOUBLE_EQ(per_token(run({{"model", mixtral}, {"training", down}})) - per_token(dry), 2 * 3 * 14336.0);
     t["lora"]["dropout"] = 1.5;
     json bad = gpumem::estimate({{"model", kLlama8B}, {"training", t}});
     ASSERT_FALSE(bad["ok"].get<bool>());
