@@ -314,10 +314,14 @@ void ShowPlannerPanel(AppState& state)
     ShowMaxFit(state);
     ImGui::Spacing();
     ShowPlanInputs(state);
-    const nlohmann::json request = PlanRequest(state);
-    const std::string key = request.dump();
+    // What the plan depends on: the scenario and the panel's fields (the request is built only when they change).
+    char inputs[96];
+    std::snprintf(inputs, sizeof inputs, "|%d|%d|%d|%g|%d|%d", state.plan_gpus, state.plan_gpu_index, state.plan_gpus_per_node,
+                  static_cast<double>(state.plan_host_ram_gb), state.plan_global_batch, state.plan_top);
+    const std::string key = state.scenario_text + inputs;
     if (!ImGui::IsMouseDown(ImGuiMouseButton_Left) && state.plan_for != key)
     {
+        const nlohmann::json request = PlanRequest(state);
         const auto start = std::chrono::steady_clock::now();
         state.plan = gpumem::plan(request);
         state.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

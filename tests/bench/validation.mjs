@@ -49,19 +49,20 @@ const catalogue = presets.gpus.map((g) => g.id.toLowerCase());
 // A case whose model is not bundled yet but is staged in presets/pending (its size fields checked
 // against the published parameter count, its other fields not yet from a copy of the Hub file) is
 // estimated from that staged config and marked * in the table: the memory model reads the sizes.
-const bundled = (id) => {
-  const r = spawnSync(cli, ['params', '--model', id], { encoding: 'utf8' });
-  return r.status === 0;
-};
+const staged = new Map();  // preset id -> its staged config, or null when bundled or not staged
 const stagedConfig = (id) => {
-  const file = join(root, 'presets', 'pending', `${id.replace('/', '__')}.json`);
-  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).config : null;
+  if (!staged.has(id)) {
+    const file = join(root, 'presets', 'pending', `${id.replace('/', '__')}.json`);
+    const bundled = spawnSync(cli, ['params', '--model', id], { encoding: 'utf8' }).status === 0;
+    staged.set(id, !bundled && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).config : null);
+  }
+  return staged.get(id);
 };
 const input = cases.map((c) => {
   const { extras, ...scenario } = c.scenario;  // facts v1 cannot express stay out of the estimate
-  const preset = scenario.model?.preset;
-  if (preset && !bundled(preset) && stagedConfig(preset)) {
-    scenario.model = { hf_config: stagedConfig(preset) };
+  const config = scenario.model?.preset ? stagedConfig(scenario.model.preset) : null;
+  if (config) {
+    scenario.model = { hf_config: config };
     c.staged = true;
   }
   // Facts a case keeps in extras that the scenario has since learned to express.
@@ -131,5 +132,5 @@ for (const [name, xs, total] of summary) {
 }
 const signed = rows.map((r) => r.err);
 console.log(`  bias: median signed error ${quantile(signed, 0.5).toFixed(1)}% (positive: over-estimates); ${skipped} case(s) skipped`);
-const staged = cases.filter((c) => c.staged).length;
-if (staged) console.log(`  * ${staged} case(s) estimated from a staged config in presets/pending (sizes checked, not yet a copy of the Hub file)`);
+const stagedCases = cases.filter((c) => c.staged).length;
+if (stagedCases) console.log(`  * ${stagedCases} case(s) estimated from a staged config in presets/pending (sizes checked, not yet a copy of the Hub file)`);

@@ -44,6 +44,16 @@ async function submitHub(page) {
   return until(page, 'the Hub answer', (s) => s.hub.serial > before && s.hub.status !== 'loading');
 }
 
+// Clicks Import and picks `file` in the real file chooser, then lets the page read it.
+async function importFile(page, file) {
+  const chooser = page.waitForEvent('filechooser');
+  await reveal(page, 'import');
+  await click(page, 'import');
+  await (await chooser).setFiles(file);
+  await page.waitForTimeout(200);
+  await frames(page, 4);
+}
+
 async function openPage(query = '', viewport = VIEWPORT, init = null) {
   const page = await browser.context.newPage();
   await page.setViewportSize(viewport);
@@ -241,23 +251,13 @@ test('export, then import the file: the scenario round-trips; a seed 001 file im
   await page.mouse.move(10, 10);
   await click(page, 'mode_training');   // change something, then import the file back
   assert.notDeepEqual(await page.evaluate(() => window.gpumem.uiScenario()), exported);
-  const chooser = page.waitForEvent('filechooser');
-  await reveal(page, 'import');
-  await click(page, 'import');
-  await (await chooser).setFiles(file);
-  await page.waitForTimeout(200);
-  await frames(page, 4);
+  await importFile(page, file);
   assert.deepEqual(await page.evaluate(() => window.gpumem.uiScenario()), exported, 'import restores it');
 
   const seed = join(outDir, 'seed001-scenario.json');
   await writeFile(seed, JSON.stringify({ model: { num_parameters: '7B', num_layers: 32, hidden_size: 4096,
     num_attention_heads: 32 }, training: { batch_size: 2, seq_len: 1024, activation_checkpointing: 1 } }));
-  const chooser2 = page.waitForEvent('filechooser');
-  await reveal(page, 'import');
-  await click(page, 'import');
-  await (await chooser2).setFiles(seed);
-  await page.waitForTimeout(200);
-  await frames(page, 4);
+  await importFile(page, seed);
   const state = await page.evaluate(() => window.gpumem.uiState());
   assert.equal(state.import_message, '');
   assert.equal(state.source, 'manual');
