@@ -219,10 +219,11 @@ Family family_of(const std::string& type, const json& c) {
         f.embedding_norm = true;
         f.final_norm = false;
         f.structure = ModelSpec::Structure::Encoder;
-    } else if (type == "t5") {
+    } else if (type == "t5" || type == "mt5") {
         // T5Block: SelfAttention q/k/v/o without bias, T5LayerNorm (weight only), DenseReluDense wi/wo
-        // (gated-*: wi_0, wi_1, wo); decoder blocks add EncDecAttention + its norm.
-        f.tie_default = true;
+        // (gated-*: wi_0, wi_1, wo); decoder blocks add EncDecAttention + its norm. MT5 is the same
+        // module; only MT5Config's defaults differ (untied lm_head, gated-gelu).
+        f.tie_default = type == "t5";
         f.structure = ModelSpec::Structure::EncoderDecoder;
     } else {
         f.known = false;  // generic decoder reading: llama-like, biases only where the config says
@@ -529,7 +530,9 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
         }
         return r.uint(key, 1, max).value_or(0);
     };
-    m.hidden_size = need({"hidden_size", "n_embd", "d_model"}, kMaxDim);
+    // BloomConfig takes the hand-written n_embed of the BigScience files over hidden_size.
+    m.hidden_size = type == "bloom" && c.contains("n_embed") ? r.uint("n_embed", 1, kMaxDim).value_or(0)
+                                                              : need({"hidden_size", "n_embd", "d_model"}, kMaxDim);
     m.num_layers = need({"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, kMaxLayers);
     m.num_attention_heads = need({"num_attention_heads", "n_head", "num_heads", "n_heads"}, kMaxDim);
     m.vocab_size = need({"vocab_size"}, kMaxDim * 4);
@@ -609,20 +612,21 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
                 out.warnings.push_back("architecture '" + a + "': counted as the base model with its pooler; the "
                                        "task head is not counted");
         }
-    } else if (type == "t5") {
+    } else if (type == "t5" || type == "mt5") {
         // T5Config: num_layers encoder blocks, num_decoder_layers (default num_layers) decoder blocks;
         // relative_attention_bias (buckets × heads) in the first block of each stack; the shared
         // embedding is counted once; feed_forward_proj "gated-gelu" (t5 v1.1, flan-t5) has wi_0 and wi_1.
         std::uint64_t enc = m.num_layers;
         std::uint64_t dec = r.uint("num_decoder_layers", 1, kMaxLayers).value_or(enc);
-        if (m.architecture == "T5EncoderModel") dec = 0;
+        const bool encoder_only = m.architecture == "T5EncoderModel" || m.architecture == "MT5EncoderModel";
+        if (encoder_only) dec = 0;
         m.encoder_layers = enc;
         m.num_layers = enc + dec;
         m.relative_attention_buckets = uint_or(c, "relative_attention_num_buckets", 32);
         std::string ff = c.contains("feed_forward_proj") && c["feed_forward_proj"].is_string()
-                             ? c["feed_forward_proj"].get<std::string>() : "relu";
+                             ? c["feed_forward_proj"].get<std::string>() : type == "mt5" ? "gated-gelu" : "relu";
         m.gated_mlp = ff.rfind("gated-", 0) == 0;
-        if (m.architecture == "T5Model" || m.architecture == "T5EncoderModel") m.tie_word_embeddings = true;  // no lm_head
+        if (encoder_only || m.architecture == "T5Model" || m.architecture == "MT5Model") m.tie_word_embeddings = true;  // no lm_head
         if (dec == 0) m.structure = ModelSpec::Structure::Encoder;
     }
 

@@ -412,6 +412,26 @@ describe('params', () => {
     });
   }
 
+  // Every bundled preset's config.json, as a user would pass it: the count equals the record's
+  // total. "trusted" records carry an exact published figure; "derived-only" ones have none (their
+  // params_source says which rounded figure agrees); the tally is printed for the issue note.
+  test('--hf-config on every bundled preset counts its recorded total', () => {
+    const dir = path.join(repo, 'presets', 'models');
+    const tally = {};
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+    assert.ok(files.length >= 81, `${files.length} bundled presets`);
+    for (const f of files) {
+      const record = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+      const r = run(['params', '--hf-config', writeTmp(`preset-${f}`, record.config), '--json']);
+      expectExit(r, 0, `params ${f}`);
+      const p = parseJson(r.stdout, f);
+      assert.equal(p.total, record.total_params, `${f}: counted ${p.total}, recorded ${record.total_params}`);
+      assert.deepEqual(p.warnings, [], `${f}: a bundled family must not fall back to the generic reading`);
+      tally[record.count_status] = (tally[record.count_status] ?? 0) + 1;
+    }
+    console.log(`params --hf-config on ${files.length} presets: ${JSON.stringify(tally)}`);
+  });
+
   test('--hf-config FILE --json counts Meta-Llama-3-8B exactly', () => {
     const r = run(['params', '--hf-config', llama3Config, '--json']);
     expectExit(r, 0, 'params --hf-config');

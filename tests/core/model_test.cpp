@@ -9,7 +9,7 @@ using nlohmann::json;
 
 TEST(Presets, EveryBundledModelCountsExactlyItsPublishedTotal) {
     json list = gpumem::list_presets();
-    ASSERT_GE(list.size(), 66u);  // presets/models/ holds 66 records; losing one fails here
+    ASSERT_GE(list.size(), 81u);  // presets/models/ holds 81 records; losing one fails here
     for (const json& p : list) {
         auto record = gpumem::find_preset(p["id"].get<std::string>());
         ASSERT_TRUE(record) << p["id"];
@@ -75,6 +75,14 @@ TEST(Presets, EveryOtherPublishedFigureIsExplained) {
                 }
                 std::uint64_t with_copies = c.total + c.mtp + 2 * V * h;
                 EXPECT_EQ(alt, key == "fp8_scale_elements" ? scales : with_copies + scales);
+            } else if (key == "hf_checkpoint_bert_for_pretraining") {
+                // The Hub checkpoint holds BertForPreTraining: the counted BertForMaskedLM plus the
+                // pooler (h x h + h) and the next-sentence head (2h + 2).
+                EXPECT_EQ(alt, c.total + h * h + h + 2 * h + 2);
+            } else if (key == "bert_model_with_pooler") {
+                // BertModel: the pooler (h x h + h) instead of the MLM head (transform h x h + h, its
+                // LayerNorm 2h, decoder bias V; the decoder weight is the tied embedding).
+                EXPECT_EQ(alt, c.total - (h * h + h + 2 * h + V) + (h * h + h));
             } else if (key == "active_params_top2") {
                 // A third-party "active" figure (Mixtral); ours is total less the 6 idle experts of 8,
                 // 12,879,925,248: theirs differs by 8,155,136 for a reason the table does not give.
@@ -230,6 +238,13 @@ TEST(Families, BloomEmbeddingNormAndFusedBiasedQkv) {
     EXPECT_EQ(c.per_layer, 12596224u);
     EXPECT_EQ(c.lm_head, 0u);
     EXPECT_EQ(c.total, 559214592u);
+    // The BigScience files' hand-written n_embed wins over hidden_size, as in BloomConfig.
+    json legacy = (*gpumem::find_preset("bigscience/bloom-560m"))["config"];
+    legacy.erase("hidden_size");
+    legacy["n_embed"] = 1024;
+    EXPECT_EQ(count_config(legacy).total, 559214592u);
+    legacy["hidden_size"] = 64;  // BloomConfig's default, overridden by n_embed
+    EXPECT_EQ(count_config(legacy).total, 559214592u);
 }
 
 TEST(Families, GptBigCodeMultiQuery) {
@@ -478,6 +493,12 @@ TEST(Families, T5EncoderDecoder) {
     json v11 = (*record)["config"];
     v11.update({{"feed_forward_proj", "gated-gelu"}, {"tie_word_embeddings", false}});
     EXPECT_EQ(count_config(v11).total, 60506624u + 12 * 2048u * 512 + 32128u * 512);
+    // mt5 is the same module with MT5Config's defaults: without the two keys it is the v1.1 shape.
+    json mt5 = (*record)["config"];
+    mt5.erase("feed_forward_proj");
+    mt5.erase("tie_word_embeddings");
+    mt5["model_type"] = "mt5";
+    EXPECT_EQ(count_config(mt5).total, count_config(v11).total);
 }
 
 TEST(Families, MllamaTiledTowerAndGatedCrossAttention) {
