@@ -39,6 +39,9 @@ std::map<std::string, Tunable, std::less<>> default_tunables() {
          "model's size"},
         {"zero3_prefetch_elements", 5e7, "elements",
          "DeepSpeed stage3_prefetch_bucket_size default (50,000,000): parameters gathered ahead under ZeRO-3"},
+        {"zero_grad_set_to_none", 1, "0/1",
+         "1: zero_grad() frees the gradients after each step (set_to_none=True, PyTorch's default from 2.0); "
+         "0: they stay allocated, zeroed, through the next forward (PyTorch 1.x's default)"},
         {"optimizer_step_temp_copies", 1, "state-sized copies",
          "multi-tensor (foreach) Adam-family steps allocate one temporary of the second-moment size "
          "(torch._foreach_sqrt); fused and 8-bit optimizers do not"},

@@ -485,7 +485,7 @@ Breakdown training_memory(const Scenario& sc) {
     }
     why["logits_elements"] = tokens * V;
 
-    // ---- The step as a timeline (steady state, zero_grad(set_to_none=True)).
+    // ---- The step as a timeline (steady state; zero_grad(set_to_none=True) unless the tunable says otherwise).
     bool accumulate = t.gradient_accumulation_steps > 1;
     double opt_total = master + states;
     double opt_alloc = paged ? 0 : opt_total;
@@ -502,7 +502,7 @@ Breakdown training_memory(const Scenario& sc) {
         step_temp = per_state * sc.tunable("optimizer_step_temp_copies");
     }
     if (t.optimizer_in_backward) step_temp = 0;  // each parameter steps alone from its gradient hook
-    double grads_live_fwd = accumulate ? grads : 0;
+    double grads_live_fwd = accumulate || sc.tunable("zero_grad_set_to_none") == 0 ? grads : 0;
     // Optimizer in backward: a gradient lives from its accumulation until its parameter has stepped, so at
     // most about the largest tensor's gradient is alive (and nothing accumulates across micro-batches).
     double grads_peak = grads;

@@ -176,6 +176,15 @@ TEST(Training, OptimizerInBackwardFreesEachGradientAfterItsStep) {
     EXPECT_DOUBLE_EQ(r["assumptions"]["optimizer_step_temp_bytes"].get<double>(), 0);
 }
 
+TEST(Training, ZeroGradWithoutSetToNoneKeepsTheGradientsThroughTheForward) {
+    // Without accumulation the gradients are freed after the step (PyTorch 2's zero_grad); PyTorch 1.x
+    // kept them, zeroed, so the next forward runs beside 8,030,261,248 x 2 B of bf16 gradients.
+    json r = run({{"model", kLlama8B}, {"training", kPureBf16}});
+    EXPECT_EQ(at_phase(r, "forward", "gradients"), 0);
+    json kept = run({{"model", kLlama8B}, {"training", kPureBf16}, {"overheads", {{"zero_grad_set_to_none", 0}}}});
+    EXPECT_EQ(at_phase(kept, "forward", "gradients"), 8030261248.0 * 2);
+}
+
 TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
     // Seed 004: the top 4 of 32 layers train. A Llama-3.1-8B layer: q, o 4096^2, k, v 1024 x 4096,
     // gate, up, down 14336 x 4096, two norms of 4096 = 218,112,000 parameters.
