@@ -19,7 +19,7 @@ import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import {
-  cliPath as cli, launchBrowser, outDir, siteDir, watchForProblems,
+  cliPath as cli, launchBrowser, outDir, siteDir, typeIntoSlider, watchForProblems,
 } from './harness.mjs';
 
 const bundle = join(siteDir, 'gpumem-offline.html');
@@ -114,22 +114,7 @@ test('a preset picked and a setting changed in the UI give the CLI\'s figure', a
   const slider = (await page.evaluate(() => window.gpumem.uiLayout())).batch_size;
   assert.ok(slider && slider.w > 20, `batch_size slider in layout: ${JSON.stringify(slider)}`);
   const before = await page.evaluate(() => window.gpumem.uiTotal());
-  await page.mouse.move(center(slider).x, center(slider).y);
-  await page.keyboard.down('Control');
-  await frames(2);
-  await page.mouse.down();
-  await frames(2);
-  await page.mouse.up();
-  await frames(2);
-  await page.keyboard.down('a');   // Ctrl+A: select the old value, typing replaces it
-  await frames(2);
-  await page.keyboard.up('a');
-  await page.keyboard.up('Control');
-  await frames(2);
-  await page.keyboard.type(String(TARGET_BATCH), { delay: 20 });
-  await frames(2);
-  await tap('Enter');
-  await frames(2);
+  await typeIntoSlider(page, slider, TARGET_BATCH);
 
   const scenario = await page.evaluate(() => window.gpumem.uiScenario());
   const shown = await page.evaluate(() => window.gpumem.uiTotal());

@@ -121,6 +121,29 @@ export async function pressKey(page, key) {
   await frames(page, 1);
 }
 
+// Types `value` into the slider at rect `r`: Ctrl+click turns it into a text field, Ctrl+A selects the
+// old value, typing replaces it, Enter applies it. ImGui 1.86 samples keys and buttons once a frame, so
+// each input event gets frames of its own: a Ctrl that lands in the same frame as the press is missed,
+// and the click becomes a drag to the slider's middle value.
+export async function typeIntoSlider(page, r, value) {
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await page.keyboard.down('Control');
+  await frames(page, 2);
+  await page.mouse.down();
+  await frames(page, 2);
+  await page.mouse.up();
+  await frames(page, 2);
+  await page.keyboard.down('a');
+  await frames(page, 2);
+  await page.keyboard.up('a');
+  await page.keyboard.up('Control');
+  await frames(page, 2);
+  await page.keyboard.type(String(value), { delay: 20 });
+  await frames(page, 2);
+  await pressKey(page, 'Enter');
+  await frames(page, 2);
+}
+
 // Clicks a number field, deletes its `current` digits by keyboard, types `value` and presses Enter.
 export async function replaceDigits(page, name, value, current) {
   await click(page, name);

@@ -15,7 +15,8 @@ import { after, before, test } from 'node:test';
 
 import {
   click, cliPath as cli,
-  frames, launchBrowser, outDir, pressKey, rect, reveal, siteDir, startServer, until, watchForProblems,
+  frames, launchBrowser, outDir, pressKey, rect, reveal, siteDir, startServer, typeIntoSlider, until,
+  watchForProblems,
 } from './harness.mjs';
 import { GOOD_TOKEN, startMockHub } from './mock_hub.mjs';
 
@@ -205,15 +206,8 @@ test('a gated model loads with a token, which goes only to the Hub and never int
 test('a share link restores the scenario exactly, and settings persist between visits', async () => {
   const page = await openPage(`?model=Qwen/Qwen2.5-7B`);
   // Batch size by keyboard: Ctrl+click turns the slider into a text field.
-  const slider = await rect(page, 'batch_size');
-  await page.keyboard.down('Control');
-  await page.mouse.click(slider.x + slider.w / 2, slider.y + slider.h / 2);
-  await page.keyboard.up('Control');
+  await typeIntoSlider(page, await rect(page, 'batch_size'), 3);
   await frames(page, 2);
-  await page.keyboard.press('Control+A');
-  await page.keyboard.type('3');
-  await page.keyboard.press('Enter');
-  await frames(page, 4);
   const scenario = await page.evaluate(() => window.gpumem.uiScenario());
   assert.equal(scenario.training.batch_size, 3);
   assert.equal(scenario.model.preset, 'Qwen/Qwen2.5-7B');
