@@ -45,13 +45,6 @@ using detail::Figures;
 // Beyond this a per-GPU figure is a sign of absurd input, not a plan: 2^62 bytes (4 EiB).
 constexpr double kMaxBytes = 4.6e18;
 
-json error_result(const std::vector<Issue>& issues) {
-    json errors = json::array();
-    for (const Issue& i : issues)
-        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
-    return {{"ok", false}, {"errors", errors}};
-}
-
 std::uint64_t bytes(double b) {
     return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b));
 }
@@ -117,7 +110,7 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
 
 json estimate(const json& scenario) {
     detail::ScenarioRead read = detail::read_scenario(scenario);
-    if (!read.issues.empty()) return error_result(read.issues);
+    if (!read.issues.empty()) return detail::error_document(read.issues);
     return detail::estimate_result(read.scenario);
 }
 
@@ -128,7 +121,7 @@ json detail::estimate_result(const Scenario& scenario) {
     Figures f = evaluate(s);
     const auto& tl = f.breakdown.timeline;
     if (!std::isfinite(f.device) || f.device > kMaxBytes)
-        return error_result({{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
+        return detail::error_document({{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
 
     json components = json::object();
     for (const std::string& name : detail::component_names()) components[name] = 0;
@@ -207,7 +200,7 @@ json detail::estimate_result(const Scenario& scenario) {
 
 json params(const json& hf_config) {
     ModelRead read = read_hf_config(hf_config, "");
-    if (!read.model) return error_result(read.issues);
+    if (!read.model) return detail::error_document(read.issues);
     ParamCount c = count_parameters(*read.model);
     return {{"ok", true},
             {"total", c.total},

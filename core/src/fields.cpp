@@ -19,6 +19,13 @@ std::string Issue::message() const {
 
 namespace gpumem::detail {
 
+json error_document(const std::vector<Issue>& issues) {
+    json errors = json::array();
+    for (const Issue& i : issues)
+        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
+    return {{"ok", false}, {"errors", errors}};
+}
+
 // Whether `value` nests at most `levels` deep (bounded recursion).
 static bool shallow(const json& value, int levels) {
     if (!value.is_structured()) return true;

@@ -45,6 +45,9 @@ private:
     std::vector<Issue>& issues_;
 };
 
+// The result document of a refused input: {"ok": false, "errors": [{field, problem, value, message}]}.
+json error_document(const std::vector<Issue>& issues);
+
 // "7B" / "1.3e9" / 7e9 → elements; nullopt when not a count.
 std::optional<double> parse_count(const json& value);
 

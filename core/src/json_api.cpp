@@ -43,10 +43,7 @@ namespace {
 // The refusal document. The problem may quote the input (the parser's "last read: ..."), bytes
 // that are not UTF-8 included: they are written as U+FFFD rather than failing the dump.
 std::string failure(const std::string& problem) {
-    Issue issue{"", problem, ""};
-    return json{{"ok", false},
-                {"errors", json::array({{{"field", ""}, {"problem", problem}, {"value", ""}, {"message", issue.message()}}})}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    return detail::error_document({{"", problem, ""}}).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // Parses `text` and runs `fn` on it; malformed JSON and any unexpected exception become an error object.

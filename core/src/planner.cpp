@@ -116,13 +116,6 @@ using detail::Scenario;
 
 namespace {
 
-json error_doc(const std::vector<Issue>& issues) {
-    json errors = json::array();
-    for (const Issue& i : issues)
-        errors.push_back({{"field", i.field}, {"problem", i.problem}, {"value", i.value}, {"message", i.message()}});
-    return {{"ok", false}, {"errors", errors}};
-}
-
 std::uint64_t round_bytes(double b) {
     return b <= 0 || !std::isfinite(b) ? 0 : static_cast<std::uint64_t>(std::llround(std::min(b, 1.8e19)));
 }
@@ -692,7 +685,7 @@ std::optional<Scenario> read_variant(const json& doc, const EngineVariant& v, co
 
 json maxfit(const json& scenario) {
     detail::ScenarioRead read = detail::read_scenario(scenario);
-    if (!read.issues.empty()) return error_doc(read.issues);
+    if (!read.issues.empty()) return detail::error_document(read.issues);
     Scenario s = read.scenario;
     s.details = false;
     Layout base = layout_of(s);
@@ -725,11 +718,11 @@ json plan(const json& doc) {
     json scenario_doc = doc;
     if (scenario_doc.is_object()) scenario_doc.erase("plan");
     detail::ScenarioRead read = detail::read_scenario(scenario_doc);
-    if (!read.issues.empty()) return error_doc(read.issues);
+    if (!read.issues.empty()) return detail::error_document(read.issues);
     Scenario base = read.scenario;
     std::vector<Issue> issues;
     PlanRequest req = read_plan(doc, base, issues);
-    if (!issues.empty()) return error_doc(issues);
+    if (!issues.empty()) return detail::error_document(issues);
     if (req.gpu_given) {
         base.hardware.gpu_memory_bytes = (*detail::find_gpu(req.gpu))["memory_bytes"].get<std::uint64_t>();
         base.hardware.gpu = req.gpu;
