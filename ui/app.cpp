@@ -581,6 +581,7 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     if (!response.is_object() || response.value("serial", -1) != hub.serial)
         return;  // an answer to a request the user has since replaced
     const std::string id = response.value("id", std::string(hub.input));
+    hub.token_withheld = response.value("token_withheld", false);
     const int twin = PresetIndexOf(state, id);
     hub.bundled_twin = twin >= 0 ? state.presets[twin].id : "";
     if (!response.value("ok", false))
@@ -613,7 +614,8 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     state.source = ModelSource::Hub;
     if (!hub.pending_scenario.is_null())
     {
-        ImportScenario(state, hub.pending_scenario);
+        if (!ImportScenario(state, hub.pending_scenario))
+            state.link_message = "this link's settings (s=) were ignored: " + state.import_message;
         hub.pending_scenario = nullptr;
     }
 }
@@ -626,13 +628,31 @@ void OpenFromPage(AppState& state, const nlohmann::json& request)
         return;
     HubState& hub = state.hub;
     if (request.contains("hub") && request["hub"].is_string() && !request["hub"].get<std::string>().empty())
+    {
         std::snprintf(hub.base, sizeof(hub.base), "%s", request["hub"].get<std::string>().c_str());
+        hub.base_from_link = true;
+    }
     if (request.contains("token") && request["token"].is_string())
     {
         std::snprintf(hub.token, sizeof(hub.token), "%s", request["token"].get<std::string>().c_str());
         hub.remember_token = request.value("remember_token", false);
     }
-    const nlohmann::json scenario = request.contains("scenario") ? request["scenario"] : nlohmann::json();
+    // The link's settings: read by the core's parser (its depth limit and its messages).
+    nlohmann::json scenario;
+    const std::string ignored = "this link's settings (s=) were ignored: ";
+    if (request.contains("link_problem") && request["link_problem"].is_string())
+        state.link_message = ignored + request["link_problem"].get<std::string>();
+    else if (request.contains("scenario_text") && request["scenario_text"].is_string())
+    {
+        std::string error;
+        std::optional<nlohmann::json> parsed = gpumem::parse_json(request["scenario_text"].get<std::string>(), error);
+        if (!parsed)
+            state.link_message = ignored + "they are not valid JSON (" + error + ")";
+        else if (!parsed->is_object())
+            state.link_message = ignored + "they are not a JSON object";
+        else
+            scenario = std::move(*parsed);
+    }
     const std::string model = request.contains("model") && request["model"].is_string() ? request["model"].get<std::string>() : "";
     const std::string revision = request.contains("revision") && request["revision"].is_string()
                                      ? request["revision"].get<std::string>() : "main";
@@ -651,13 +671,13 @@ void OpenFromPage(AppState& state, const nlohmann::json& request)
             std::snprintf(hub.revision, sizeof(hub.revision), "%s", revision.c_str());
             state.source = ModelSource::Hub;
             hub.config = nullptr;
-            hub.pending_scenario = scenario.is_object() ? scenario : nlohmann::json();
+            hub.pending_scenario = scenario;
             RequestHubModel(state);
             return;
         }
     }
-    if (scenario.is_object())
-        ImportScenario(state, scenario);
+    if (scenario.is_object() && !ImportScenario(state, scenario))
+        state.link_message = ignored + state.import_message;
 }
 
 nlohmann::json ShareState(const AppState& state)
@@ -752,6 +772,7 @@ void ShowApp(AppState& state)
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("How much GPU memory will this run take, and what is taking it?");
     ImGui::PopStyleColor();
+    ShowLinkNotices(state);
     ImGui::Separator();
 
     // Side by side when there is room for both columns, one scrolling column on a phone.

@@ -51,11 +51,14 @@ struct HubState
     char            input[256] = "";            // what the user typed: an id or a Hub URL
     char            revision[64] = "main";      // branch, tag or commit
     char            base[256] = "https://huggingface.co";   // the Hub's address (hub= in links)
-    // The access token for gated models. It stays in this buffer and page.js's memory (and in
-    // localStorage only when remember_token is set); it is never part of the scenario, the share
-    // link, the exported JSON or the saved settings.
+    bool            base_from_link = false;     // base came from this visit's link, not the user
+    // The access token for gated models. It stays in this buffer (and in localStorage only when
+    // remember_token is set); it is never part of the scenario, the share link, the exported JSON
+    // or the saved settings. page.js hands it to hub.js with each fetch, which attaches it only
+    // for https://huggingface.co and the https origins the user confirmed (ShowLinkNotices).
     char            token[256] = "";
     bool            remember_token = false;
+    bool            token_withheld = false;     // the last fetch from base had a token, not sent there
 
     Status          status = Status::Idle;
     int             serial = 0;                 // of the request in flight: stale answers are dropped
@@ -97,6 +100,7 @@ struct PageHooks
 {
     void (*hub_fetch)(const std::string& request_json, const std::string& token) = nullptr;
     void (*set_token)(const std::string& token, bool remember) = nullptr;
+    void (*trust_hub)(const std::string& base) = nullptr;         // the user's yes to the token going there
     void (*save_state)(const std::string& share_json) = nullptr;   // the URL and saved settings
     void (*copy_text)(const std::string& text) = nullptr;
     void (*download)(const std::string& file_name, const std::string& text) = nullptr;
@@ -186,6 +190,7 @@ struct AppState
     // Fields of an imported scenario that no control owns, kept so an import round-trips exactly.
     nlohmann::json  extra = nlohmann::json::object();
     std::string     import_message;         // why the last import or drop was refused ("" if none)
+    std::string     link_message;           // why the link's settings were ignored ("" if none)
     std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
 
     // The estimate of the scenario above. It is recomputed only when the scenario text changes.
@@ -240,8 +245,11 @@ nlohmann::json BuildScenario(const AppState& state);
 bool UpdateEstimate(AppState& state);
 
 // What a link or saved settings asked for (page.js reads the URL and localStorage):
-// {"hub": base, "model": id, "revision": rev, "scenario": {...}, "token": t, "remember_token": b}.
-// A model that is a bundled preset loads at once; any other id is fetched from the Hub.
+// {"hub": base, "model": id, "revision": rev, "scenario_text": "{...}", "link_problem": why,
+//  "token": t, "remember_token": b}. A model that is a bundled preset loads at once; any other id
+// is fetched from the Hub. "hub" comes only from a link and holds for this visit; settings that
+// cannot be read (link_problem, or scenario_text the core refuses) leave the defaults and say so
+// in state.link_message.
 void OpenFromPage(AppState& state, const nlohmann::json& request);
 
 // Loads a scenario document (v1 or seed 001's format) into the controls. Fields no control owns
@@ -253,8 +261,9 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc);
 bool LoadText(AppState& state, const std::string& text, const std::string& name);
 
 // Starts fetching state.hub.input from the Hub (page.hub_fetch); the answer comes back through
-// ReceiveHubResponse: {"serial", "ok", "id", "revision", "config", "api"} or
-// {"serial", "ok": false, "kind", "message", "retryable"}.
+// ReceiveHubResponse: {"serial", "ok", "id", "revision", "config", "api", "origin",
+// "token_withheld"} or {"serial", "ok": false, "kind", "message", "retryable", "origin",
+// "token_withheld"}.
 void RequestHubModel(AppState& state);
 void ReceiveHubResponse(AppState& state, const nlohmann::json& response);
 

@@ -48,6 +48,9 @@ EM_JS(void, PageHubFetch, (const char* request, const char* token), {
 EM_JS(void, PageSetToken, (const char* token, int remember), {
     Module['page']['setToken'](UTF8ToString(token), remember !== 0);
 });
+EM_JS(void, PageTrustHub, (const char* base), {
+    Module['page']['trustHub'](UTF8ToString(base));
+});
 EM_JS(void, PageSaveState, (const char* share), {
     Module['page']['saveState'](UTF8ToString(share));
 });
@@ -203,6 +206,12 @@ std::string UiLoadText(const std::string& name, const std::string& text)
     return gpumem::ui::LoadText(app, text, name) ? "" : app.import_message;
 }
 
+// A file or dropped text the page refused before reading it (too large): its name and why.
+void UiImportProblem(const std::string& name, const std::string& problem)
+{
+    g_platform.app.import_message = name + ": " + problem;
+}
+
 // Emscripten 3.1.6's GLFW hands the browser's wheel deltas over raw (wheel down: +100 pixels, or
 // +3 lines) where GLFW, and Dear ImGui after it, mean one unit per notch with up positive. So the
 // page scrolled the wrong way, a hundred lines at a time. This puts the units and the sign right.
@@ -249,7 +258,8 @@ std::string UiScenario()
 }
 
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
-// "kind", "message", "api_total", "bundled_twin"}, "import_message", "share", "pinned"}.
+// "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
+// "import_message", "link_message", "share", "pinned"}.
 std::string UiState()
 {
     const gpumem::ui::AppState& app = g_platform.app;
@@ -260,8 +270,10 @@ std::string UiState()
         {"source", kSources[static_cast<int>(app.source)]},
         {"hub", {{"status", kStatus[static_cast<int>(hub.status)]}, {"id", hub.id}, {"input", hub.input}, {"serial", hub.serial}, {"kind", hub.error_kind},
                  {"message", hub.message}, {"retryable", hub.retryable}, {"api_total", hub.api_total},
-                 {"bundled_twin", hub.bundled_twin}, {"base", hub.base}}},
+                 {"bundled_twin", hub.bundled_twin}, {"base", hub.base}, {"base_from_link", hub.base_from_link},
+                 {"token_withheld", hub.token_withheld}}},
         {"import_message", app.import_message},
+        {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},
         {"markdown", gpumem::ui::ResultMarkdown(app)},
@@ -294,6 +306,7 @@ EMSCRIPTEN_BINDINGS(gpumem_ui) {
     emscripten::function("ui_open", &UiOpen);
     emscripten::function("ui_hub_response", &UiHubResponse);
     emscripten::function("ui_load_text", &UiLoadText);
+    emscripten::function("ui_import_problem", &UiImportProblem);
 }
 
 int main()
@@ -337,6 +350,7 @@ int main()
         gpumem::ui::PageHooks& hooks = p.app.page;
         hooks.hub_fetch = [](const std::string& request, const std::string& token) { PageHubFetch(request.c_str(), token.c_str()); };
         hooks.set_token = [](const std::string& token, bool remember) { PageSetToken(token.c_str(), remember ? 1 : 0); };
+        hooks.trust_hub = [](const std::string& base) { PageTrustHub(base.c_str()); };
         hooks.save_state = [](const std::string& share) { PageSaveState(share.c_str()); };
         hooks.copy_text = [](const std::string& text) { PageCopyText(text.c_str()); };
         hooks.download = [](const std::string& name, const std::string& text) { PageDownload(name.c_str(), text.c_str()); };

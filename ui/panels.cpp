@@ -132,8 +132,9 @@ void ShowHubFetch(AppState& state)
     RecordItemRect(state, "hub_settings");
     if (open)
     {
-        FormRow("Token", "For gated or private models: a Hugging Face read token. It is sent only to the Hub, "
-                         "in the Authorization header; it is never in the link, the exported scenario or a log.");
+        FormRow("Token", "For gated or private models: a Hugging Face read token. It is sent only to "
+                         "https://huggingface.co, or to another https Hub address once you confirm it for this "
+                         "visit; only in the Authorization header, never in the link, the exported scenario or a log.");
         if (ImGui::InputTextWithHint("##hub_token", "hf_...", hub.token, sizeof(hub.token), ImGuiInputTextFlags_Password) &&
             state.page.set_token != nullptr)
             state.page.set_token(hub.token, hub.remember_token);
@@ -142,10 +143,19 @@ void ShowHubFetch(AppState& state)
         if (ImGui::Checkbox("Remember the token in this browser", &hub.remember_token) && state.page.set_token != nullptr)
             state.page.set_token(hub.token, hub.remember_token);
         RecordItemRect(state, "remember_token");
+        ImGui::SameLine();
+        HelpMarker("Off (the default): the token lasts until you close or reload the page. On: it is kept in this "
+                   "browser's localStorage for this site's address, where any page served from the same origin can "
+                   "read it. On GitHub Pages that is every project site of the same user (USER.github.io).");
         FormRow("Hub address", "https://huggingface.co, a mirror, or a local server with the Hub's URL layout "
-                               "(hub= in a link). The page's security policy allows only the Hub, its mirror "
-                               "hf-mirror.com and this computer.");
-        ImGui::InputText("##hub_base", hub.base, sizeof(hub.base));
+                               "(hub= in a link, for that visit only). The page's security policy allows only the "
+                               "Hub, its mirror hf-mirror.com and this computer.");
+        if (ImGui::InputText("##hub_base", hub.base, sizeof(hub.base)))
+        {
+            hub.base_from_link = false;
+            hub.token_withheld = false;   // said of the last address, not of this one
+        }
+        RecordItemRect(state, "hub_base");
         ImGui::TreePop();
     }
 }
@@ -185,6 +195,60 @@ void ShowManualModel(AppState& state)
 }
 
 }  // namespace
+
+// A banner under the title while models come from another Hub than huggingface.co (a link's hub=
+// or the Hub address typed below), with the one button that lets the token go there; and why a
+// link's settings were ignored.
+void ShowLinkNotices(AppState& state)
+{
+    HubState& hub = state.hub;
+    const std::string base = hub.base;
+    if (base != "https://huggingface.co")
+    {
+        // scheme://host[:port]: what the browser's origin check and the button name.
+        const std::size_t scheme = base.find("://");
+        const std::string host = base.substr(0, scheme == std::string::npos ? base.size() : base.find('/', scheme + 3));
+        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(0.9));
+        ImGui::TextWrapped("Models come from %s%s", host.c_str(),
+                           hub.base_from_link ? " (set by this link, for this visit only)." : ".");
+        ImGui::PopStyleColor();
+        RecordItemRect(state, "hub_banner");
+        if (hub.token_withheld && hub.token[0] != '\0')
+        {
+            const bool https = base.rfind("https://", 0) == 0;
+            ImGui::TextWrapped(https ? "Your access token was not sent there." :
+                                       "Your access token was not sent there: a token never goes over plain http.");
+            if (https && state.page.trust_hub != nullptr)
+            {
+                const std::string label = "Send my token to " + host;
+                if (ImGui::Button(label.c_str()))
+                {
+                    state.page.trust_hub(base);
+                    RequestHubModel(state);
+                }
+                RecordItemRect(state, "trust_hub");
+                ImGui::SameLine();
+            }
+        }
+        if (ImGui::SmallButton("Use huggingface.co"))
+        {
+            std::snprintf(hub.base, sizeof(hub.base), "%s", "https://huggingface.co");
+            hub.base_from_link = false;
+            hub.token_withheld = false;
+        }
+        RecordItemRect(state, "hub_reset");
+    }
+    if (!state.link_message.empty())
+    {
+        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
+        ImGui::TextWrapped("%s", state.link_message.c_str());
+        ImGui::PopStyleColor();
+        RecordItemRect(state, "link_message");
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Dismiss"))
+            state.link_message.clear();
+    }
+}
 
 // Images per sequence, for models with a vision tower (the row is hidden for the others).
 void ShowImagesRow(AppState& state)

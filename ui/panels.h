@@ -6,6 +6,9 @@
 
 namespace gpumem::ui {
 
+// Above both columns
+void ShowLinkNotices(AppState& state);       // where models come from, and a link that was ignored
+
 // Controls (left column)
 void ShowModelPanel(AppState& state);        // preset / Hub / config.json / by hand, mode
 void ShowTrainingPanel(AppState& state);     // method, precision, optimizer, batch, sequence

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "imgui.h"
@@ -451,7 +452,13 @@ void ShowSharePanel(AppState& state)
     RecordItemRect(state, "paste");
     if (ImGui::Button("Load pasted JSON"))
     {
-        if (LoadText(state, state.paste_buffer.data(), "pasted JSON"))
+        // A full box means the paste was cut at its end: say that, not "not valid JSON".
+        const std::size_t length = std::strlen(state.paste_buffer.data());
+        if (length + 1 >= state.paste_buffer.size())
+            state.import_message = "pasted JSON: too large for the paste box (limit " +
+                                   std::to_string(state.paste_buffer.size() / 1024) +
+                                   " KiB); open or drop the file instead (limit 4 MiB)";
+        else if (LoadText(state, state.paste_buffer.data(), "pasted JSON"))
             state.paste_buffer[0] = '\0';
     }
     RecordItemRect(state, "load_paste");

@@ -4,14 +4,19 @@
 //
 //   gpumemHub.parseModelInput(text)        -> { id, revision } or throws HubInputError
 //   gpumemHub.normalizeBase(url)           -> "https://huggingface.co" (no trailing slash) or throws
-//   gpumemHub.fetchModel(options)          -> Promise<{ ok: true, id, revision, config, api } |
-//                                                     { ok: false, kind, status, message, retryable }>
+//   gpumemHub.tokenOrigin(base, trusted)   -> the origin the token may go to, or null
+//   gpumemHub.fetchModel(options)          -> Promise<{ ok: true, id, revision, config, api, origin,
+//                                                       token_withheld } |
+//                                                     { ok: false, kind, status, message, retryable,
+//                                                       origin, token_withheld }>
 //   (the timeout: options.timeoutMs, else globalThis.gpumemHubTimeoutMs, else 15 s)
 //
 // Privacy: requests go only to the Hub base (default https://huggingface.co; the page's CSP
-// allows only that, its mirrors and loopback), with no referrer and no cookies. The access token,
-// when given, is sent only as that request's Authorization header; it is never logged, never put
-// in a URL and never part of an error message.
+// allows only that, its mirrors and loopback), with no referrer and no cookies. The access token
+// goes only to an https origin the user trusts: https://huggingface.co, or one they confirmed in
+// the page this visit (options.trustedOrigins). Any other base (a hub= link, a plain-http local
+// server) gets the request without it, and the answer says token_withheld so the page can ask.
+// The token is never logged, never put in a URL and never part of an error message.
 //
 // Loaded as a classic script by the page (it defines globalThis.gpumemHub) and by node's tests.
 'use strict';
@@ -108,6 +113,20 @@
     return `${base}/api/models/${modelPath(id)}`;
   }
 
+  // The origin `base` would receive a token on, or null when it may not: https only, and either
+  // the Hub itself or an origin in `trusted` (those the user confirmed in the page).
+  function tokenOrigin(base, trusted) {
+    let url;
+    try {
+      url = new URL(normalizeBase(base));
+    } catch {
+      return null;
+    }
+    if (url.protocol !== 'https:') return null;
+    const list = trusted ? [...trusted] : [];
+    return url.origin === DEFAULT_BASE || list.includes(url.origin) ? url.origin : null;
+  }
+
   function failure(kind, message, extra = {}) {
     const retryable = ['timeout', 'network', 'rate_limited', 'server', 'truncated'].includes(kind);
     return { ok: false, kind, message, retryable, status: 0, ...extra };
@@ -151,6 +170,7 @@
 
   // Fetches config.json (required) and the Hub's model info (optional: only its safetensors
   // parameter count is used, as a cross-check). options: { base, id, revision, token,
+  // trustedOrigins (origins the user confirmed for the token; the Hub's own needs none),
   // timeoutMs, fetch (for tests), offline (true in the offline bundle) }.
   async function fetchModel(options) {
     const fetchImpl = options.fetch || root.fetch;
@@ -163,6 +183,18 @@
       return failure('input', error.message);
     }
     const { id, revision } = target;
+    const origin = new URL(base).origin;
+    const sendToken = Boolean(options.token) && tokenOrigin(base, options.trustedOrigins) !== null;
+    const withheld = Boolean(options.token) && !sendToken;
+    const result = await fetchFrom(fetchImpl, base, id, revision, sendToken ? options.token : '', options);
+    if (withheld && result.kind === 'unauthorized')
+      result.message = `${id} needs a Hub account (HTTP 401), and your access token was not sent to ${origin}: ` +
+        (origin.startsWith('https:') ? 'send it there only if you trust that address, or use huggingface.co'
+          : 'a token never goes over plain http; use an https address or huggingface.co');
+    return { ...result, origin, token_withheld: withheld };
+  }
+
+  async function fetchFrom(fetchImpl, base, id, revision, token, options) {
     if (options.offline)
       return failure('offline', 'this is the offline copy of gpumem: it cannot reach the Hub. Use a ' +
         'bundled preset, or paste the model\'s config.json');
@@ -173,7 +205,7 @@
     const timeoutMs = options.timeoutMs || root.gpumemHubTimeoutMs || DEFAULT_TIMEOUT_MS;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const headers = options.token ? { Authorization: `Bearer ${options.token}` } : {};
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
     const init = { headers, referrerPolicy: 'no-referrer', credentials: 'omit', cache: 'no-store',
                    redirect: 'follow', signal: controller.signal };
 
@@ -207,7 +239,7 @@
         return failure('network', `could not reach the Hub at ${base} (network error, blocked ` +
           'request or CORS); check the connection, or use a bundled preset');
       }
-      if (!response.ok) return httpFailure(response, id, Boolean(options.token));
+      if (!response.ok) return httpFailure(response, id, Boolean(token));
       let body;
       try {
         body = await readBody(response, MAX_CONFIG_BYTES);
@@ -238,7 +270,7 @@
     }
   }
 
-  const hub = { DEFAULT_BASE, HubInputError, parseModelInput, normalizeBase, configUrl, apiUrl, fetchModel };
+  const hub = { DEFAULT_BASE, HubInputError, parseModelInput, normalizeBase, tokenOrigin, configUrl, apiUrl, fetchModel };
   root.gpumemHub = hub;
   if (typeof module === 'object' && module.exports) module.exports = hub;
 })(typeof globalThis !== 'undefined' ? globalThis : this);

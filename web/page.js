@@ -16,10 +16,17 @@
 //
 //   URL      ?model=ID[&rev=REVISION][&hub=BASE]&s=SCENARIO   (SCENARIO: base64url of the scenario
 //            JSON without its model when the model is a preset or a Hub id). /?model=Qwen/Qwen3-8B
-//            alone opens that model: a bundled preset at once, any other id from the Hub.
-//   saved    localStorage "gpumem.state": the last URL query, restored when a visit has none;
-//            "gpumem.hub_token": the Hub token, only while "remember" is ticked.
-//   token    kept in this closure; sent only to the Hub (hub.js); never in the URL or a log.
+//            alone opens that model: a bundled preset at once, any other id from the Hub. A link's
+//            hub= is used for that visit only (the app shows it in a banner) and never saved; a
+//            link whose s= cannot be read opens with a message saying why.
+//   saved    localStorage, under keys prefixed with this site's folder (two copies of the page on
+//            one origin keep apart): "state", the last URL query without hub=, restored when a
+//            visit has none; "hub_token", the Hub token, only while "remember" is ticked.
+//   token    the app hands it over with each Hub fetch; hub.js attaches it only for
+//            https://huggingface.co and the https origins the user confirmed this visit
+//            (trustHub, kept in this closure and never saved). Never in the URL or a log.
+//   limits   files and dropped text over 4 MiB, and an s= over 1 MiB, are refused with a message
+//            before they reach the WebAssembly heap.
 'use strict';
 
 (function () {
@@ -36,8 +43,17 @@
   });
 
   const MiB = 1024 * 1024;
-  const STATE_KEY = 'gpumem.state';
-  const TOKEN_KEY = 'gpumem.hub_token';
+  const MAX_TEXT_BYTES = 4 * MiB;        // a file or dropped text (the largest config.json is ~100 kB)
+  const MAX_LINK_SCENARIO = 1 * MiB;     // s= in a link, as base64url characters
+  // Keys per site: GitHub Pages serves every project site of a user from one origin.
+  const SITE = window.location.pathname.replace(/[^/]*$/, '');
+  const STATE_KEY = `gpumem:${SITE}:state`;
+  const TOKEN_KEY = `gpumem:${SITE}:hub_token`;
+  // Origins the user confirmed for the token this visit (hub.js trusts the Hub's own anyway).
+  const trustedOrigins = new Set();
+
+  // "12.3 MiB" for messages.
+  const mib = (bytes) => `${(bytes / MiB).toFixed(1)} MiB`;
 
   // localStorage, or null where the browser refuses it (some file:// and private modes).
   function storage() {
@@ -46,6 +62,26 @@
     } catch {
       return null;
     }
+  }
+
+  // "?model=Qwen/Qwen3-8B&s=..." ('/' left readable in ids).
+  const queryText = (params) => `?${params.toString().replace(/%2F/g, '/')}`;
+
+  // Before the keys were per site they were "gpumem.state" and "gpumem.hub_token": move them over
+  // once (the state without hub=, which is no longer saved) and delete the old ones.
+  function migrateStorage() {
+    const saved = storage();
+    if (!saved) return;
+    const token = saved.getItem('gpumem.hub_token');
+    if (token && !saved.getItem(TOKEN_KEY)) saved.setItem(TOKEN_KEY, token);
+    const state = saved.getItem('gpumem.state');
+    if (state && !saved.getItem(STATE_KEY)) {
+      const params = new URLSearchParams(state);
+      params.delete('hub');
+      saved.setItem(STATE_KEY, queryText(params));
+    }
+    saved.removeItem('gpumem.hub_token');
+    saved.removeItem('gpumem.state');
   }
 
   // base64url of UTF-8 text, and back (null when it is not such text).
@@ -66,23 +102,25 @@
     }
   }
 
-  // What the link (or, without one, the saved settings) asks the app to open.
+  // What the link (or, without one, the saved settings) asks the app to open. The scenario goes
+  // to the app as text: the core's reader limits its depth and says what is wrong with it.
   function openRequest() {
-    let query = window.location.search;
     const saved = storage();
-    if (!/[?&](model|s|hub)=/.test(query) && saved) query = saved.getItem(STATE_KEY) || '';
+    const fromLink = /[?&](model|s|hub)=/.test(window.location.search);
+    const query = fromLink ? window.location.search : (saved && saved.getItem(STATE_KEY)) || '';
     const params = new URLSearchParams(query);
     const request = {};
     if (params.get('model')) request.model = params.get('model');
     if (params.get('rev')) request.revision = params.get('rev');
-    if (params.get('hub')) request.hub = params.get('hub');
-    const scenarioText = params.get('s') ? decodeText(params.get('s')) : null;
-    if (scenarioText) {
-      try {
-        request.scenario = JSON.parse(scenarioText);
-      } catch {
-        // A damaged link: the model (if named) still opens, with default settings.
-      }
+    // Only a link may point the page at another Hub, for this visit; saved settings never do.
+    if (fromLink && params.get('hub')) request.hub = params.get('hub');
+    const encoded = params.get('s');
+    if (encoded && encoded.length > MAX_LINK_SCENARIO) {
+      request.link_problem = `they are too large (${mib(encoded.length)}; limit ${mib(MAX_LINK_SCENARIO)})`;
+    } else if (encoded) {
+      const text = decodeText(encoded);
+      if (text === null) request.link_problem = 'they are not base64url-encoded UTF-8 text';
+      else request.scenario_text = text;
     }
     const token = saved && saved.getItem(TOKEN_KEY);
     if (token) {
@@ -99,11 +137,20 @@
       hubFetch(requestText, token) {
         const request = JSON.parse(requestText);
         window.gpumemHub.fetchModel({
-          base: request.base, id: request.id, revision: request.revision, token,
+          base: request.base, id: request.id, revision: request.revision, token, trustedOrigins,
           offline: window.gpumemOffline === true,
         }).then((answer) => {
           app.ui_hub_response(JSON.stringify({ ...answer, serial: request.serial }));
         });
+      },
+      // The user confirmed, in the page, that the token may go to this Hub's origin (https only).
+      trustHub(base) {
+        try {
+          const url = new URL(window.gpumemHub.normalizeBase(base));
+          if (url.protocol === 'https:') trustedOrigins.add(url.origin);
+        } catch {
+          // not a Hub address: nothing to trust
+        }
       },
       setToken(token, remember) {
         const saved = storage();
@@ -118,14 +165,16 @@
         if (share.revision) params.set('rev', share.revision);
         if (share.hub) params.set('hub', share.hub);
         if (share.scenario) params.set('s', encodeText(JSON.stringify(share.scenario)));
-        const query = `?${params.toString().replace(/%2F/g, '/')}`;
+        const query = queryText(params);
         try {
           window.history.replaceState(null, '', query + window.location.hash);
         } catch {
           // file:// in some browsers: the link cannot change, the saved settings still do.
         }
+        // The saved copy leaves hub= out: a later plain visit reads from the Hub again.
+        params.delete('hub');
         const saved = storage();
-        if (saved) saved.setItem(STATE_KEY, query);
+        if (saved) saved.setItem(STATE_KEY, queryText(params));
       },
       copyText(text) {
         const fallback = () => {
@@ -167,13 +216,19 @@
     };
   }
 
-  const MAX_FILE_BYTES = 4 * MiB;
   function loadFile(app, file) {
-    if (file.size > MAX_FILE_BYTES) {
-      app.ui_load_text(file.name, '');   // reported as "not valid JSON" by the app
+    if (file.size > MAX_TEXT_BYTES) {
+      app.ui_import_problem(file.name, `too large (${mib(file.size)}; limit ${mib(MAX_TEXT_BYTES)})`);
       return;
     }
     file.text().then((text) => app.ui_load_text(file.name, text));
+  }
+
+  // Text dropped or pasted onto the page; its UTF-8 size is counted only when it might fit.
+  function loadText(app, name, text) {
+    const bytes = text.length > MAX_TEXT_BYTES ? text.length : new TextEncoder().encode(text).length;
+    if (bytes > MAX_TEXT_BYTES) app.ui_import_problem(name, `too large (${mib(bytes)}; limit ${mib(MAX_TEXT_BYTES)})`);
+    else app.ui_load_text(name, text);
   }
 
   // Files dropped anywhere on the page: a scenario or a config.json.
@@ -183,7 +238,7 @@
       event.preventDefault();
       const file = event.dataTransfer && event.dataTransfer.files && event.dataTransfer.files[0];
       if (file) loadFile(app, file);
-      else if (event.dataTransfer) app.ui_load_text('dropped text', event.dataTransfer.getData('text/plain'));
+      else if (event.dataTransfer) loadText(app, 'dropped text', event.dataTransfer.getData('text/plain'));
     });
   }
 
@@ -287,6 +342,7 @@
       },
     };
     module.page = pageServices(module);
+    migrateStorage();
     const request = openRequest();   // before the app's first estimate rewrites the URL
     await createGpumemApp(module);
   }

@@ -6,9 +6,16 @@
 // --port 0 picks a free port. Prints "gpumem: serving DIR at http://HOST:PORT/" once listening
 // (tests read that line). Serves files under --root only, with the MIME types the page needs
 // (application/wasm lets browsers compile while downloading), and no caching.
+//
+// Safety, for a server meant for this computer only:
+//   - a file is served only when its real path (symbolic links resolved) is inside --root's real
+//     path: a link in the folder that points elsewhere (/etc/passwd) is "forbidden";
+//   - only requests whose Host header names a loopback address (127.0.0.0/8, [::1], localhost,
+//     with any port) or the --host it listens on are answered: a web page that rebinds its own DNS
+//     name to 127.0.0.1 (DNS rebinding) gets 421 and no file.
 
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { createReadStream, realpathSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 
@@ -50,9 +57,18 @@ function parseArgs(argv) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-const root = resolve(args.root);
+let root;
+try {
+  root = realpathSync(resolve(args.root));
+} catch {
+  console.error(`serve.mjs: --root ${args.root} does not exist`);
+  process.exit(2);
+}
 
-// The file a URL path names under root, or null when it would escape it.
+const inside = (path) => path === root || path.startsWith(root + sep);
+
+// The file a URL path names under root, or null when it would escape it (by name; links are
+// checked once the file is found).
 function fileFor(urlPath) {
   let path;
   try {
@@ -60,8 +76,26 @@ function fileFor(urlPath) {
   } catch {
     return null;
   }
+  if (path.includes('\0')) return null;
   const file = normalize(join(root, path));
-  return file === root || file.startsWith(root + sep) ? file : null;
+  return inside(file) ? file : null;
+}
+
+// The host name of a Host header ("127.0.0.1:8000", "[::1]:8000", "localhost"), lower case.
+function hostName(header) {
+  const value = String(header ?? '').trim().toLowerCase();
+  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1);
+  return value.replace(/:\d*$/, '');
+}
+
+// Loopback names, and the address the server was told to listen on.
+function allowedHost(header) {
+  const name = hostName(header);
+  if (name === '') return false;
+  if (name === 'localhost' || name.endsWith('.localhost') || name === '[::1]') return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)) return true;
+  const listen = args.host.includes(':') ? `[${args.host.toLowerCase()}]` : args.host.toLowerCase();
+  return name === listen && listen !== '0.0.0.0' && listen !== '[::]';
 }
 
 const server = createServer(async (req, res) => {
@@ -69,16 +103,19 @@ const server = createServer(async (req, res) => {
     res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
     res.end(text);
   };
+  if (!allowedHost(req.headers.host)) return send(421, 'this server answers only to loopback host names\n');
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
 
   let file = fileFor(req.url);
   if (file === null) return send(403, 'forbidden\n');
   try {
+    file = await realpath(file);
     let info = await stat(file);
     if (info.isDirectory()) {
-      file = join(file, 'index.html');
+      file = await realpath(join(file, 'index.html'));
       info = await stat(file);
     }
+    if (!inside(file)) return send(403, 'forbidden\n');
     res.writeHead(200, {
       'Content-Type': MIME[extname(file).toLowerCase()] ?? 'application/octet-stream',
       'Content-Length': info.size,

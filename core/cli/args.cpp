@@ -202,9 +202,10 @@ bool names_a_model(const Args& a) {
 // Reads and parses a file the command line names; false with `error` saying which and why.
 bool read_document(const ReadFile& read, const std::string& path, const std::string& what, json& doc,
                    std::string& error) {
-    std::optional<std::string> text = read(path);
+    std::string why;
+    std::optional<std::string> text = read(path, why);
     if (!text) {
-        error = "cannot read " + what + path;
+        error = why.empty() ? "cannot read " + what + path : what + why;
         return false;
     }
     std::optional<json> parsed = gpumem::parse_json(*text, error);

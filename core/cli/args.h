@@ -77,8 +77,14 @@ const char* usage_text();
 // [SECTION] build_request
 //-----------------------------------------------------------------------------
 
-// Reads a file the command line names ("-" is stdin): its bytes, or nullopt when it cannot.
-using ReadFile = std::function<std::optional<std::string>(const std::string& path)>;
+// The most the CLI reads from one file, from stdin, or as one --jsonl record: 64 MiB. The largest
+// real config.json is about 100 kB and a scenario a few kB, so anything past this is a mistake
+// (`--hf-config /dev/zero`, a checkpoint given for its config), refused before it fills memory.
+constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
+
+// Reads a file the command line names ("-" is stdin): its bytes, or nullopt when it cannot, with
+// `why` saying so when the reader knows more than "cannot read" (e.g. over kMaxInputBytes).
+using ReadFile = std::function<std::optional<std::string>(const std::string& path, std::string& why)>;
 
 struct Request {
     int exit_code = kOk;          // kOk: run it; kInvalid or kUsage: print `error` and stop

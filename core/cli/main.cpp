@@ -41,17 +41,49 @@ using gpumem::cli::kUsage;
 using gpumem::cli::Request;
 using gpumem::cli::to_json_text;
 
-// Reads a whole file ("-" is stdin); nullopt when it cannot be opened.
-std::optional<std::string> read_file(const std::string& path) {
-    std::stringstream ss;
+// Reads from `in` until its end or past `limit` bytes; false when there was more than `limit`.
+bool read_bounded(std::istream& in, std::string& out, std::size_t limit) {
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        out.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (out.size() > limit) return false;
+    }
+    return true;
+}
+
+std::string too_large(const std::string& what) {
+    return what + " is larger than " + std::to_string(gpumem::cli::kMaxInputBytes >> 20) +
+           " MiB, the most gpumem reads from one file or stream";
+}
+
+// Reads a whole file ("-" is stdin), at most kMaxInputBytes; nullopt when it cannot be opened or
+// is larger, with `why` saying which.
+std::optional<std::string> read_file(const std::string& path, std::string& why) {
+    std::string text;
     if (path == "-") {
-        ss << std::cin.rdbuf();
-        return ss.str();
+        if (read_bounded(std::cin, text, gpumem::cli::kMaxInputBytes)) return text;
+        why = too_large("standard input");
+        return std::nullopt;
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
-    ss << in.rdbuf();
-    return ss.str();
+    if (read_bounded(in, text, gpumem::cli::kMaxInputBytes)) return text;
+    why = too_large(path);
+    return std::nullopt;
+}
+
+// One line of `in` without its newline, at most kMaxInputBytes: 1 a line, 0 the end of the
+// input, -1 a line longer than that (the rest of it is not read).
+int read_record(std::istream& in, std::string& line) {
+    line.clear();
+    std::streambuf* buf = in.rdbuf();
+    for (;;) {
+        const int c = buf->sbumpc();
+        if (c == std::char_traits<char>::eof()) return line.empty() ? 0 : 1;
+        if (c == '\n') return 1;
+        if (line.size() == gpumem::cli::kMaxInputBytes) return -1;
+        line.push_back(static_cast<char>(c));
+    }
 }
 
 void print_errors(const json& result) {
@@ -148,7 +180,12 @@ int cmd_estimate(const Args& o, const Request& req) {
     if (o.jsonl) {
         int rc = kOk;
         std::string line;
-        while (std::getline(std::cin, line)) {
+        for (int got; (got = read_record(std::cin, line)) != 0;) {
+            if (got < 0) {  // a record no scenario can be: say so on its line, and stop reading
+                std::cout << gpumem::cli::error_document(too_large("a --jsonl record")).dump() << "\n";
+                std::cerr << "gpumem: " << too_large("a --jsonl record") << "; stopped reading\n";
+                return kInvalid;
+            }
             if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
             std::string out = gpumem::estimate_json(line);
             if (out.rfind("{\"ok\":false", 0) == 0 || out.find("\"ok\":false") != std::string::npos) rc = kInvalid;
@@ -297,8 +334,9 @@ int cmd_plan(const Args& o, const Request& req) {
 }
 
 int cmd_validate(const Args& o) {
-    std::optional<std::string> text = read_file(o.positional[0]);
-    if (!text) return input_error(o, "cannot read " + o.positional[0]);
+    std::string why;
+    std::optional<std::string> text = read_file(o.positional[0], why);
+    if (!text) return input_error(o, why.empty() ? "cannot read " + o.positional[0] : why);
     json r = json::parse(gpumem::estimate_json(*text));
     if (!r["ok"].get<bool>()) {
         for (const json& e : r["errors"]) std::cout << "error: " << e["message"].get<std::string>() << "\n";

@@ -50,11 +50,12 @@ export function watchForProblems(page, problems) {
 }
 
 // Chromium with a fresh profile (removed by the caller: userDataDir); resolves with
-// { context, page, userDataDir }.
+// { context, page, userDataDir }. It accepts the https mock Hub's self-signed certificate.
 export async function launchBrowser(viewport) {
   const userDataDir = await mkdtemp(join(tmpdir(), 'gpumem-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS, viewport, deviceScaleFactor: 1,
+    ignoreHTTPSErrors: true,
   });
   const page = context.pages()[0] ?? await context.newPage();
   return { context, page, userDataDir };

@@ -25,6 +25,7 @@ const VIEWPORT = { width: 1280, height: 800 };
 let server;
 let baseUrl;
 let hub;
+let tlsHub;   // the same mock over https: the only kind of other Hub that may get a token
 let browser;
 const problems = [];
 
@@ -75,6 +76,7 @@ before(async () => {
   assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
   ({ child: server, url: baseUrl } = await startServer());
   hub = await startMockHub();
+  tlsHub = await startMockHub({ tls: true, redirectTo: hub.url });
   browser = await launchBrowser(VIEWPORT);
   await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl.replace(/\/$/, '') });
   await mkdir(outDir, { recursive: true });
@@ -84,6 +86,7 @@ after(async () => {
   await browser?.context.close();
   server?.kill();
   await hub?.close();
+  await tlsHub?.close();
   if (browser?.userDataDir) await rm(browser.userDataDir, { recursive: true, force: true });
 });
 
@@ -167,18 +170,31 @@ test('each Hub failure shows its own message, offers a retry when it may help, a
   await page.close();
 });
 
-test('a gated model loads with a token, which goes only to the Hub and never into the link', async () => {
-  const page = await openPage(`?hub=${hub.url}`);
+// Remembers `token` through the page's own controls (Hub source, settings, token, Remember).
+async function rememberToken(page, token) {
+  await click(page, 'source_hub');
+  await click(page, 'hub_settings');
+  await typeInto(page, 'hub_token', token, 0);
+  await click(page, 'remember_token');
+}
+
+test('a gated model loads with a token confirmed for its Hub; the token never goes into the link', async () => {
+  const page = await openPage(`?hub=${tlsHub.url}`);
   await click(page, 'source_hub');
   await typeInto(page, 'hub_input', 'gated/llama');
   let state = await submitHub(page);
   assert.equal(state.hub.kind, 'unauthorized');
+  assert.equal(state.hub.token_withheld, false, 'no token yet, nothing withheld');
 
   await click(page, 'hub_settings');
   await typeInto(page, 'hub_token', 'hf_wrong', 0);
   await click(page, 'hub_input');
   state = await submitHub(page);
-  assert.equal(state.hub.kind, 'forbidden');
+  assert.equal(state.hub.kind, 'unauthorized', 'a Hub from a link does not get the token unasked');
+  assert.equal(state.hub.token_withheld, true);
+  await click(page, 'trust_hub');   // "Send my token to https://127.0.0.1:PORT"
+  state = await until(page, 'the confirmed fetch', (s) => s.hub.status !== 'loading' && !s.hub.token_withheld);
+  assert.equal(state.hub.kind, 'forbidden', 'the wrong token reached the Hub once confirmed');
 
   await typeInto(page, 'hub_token', GOOD_TOKEN, 'hf_wrong'.length);
   await click(page, 'hub_input');
@@ -186,8 +202,8 @@ test('a gated model loads with a token, which goes only to the Hub and never int
   assert.equal(state.hub.status, 'ready', state.hub.message);
   assert.equal(state.hub.id, 'gated/llama');
 
-  const withToken = hub.requests.filter((r) => r.authorization === `Bearer ${GOOD_TOKEN}`);
-  assert.ok(withToken.length >= 1, 'the token is sent to the Hub');
+  const withToken = tlsHub.requests.filter((r) => r.authorization === `Bearer ${GOOD_TOKEN}`);
+  assert.ok(withToken.length >= 1, 'the token is sent to the confirmed Hub');
   const href = await page.evaluate(() => window.location.href);
   assert.ok(!href.includes(GOOD_TOKEN) && !href.includes('hf_'), `the link holds no token: ${href}`);
   assert.ok(!JSON.stringify(state.share).includes(GOOD_TOKEN), 'the share state holds no token');
@@ -196,10 +212,152 @@ test('a gated model loads with a token, which goes only to the Hub and never int
   const stored = await page.evaluate(() => JSON.stringify({ ...window.localStorage }));
   assert.ok(!stored.includes(GOOD_TOKEN), 'not remembered unless asked');
   await click(page, 'remember_token');
-  assert.equal(await page.evaluate(() => window.localStorage.getItem('gpumem.hub_token')), GOOD_TOKEN,
-    'remembered in this browser when asked');
+  assert.equal(await page.evaluate(() => window.localStorage.getItem('gpumem:/:hub_token')), GOOD_TOKEN,
+    'remembered in this browser when asked, under this site\'s key');
   await click(page, 'remember_token');
-  assert.equal(await page.evaluate(() => window.localStorage.getItem('gpumem.hub_token')), null, 'and forgotten');
+  assert.equal(await page.evaluate(() => window.localStorage.getItem('gpumem:/:hub_token')), null, 'and forgotten');
+  await page.close();
+});
+
+test('a link naming another Hub never gets a remembered token; confirming holds for one origin, one visit', async () => {
+  // The user's own visit: the token remembered. Requests to the real Hub are answered here.
+  const toRealHub = [];
+  await browser.context.route('https://huggingface.co/**', (route) => {
+    toRealHub.push({ url: route.request().url(), authorization: route.request().headers().authorization ?? null });
+    return route.fulfill({ status: 404, headers: { 'Access-Control-Allow-Origin': '*', 'X-Error-Code': 'RepoNotFound' },
+      contentType: 'application/json', body: '{"error": "Repository not found"}' });
+  });
+  const own = await openPage('');
+  await rememberToken(own, GOOD_TOKEN);
+  await own.close();
+
+  // An attacker's link, over https and over plain http: neither origin gets the token.
+  const marks = [hub.requests.length, tlsHub.requests.length];
+  const attack = await openPage(`?model=gated/victim-private&hub=${tlsHub.url}`);
+  let state = await until(attack, 'the link\'s model', (s) => s.hub.status !== 'loading');
+  assert.equal(state.hub.kind, 'unauthorized', state.hub.message);
+  assert.equal(state.hub.token_withheld, true, 'the page knows it withheld the token');
+  assert.match(state.hub.message, /your access token was not sent to https:\/\/127\.0\.0\.1:\d+: send it there only if/);
+  assert.equal(state.hub.base_from_link, true);
+  const sent = tlsHub.requests.slice(marks[1]);
+  assert.ok(sent.length >= 1 && sent.every((r) => r.authorization === null), 'no Authorization header at the link\'s Hub');
+  const banner = await rect(attack, 'hub_banner');
+  assert.ok(banner.y >= 0 && banner.y < VIEWPORT.height / 4, 'the banner is at the top of the page');
+  await rect(attack, 'trust_hub');
+  await attack.mouse.move(5, VIEWPORT.height - 5);
+  await frames(attack, 3);
+  await writeFile(join(outDir, 'hub-link-banner-1280x800.png'), await attack.screenshot());
+  const saved = await attack.evaluate(() => window.localStorage.getItem('gpumem:/:state'));
+  assert.ok(!saved.includes('hub='), `the link's Hub is not saved: ${saved}`);
+
+  const plain = await openPage(`?model=gated/victim-private&hub=${hub.url}`);
+  state = await until(plain, 'the plain-http link', (s) => s.hub.status !== 'loading');
+  assert.equal(state.hub.token_withheld, true);
+  const layout = await plain.evaluate(() => window.gpumem.uiLayout());
+  assert.ok(layout.hub_banner && !layout.trust_hub, 'plain http: a banner, and no button to send the token');
+  assert.ok(hub.requests.slice(marks[0]).every((r) => r.authorization === null), 'no token over plain http');
+  await plain.close();
+
+  // The user confirms in the page: the token goes to that origin, and nowhere else.
+  await click(attack, 'trust_hub');
+  state = await until(attack, 'the confirmed fetch', (s) => s.hub.status !== 'loading' && !s.hub.token_withheld);
+  assert.equal(state.hub.status, 'ready', state.hub.message);
+  assert.ok(tlsHub.requests.slice(marks[1]).some((r) => r.authorization === `Bearer ${GOOD_TOKEN}`), 'sent once confirmed');
+  // A redirect from the confirmed Hub to another origin does not carry the token along.
+  const beforeHop = hub.requests.length;
+  await typeInto(attack, 'hub_input', 'hop/Qwen2.5-7B');
+  state = await submitHub(attack);
+  assert.equal(state.hub.status, 'ready', state.hub.message);
+  const hopped = hub.requests.slice(beforeHop).filter((r) => r.path.includes('Qwen2.5-7B/resolve'));
+  assert.ok(hopped.length >= 1, 'the redirect was followed');
+  assert.ok(hopped.every((r) => r.authorization === null), 'the token did not follow the redirect');
+  assert.ok(hub.requests.every((r) => r.authorization === null), 'the http Hub never saw a token');
+  await attack.close();
+
+  // The same link again is a new visit: asked again, nothing sent before the answer.
+  const mark = tlsHub.requests.length;
+  const again = await openPage(`?model=gated/victim-private&hub=${tlsHub.url}`);
+  state = await until(again, 'the link again', (s) => s.hub.status !== 'loading');
+  assert.equal(state.hub.token_withheld, true);
+  assert.ok(tlsHub.requests.slice(mark).every((r) => r.authorization === null), 'each visit asks again');
+  await again.close();
+
+  // A plain visit goes back to the Hub the user chose: huggingface.co, with the token.
+  const marksAfter = [hub.requests.length, tlsHub.requests.length];
+  const realMark = toRealHub.length;
+  const revisit = await openPage('');
+  state = await until(revisit, 'the revisit', (s) => s.hub.status !== 'loading');
+  assert.equal(state.hub.base, 'https://huggingface.co');
+  assert.equal(state.hub.base_from_link, false);
+  assert.deepEqual([hub.requests.length, tlsHub.requests.length], marksAfter, 'no request to the link\'s Hub');
+  const real = toRealHub.slice(realMark);
+  assert.ok(real.length >= 1 && real.every((r) => r.authorization === `Bearer ${GOOD_TOKEN}`),
+    `the remembered token goes to huggingface.co: ${JSON.stringify(real)}`);
+  await click(revisit, 'source_hub');
+  await click(revisit, 'hub_settings');
+  await click(revisit, 'remember_token');   // forget it: the other tests run without a token
+  assert.equal(await revisit.evaluate(() => window.localStorage.getItem('gpumem:/:hub_token')), null);
+  await revisit.close();
+  await browser.context.unroute('https://huggingface.co/**');
+});
+
+test('a link whose settings cannot be read opens with a message saying why', async () => {
+  const b64 = (text) => Buffer.from(text).toString('base64url');
+  const cases = [
+    ['@@@', /not base64url-encoded UTF-8/],
+    [b64('{"training": '), /not valid JSON/],
+    [b64('[1, 2]'), /not a JSON object/],
+    [b64('{"training": {"batch_size": -4}}'), /training\.batch_size/],
+    [b64('{"a":'.repeat(100) + '1' + '}'.repeat(100)), /nested deeper than 64/],
+    ['A'.repeat(1100 * 1024), /too large \(1\.1 MiB; limit 1\.0 MiB\)/],
+  ];
+  // Servers refuse URLs this long (node: 431) before the page could; Chromium takes up to 2 MB, as a
+  // file:// page would, so the page is answered from here for the long one.
+  const index = await readFile(join(siteDir, 'index.html'));
+  const longLink = (url) => url.search.length > 65536;
+  await browser.context.route(longLink,
+    (route) => route.fulfill({ status: 200, contentType: 'text/html', body: index }));
+  for (const [s, message] of cases) {
+    const page = await openPage(`?model=Qwen/Qwen2.5-7B&s=${s}`);
+    const state = await page.evaluate(() => window.gpumem.uiState());
+    assert.match(state.link_message, /^this link's settings \(s=\) were ignored: /, s.slice(0, 40));
+    assert.match(state.link_message, message, s.slice(0, 40));
+    assert.equal(state.source, 'preset', 'the link\'s model still opens');
+    await rect(page, 'link_message');
+    await page.close();
+  }
+  await browser.context.unroute(longLink);
+});
+
+test('dropped text and files over 4 MiB are refused by size, before they reach the WebAssembly heap', async () => {
+  const page = await openPage('?model=Qwen/Qwen2.5-7B');
+  const drop = (size) => page.evaluate((n) => {
+    const data = new DataTransfer();
+    data.setData('text/plain', n > 0 ? '{'.repeat(n) : JSON.stringify({ version: 1, mode: 'inference' }));
+    const start = performance.now();
+    document.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    return { ms: performance.now() - start, heap: window.gpumem.wasmMemoryBytes() };
+  }, size);
+  const heapBefore = await page.evaluate(() => window.gpumem.wasmMemoryBytes());
+  const big = await drop(100 * 1024 * 1024);
+  await frames(page, 3);
+  let state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.import_message, 'dropped text: too large (100.0 MiB; limit 4.0 MiB)');
+  assert.equal(big.heap, heapBefore, 'the WebAssembly memory did not grow');
+  console.log(`# 100 MiB of dropped text refused in ${big.ms.toFixed(0)} ms; wasm memory ${heapBefore} bytes before and after`);
+  await drop(0);   // a small scenario still loads
+  await frames(page, 3);
+  state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.import_message, '');
+  assert.equal((await page.evaluate(() => window.gpumem.uiScenario())).mode, 'inference');
+
+  const file = join(outDir, 'too-large.json');
+  await writeFile(file, ' '.repeat(5 * 1024 * 1024));
+  await reveal(page, 'share_header');
+  await click(page, 'share_header');
+  await importFile(page, file);
+  state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.import_message, 'too-large.json: too large (5.0 MiB; limit 4.0 MiB)');
   await page.close();
 });
 

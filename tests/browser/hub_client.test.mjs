@@ -78,3 +78,31 @@ test('each outcome is classified, and the token goes only into the Authorization
   assert.equal((await hub.fetchModel({ id: 'a/b', offline: true, fetch: fakeFetch([]) })).kind, 'offline');
   assert.equal((await hub.fetchModel({ id: '../b', fetch: fakeFetch([]) })).kind, 'input');
 });
+
+test('the token goes only to https://huggingface.co or an https origin the user confirmed', async () => {
+  const config = JSON.stringify({ model_type: 'llama' });
+  const routes = [[/config\.json$/, 200, config], [/api\/models/, 200, '{}']];
+  const sent = async (base, trustedOrigins) => {
+    const seen = [];
+    const answer = await hub.fetchModel({ base, id: 'a/b', token: 'hf_secret', trustedOrigins, fetch: fakeFetch(routes, seen) });
+    assert.equal(answer.ok, true, base);
+    assert.equal(seen.length, 2, base);
+    const withToken = seen.filter(({ init }) => 'Authorization' in init.headers).length;
+    assert.ok(withToken === 0 || withToken === seen.length, `${base}: all requests or none carry it`);
+    assert.equal(answer.token_withheld, withToken === 0, `${base}: the answer says when it was withheld`);
+    return withToken > 0;
+  };
+  assert.equal(await sent(undefined), true, 'the default Hub');
+  assert.equal(await sent('https://huggingface.co/'), true, 'the Hub, spelled with a slash');
+  for (const base of ['https://hf-mirror.com', 'https://evil.hf.co', 'https://huggingface.co.evil.example',
+    'http://127.0.0.1:9', 'http://localhost:8080', 'http://huggingface.co'])
+    assert.equal(await sent(base), false, `${base} is not trusted without the user's word`);
+  assert.equal(await sent('https://hf-mirror.com', ['https://hf-mirror.com']), true, 'a confirmed origin');
+  assert.equal(await sent('https://hf-mirror.com:8443', ['https://hf-mirror.com']), false, 'another port is another origin');
+  assert.equal(await sent('http://127.0.0.1:9', ['http://127.0.0.1:9']), false, 'plain http never, even confirmed');
+  assert.equal(hub.tokenOrigin('https://hf-mirror.com/some/path', new Set(['https://hf-mirror.com'])), 'https://hf-mirror.com');
+  assert.equal(hub.tokenOrigin('not a url', []), null);
+  // No token, nothing withheld.
+  const plain = await hub.fetchModel({ base: 'https://hf-mirror.com', id: 'a/b', fetch: fakeFetch(routes) });
+  assert.equal(plain.token_withheld, false);
+});

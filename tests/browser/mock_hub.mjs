@@ -15,10 +15,14 @@
 //   busy/*         429 with Retry-After: 30
 //   down/*         503
 //   bad/*          200 with a JSON object that is not a model config (no model_type)
+//   hop/{name}     307 to options.redirectTo's mirror/{name} (another origin)
 //
 // Every request is recorded (method, path, authorization, referer, cookie) for privacy checks.
+// startMockHub({ tls: true }) serves https with tests/browser/fixtures' self-signed loopback
+// certificate (the browser tests accept it), for what only an https Hub may receive: the token.
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { join } from 'node:path';
 
 import { repo } from './harness.mjs';
@@ -36,13 +40,15 @@ function loadRecords() {
   return records;
 }
 
-// Resolves with { url, requests, close() }.
-export function startMockHub() {
+// Resolves with { url, requests, close() }. options: { tls, redirectTo }.
+export function startMockHub(options = {}) {
   const records = loadRecords();
   const llama = records.get('meta-llama/llama-3.1-8b');
   const byName = (name) => [...records.values()].find((r) => r.model_id.split('/')[1].toLowerCase() === name.toLowerCase());
   const requests = [];
-  const server = createServer((req, res) => {
+  const fixture = (name) => readFileSync(join(repo, 'tests', 'browser', 'fixtures', name));
+  const tls = options.tls ? { key: fixture('loopback-key.pem'), cert: fixture('loopback-cert.pem') } : null;
+  const handle = (req, res) => {
     requests.push({
       method: req.method, path: req.url, authorization: req.headers.authorization ?? null,
       referer: req.headers.referer ?? null, cookie: req.headers.cookie ?? null, origin: req.headers.origin ?? null,
@@ -94,6 +100,8 @@ export function startMockHub() {
         return send(503, { error: 'Service unavailable' });
       case 'bad':
         return send(200, { hello: 'world' });
+      case 'hop':
+        return send(307, '', { Location: `${options.redirectTo}/mirror/${match[2]}/resolve/main/config.json` });
       case 'mirror': {
         const record = byName(match[2]);
         if (!record) return send(404, { error: 'Repository not found' }, { 'X-Error-Code': 'RepoNotFound' });
@@ -105,12 +113,13 @@ export function startMockHub() {
         return send(200, record.config);
       }
     }
-  });
+  };
+  const server = tls ? createTlsServer(tls, handle) : createServer(handle);
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
       resolve({
-        url: `http://127.0.0.1:${port}`,
+        url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
         requests,
         close: () => new Promise((done) => { server.closeAllConnections(); server.close(done); }),
       });

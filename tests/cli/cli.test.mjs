@@ -578,6 +578,46 @@ describe('exit codes and error messages', () => {
     assert.equal(parseJson(r.stdout, 'deep jsonl').ok, false);
   });
 
+  // 64 MiB (core/cli/args.h kMaxInputBytes) from any file, stdin or --jsonl record. Each run is
+  // under a 1 GiB address-space limit and a 20 s timeout: reading /dev/zero to the end would
+  // take either, so passing proves the read stopped at the cap.
+  test('input past 64 MiB is refused by size, in bounded time and memory', () => {
+    const bounded = (shell) => {
+      const r = spawnSync('bash', ['-c', `ulimit -v 1048576; ${shell}`],
+        { encoding: 'utf8', timeout: 20_000, env: { ...process.env, GPUMEM: cli } });
+      if (r.error) throw r.error;
+      return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, all: r.stdout + r.stderr };
+    };
+    const limit = /is larger than 64 MiB, the most gpumem reads from one file or stream/;
+    for (const [shell, names] of [
+      ['"$GPUMEM" params --hf-config /dev/zero', 'config file /dev/zero'],
+      ['"$GPUMEM" estimate --hf-config /dev/zero', 'config file /dev/zero'],
+      ['"$GPUMEM" estimate --scenario /dev/zero', 'scenario file /dev/zero'],
+      ['"$GPUMEM" validate /dev/zero', '/dev/zero'],
+      ['"$GPUMEM" estimate --scenario - < /dev/zero', 'standard input'],
+      ['"$GPUMEM" maxfit --scenario - < /dev/zero', 'standard input'],
+    ]) {
+      const r = bounded(shell);
+      expectExit(r, 1, shell);
+      assert.match(r.stderr, limit, shell);
+      assert.ok(r.stderr.includes(names), `${shell}: names ${names}:\n${r.stderr}`);
+    }
+    const json = bounded('"$GPUMEM" params --hf-config /dev/zero --json');
+    expectExit(json, 1, 'params --json /dev/zero');
+    assert.match(parseJson(json.stdout, 'params --json').errors[0].message, limit);
+    // --jsonl: the lines before the long one are answered, then one error line, then it stops.
+    const jsonl = bounded(`{ echo '{"model": {"preset": "llama3-8b"}}'; cat /dev/zero; } | "$GPUMEM" estimate --jsonl`);
+    expectExit(jsonl, 1, 'jsonl with an endless record');
+    const lines = jsonl.stdout.trim().split('\n').map((l, i) => parseJson(l, `jsonl line ${i + 1}`));
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0].ok, true);
+    assert.match(lines[1].errors[0].message, /a --jsonl record is larger than 64 MiB/);
+    // Just under the cap still reads: 64 MiB - 1 bytes of spaces, then a scenario.
+    const under = bounded(`{ head -c $((64 * 1024 * 1024 - 40)) /dev/zero | tr '\\0' ' '; ` +
+      `echo '{"model":{"preset":"llama3-8b"}}'; } | "$GPUMEM" validate -`);
+    expectExit(under, 0, 'a scenario padded to just under 64 MiB');
+  });
+
   test('an unknown command: exit 2', () => {
     const r = run(['frobnicate']);
     expectExit(r, 2, 'unknown command');

@@ -18,7 +18,7 @@ struct Files {
     std::map<std::string, std::string> docs;
     std::vector<std::string> asked;
     ReadFile reader() {
-        return [this](const std::string& path) -> std::optional<std::string> {
+        return [this](const std::string& path, std::string&) -> std::optional<std::string> {
             asked.push_back(path);
             auto it = docs.find(path);
             if (it == docs.end()) return std::nullopt;

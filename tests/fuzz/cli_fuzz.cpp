@@ -72,7 +72,7 @@ const File kFiles[] = {
                                                   "n_positions": 1024, "vocab_size": 50257}})"},
 };
 
-std::optional<std::string> read_file(const std::string& path) {
+std::optional<std::string> read_file(const std::string& path, std::string& /*why*/) {
     for (const File& f : kFiles)
         if (path == f.path) return std::string(f.text);
     return std::nullopt;
@@ -200,12 +200,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_finite(a.plan);
 
     if (a.command == Command::Validate) {  // validate FILE: the file through the JSON API
-        if (std::optional<std::string> text = read_file(a.positional.at(0)))
+        std::string why;
+        if (std::optional<std::string> text = read_file(a.positional.at(0), why))
             check_estimate(json::parse(gpumem::estimate_json(*text)));
         return 0;
     }
     if (a.command == Command::Estimate && a.jsonl) {  // estimate --jsonl: stdin, one scenario a line
-        std::string in = *read_file("-"), line;
+        std::string why;
+        std::string in = *read_file("-", why), line;
         for (std::size_t start = 0; start <= in.size(); start += line.size() + 1) {
             line = in.substr(start, in.find('\n', start) - start);
             if (line.find_first_not_of(" \t\r") != std::string::npos) check_estimate(json::parse(gpumem::estimate_json(line)));
