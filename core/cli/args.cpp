@@ -25,7 +25,10 @@ commands:
              --jsonl             read one scenario per stdin line, write one result per line
              --json              print the result JSON instead of the table
              --gb                print GB (10^9 bytes) instead of GiB (2^30)
-             model:     --model ID (preset id or alias) | --hf-config FILE
+             model:     --model ID (a bundled preset or alias, a Hub id or URL, a config.json or a
+                        folder holding one) [--revision REV] | --hf-config FILE
+                        A Hub model comes from the HF cache, else the Hub (HF_ENDPOINT, HF_TOKEN,
+                        HF_HOME, HF_HUB_CACHE, HF_HUB_OFFLINE=1, HF_HUB_DOWNLOAD_TIMEOUT)
              mode:      --mode training|inference
              training:  --method full|lora|qlora  --lora  --qlora  --lora-rank N  --lora-alpha X
                         --lora-targets q_proj,v_proj,...  --quantization nf4|fp4|int8
@@ -42,7 +45,7 @@ commands:
                         --dp N --tp N --pp N --ep N --cp N  --sequence-parallel
              hardware:  --gpu ID  --num-gpus N  --gpu-mem GB
              flags override the same fields of --scenario.
-  params     exact parameter count: --hf-config FILE | --model ID  [--json]
+  params     exact parameter count: --hf-config FILE | --model ID [--revision REV]  [--json]
   quick      seed 001's quick look from a size: quick SIZE_IN_BILLIONS --gpus N [--engine E] [--zero N]
              [--gpu-mem GB] [--json]
   maxfit     the largest batch_size and seq_len (training) or batch_size (concurrent sequences) and
@@ -162,6 +165,7 @@ bool parse_options(Args& a, const std::vector<std::string>& args) {
         else if (w == "--scenario") { if (!value()) return false; a.scenario_file = v; }
         else if (w == "--hf-config") { if (!value()) return false; a.hf_config_file = v; }
         else if (w == "--model") { if (!value()) return false; a.model = v; }
+        else if (w == "--revision") { if (!value()) return false; a.revision = v; }
         else if (w == "--batch-size") { if (!value()) return false; a.batch_size = v; }
         else if (w == "--host-ram-gb") { if (!value()) return false; a.plan["host_ram_gb"] = flag_value(Flag::Number, v); }
         else if (w == "--gpus-per-node") { if (!value()) return false; a.plan["gpus_per_node"] = flag_value(Flag::Int, v); }

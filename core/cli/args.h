@@ -50,7 +50,8 @@ struct Args {
     // What the command reads. "" is "not given", as on the command line.
     std::string scenario_file;            // --scenario FILE ("-": stdin)
     std::string hf_config_file;           // --hf-config FILE (a config.json or a preset record)
-    std::string model;                    // --model ID (preset id or alias)
+    std::string model;                    // --model ID: a preset id or alias, a Hub id or URL, a path
+    std::string revision;                 // --revision REV: the Hub branch, tag or commit (main)
     std::vector<std::string> positional;  // quick SIZE_B, validate FILE (other commands ignore them)
 
     bool json_out = false;  // --json: the result document instead of the table

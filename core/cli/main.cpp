@@ -19,7 +19,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -30,6 +32,7 @@
 #include <gpumem/gpumem.h>
 
 #include "cli/args.h"
+#include "cli/hub.h"
 
 namespace {
 
@@ -196,9 +199,51 @@ int cmd_estimate(const Args& o, const Request& req) {
     return emit(gpumem::estimate(req.document), o);
 }
 
-int cmd_params(const Args& o, const Request& req) {
+// Where --model's config.json came from, when it is not a bundled preset: a local file or folder,
+// the HF cache or the Hub (hub.h). `ok` false with no error: it is a preset (or no --model).
+gpumem::cli::HubModel model_source(const Args& a) {
+    using gpumem::cli::HubModel;
+    if (a.model.empty() || !a.hf_config_file.empty()) return {};
+    HubModel local = gpumem::cli::load_local(a.model);
+    if (local.ok || !local.error.empty()) return local;
+    if (a.revision.empty() && gpumem::find_preset(a.model)) return {};
+    std::vector<std::string> ids;
+    for (const json& m : gpumem::list_presets()) {
+        ids.push_back(m["id"].get<std::string>());
+        for (const json& alias : m["aliases"]) ids.push_back(alias.get<std::string>());
+    }
+    const gpumem::cli::HubEnv env = gpumem::cli::hub_env([](const char* name) { return std::getenv(name); });
+    return gpumem::cli::load_hub_model(a.model, a.revision, env, gpumem::cli::curl_http_get(), ids);
+}
+
+// The Hub's safetensors count beside the exact one, as a warning past 1 %; the cache's notes.
+void add_source_notes(const gpumem::cli::HubModel& m, json& result) {
+    if (!result.is_object()) return;
+    json& warnings = result["warnings"];
+    if (!warnings.is_array()) warnings = json::array();
+    for (const std::string& note : m.notes) warnings.push_back(note);
+    const json* total = result.contains("parameters") && result["parameters"].is_object() && result["parameters"].contains("total")
+                            ? &result["parameters"]["total"]
+                            : nullptr;
+    if (m.published_total == 0 || total == nullptr || !total->is_number_unsigned()) return;
+    const double ours = total->get<double>(), theirs = static_cast<double>(m.published_total);
+    const double off = (theirs - ours) / ours;   // the Hub's count relative to the exact one
+    if (std::abs(off) <= 0.01) return;
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "the Hub counts %s parameters in %s's safetensors, %+.1f%% from the exact count from config.json "
+                  "(%s): extra stored tensors (FP8 scales, multi-token-prediction layers) or packed quantized "
+                  "weights explain most such gaps",
+                  with_commas(m.published_total).c_str(), m.id.c_str(), off * 100.0,
+                  with_commas(total->get<std::uint64_t>()).c_str());
+    warnings.push_back(text);
+}
+
+int cmd_params(const Args& o, const Request& req, const gpumem::cli::HubModel& source) {
     json config = req.document;
-    if (o.hf_config_file.empty()) {
+    if (source.ok) {
+        config = source.config;
+    } else if (o.hf_config_file.empty()) {
         auto preset = gpumem::find_preset(o.model);
         if (!preset) {
             std::cerr << "error: model.preset: is not a bundled preset, got \"" << o.model << "\"\n";
@@ -207,6 +252,7 @@ int cmd_params(const Args& o, const Request& req) {
         config = (*preset)["config"];
     }
     json r = gpumem::params(config);
+    add_source_notes(source, r);
     if (!r["ok"].get<bool>()) {
         if (o.json_out) std::cout << to_json_text(r) << "\n";
         print_errors(r);
@@ -400,9 +446,22 @@ int run(const Args& a) {
     }
     Request req = gpumem::cli::build_request(a, read_file);
     if (req.exit_code != kOk) return req.error_document ? input_error(a, req.error) : fail(req.exit_code, req.error);
+    const gpumem::cli::HubModel source = model_source(a);
+    if (!source.ok && !source.error.empty()) return input_error(a, "model: " + source.error);
+    if (source.ok) {
+        std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
+                  << ": config.json from " << source.from << "\n";
+        if (req.document.is_object() && req.document.contains("model"))
+            req.document["model"] = {{"hf_config", source.config}, {"name", source.id}};
+    }
     switch (a.command) {
-        case Command::Estimate: return cmd_estimate(a, req);
-        case Command::Params: return cmd_params(a, req);
+        case Command::Estimate: {
+            if (a.jsonl || !source.ok) return cmd_estimate(a, req);
+            json result = gpumem::estimate(req.document);
+            if (result.value("ok", false)) add_source_notes(source, result);
+            return emit(result, a);
+        }
+        case Command::Params: return cmd_params(a, req, source);
         case Command::Quick: return emit(gpumem::estimate(req.document), a);
         case Command::Maxfit: return cmd_maxfit(a, req);
         case Command::Plan: return cmd_plan(a, req);

@@ -16,10 +16,17 @@
 //   down/*         503
 //   bad/*          200 with a JSON object that is not a model config (no model_type)
 //   hop/{name}     307 to options.redirectTo's mirror/{name} (another origin)
+//   offby/{name}   as mirror/{name}, but the API reports 5 % more parameters than the exact count
+//   noconfig/*     404 with X-Error-Code: EntryNotFound (a repository without config.json)
+//   revision missing-rev of any model: 404 with X-Error-Code: RevisionNotFound
+//
+// A config.json answer carries X-Repo-Commit (sha1 of "id@revision", or the revision itself when
+// it is a commit) and an ETag (sha1 of the body), as the Hub's do, so the CLI can fill an HF cache.
 //
 // Every request is recorded (method, path, authorization, referer, cookie) for privacy checks.
 // startMockHub({ tls: true }) serves https with tests/browser/fixtures' self-signed loopback
 // certificate (the browser tests accept it), for what only an https Hub may receive: the token.
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -56,7 +63,7 @@ export function startMockHub(options = {}) {
     const cors = {
       'Access-Control-Allow-Origin': '*',
       'Access-Control-Allow-Headers': 'Authorization',
-      'Access-Control-Expose-Headers': 'X-Error-Code, Retry-After',
+      'Access-Control-Expose-Headers': 'X-Error-Code, Retry-After, X-Repo-Commit, ETag',
     };
     const send = (status, body, headers = {}) => {
       res.writeHead(status, { 'Content-Type': 'application/json', ...cors, ...headers });
@@ -67,15 +74,25 @@ export function startMockHub(options = {}) {
     const path = decodeURIComponent(req.url.split('?')[0]);
     let match = path.match(/^\/api\/models\/([^/]+)\/([^/]+)$/);
     if (match) {
-      const record = match[1] === 'mirror' ? byName(match[2]) : records.get(`${match[1]}/${match[2]}`.toLowerCase());
+      const byMirror = match[1] === 'mirror' || match[1] === 'offby';
+      const record = byMirror ? byName(match[2]) : records.get(`${match[1]}/${match[2]}`.toLowerCase());
       if (!record) return send(404, { error: 'Repository not found' }, { 'X-Error-Code': 'RepoNotFound' });
-      return send(200, { id: record.model_id, gated: record.gated ? 'manual' : false,
-                         safetensors: { total: record.total_params } });
+      const total = match[1] === 'offby' ? Math.round(record.total_params * 1.05) : record.total_params;
+      return send(200, { id: record.model_id, gated: record.gated ? 'manual' : false, safetensors: { total } });
     }
     match = path.match(/^\/([^/]+)\/([^/]+)\/resolve\/([^/]+)\/config\.json$/);
     if (!match) return send(404, { error: 'Entry not found' }, { 'X-Error-Code': 'EntryNotFound' });
     const [, org] = match;
     const id = `${match[1]}/${match[2]}`;
+    const revision = match[3];
+    if (revision === 'missing-rev')
+      return send(404, { error: 'Invalid rev id' }, { 'X-Error-Code': 'RevisionNotFound' });
+    const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+    const commit = /^[0-9a-f]{40}$/.test(revision) ? revision : sha1(`${id}@${revision}`);
+    const sendConfig = (config) => {
+      const body = JSON.stringify(config, null, 2);
+      return send(200, body, { 'X-Repo-Commit': commit, ETag: `"${sha1(body)}"` });
+    };
     switch (org) {
       case 'gated':
         if (!req.headers.authorization)
@@ -83,7 +100,9 @@ export function startMockHub(options = {}) {
                       { 'X-Error-Code': 'GatedRepo' });
         if (req.headers.authorization !== `Bearer ${GOOD_TOKEN}`)
           return send(403, { error: `Access to model ${id} is restricted.` }, { 'X-Error-Code': 'GatedRepo' });
-        return send(200, llama.config);
+        return sendConfig(llama.config);
+      case 'noconfig':
+        return send(404, { error: 'Entry not found' }, { 'X-Error-Code': 'EntryNotFound' });
       case 'missing':
         return send(404, { error: 'Repository not found' }, { 'X-Error-Code': 'RepoNotFound' });
       case 'slow':
@@ -102,15 +121,16 @@ export function startMockHub(options = {}) {
         return send(200, { hello: 'world' });
       case 'hop':
         return send(307, '', { Location: `${options.redirectTo}/mirror/${match[2]}/resolve/main/config.json` });
-      case 'mirror': {
+      case 'mirror':
+      case 'offby': {
         const record = byName(match[2]);
         if (!record) return send(404, { error: 'Repository not found' }, { 'X-Error-Code': 'RepoNotFound' });
-        return send(200, record.config);
+        return sendConfig(record.config);
       }
       default: {
         const record = records.get(id.toLowerCase());
         if (!record) return send(404, { error: 'Repository not found' }, { 'X-Error-Code': 'RepoNotFound' });
-        return send(200, record.config);
+        return sendConfig(record.config);
       }
     }
   };

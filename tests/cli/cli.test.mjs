@@ -29,8 +29,12 @@ if (!fs.existsSync(cli)) {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumem-cli-test-'));
 process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }));
 
+// The CLI never reaches the network here: an id that is not bundled would go to the Hub, which
+// tests/cli/hub.test.mjs mocks; here HF_HUB_OFFLINE=1 and an empty HF_HOME make it a cache miss.
+const hubless = { ...process.env, HF_HUB_OFFLINE: '1', HF_HOME: path.join(tmp, 'hf-home') };
+
 function run(args, input) {
-  const r = spawnSync(cli, args, { input: input ?? '', encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20 });
+  const r = spawnSync(cli, args, { input: input ?? '', encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20, env: hubless });
   if (r.error) throw r.error;
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, all: r.stdout + r.stderr };
 }
