@@ -143,10 +143,13 @@ void ShowHubFetch(AppState& state)
         if (ImGui::Checkbox("Remember the token in this browser", &hub.remember_token) && state.page.set_token != nullptr)
             state.page.set_token(hub.token, hub.remember_token);
         RecordItemRect(state, "remember_token");
-        ImGui::SameLine();
-        HelpMarker("Off (the default): the token lasts until you close or reload the page. On: it is kept in this "
-                   "browser's localStorage for this site's address, where any page served from the same origin can "
-                   "read it. On GitHub Pages that is every project site of the same user (USER.github.io).");
+        FormRow("");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped(hub.remember_token
+                               ? "Kept in this browser's localStorage, which every page of this site's origin can read: "
+                                 "on GitHub Pages, every project site of the same USER.github.io."
+                               : "Forgotten when you close or reload the page.");
+        ImGui::PopStyleColor();
         FormRow("Hub address", "https://huggingface.co, a mirror, or a local server with the Hub's URL layout "
                                "(hub= in a link, for that visit only). The page's security policy allows only the "
                                "Hub, its mirror hf-mirror.com and this computer.");
