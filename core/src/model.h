@@ -38,6 +38,9 @@ struct Tensor {
 std::vector<Tensor> list_tensors(const ModelSpec& model);
 // How many layers hold a tensor of this kind.
 std::uint64_t layer_count(const ModelSpec& model, Layers layers);
+// A model known only by its size: its declared total over the count of the shape guessed for it,
+// which scales the guessed shape's parameters to the declared total; 1 for a counted model.
+double declared_scale(const ModelSpec& model);
 
 // A model entered by hand (seed 001's fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.

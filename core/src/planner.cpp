@@ -381,7 +381,7 @@ double gather_or_scatter(const Cluster& k, double bytes, double n, double bw) {
 StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout& l, const EngineVariant& v,
                        const ModelFigures& mf, const Cluster& k, double global_batch) {
     StepTime t;
-    const double a = s.training.dtype == "fp32" ? 4 : 2;
+    const double a = detail::compute_dtype_bytes(s.training.dtype);
     const double seq = static_cast<double>(s.training.seq_len);
     const double tokens = global_batch * seq;
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp), cp = static_cast<double>(l.cp),
