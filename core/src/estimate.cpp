@@ -49,6 +49,12 @@ std::uint64_t bytes(double b) {
     return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b));
 }
 
+// Parameters by component, as the estimate's "parameters.per_component" and params()' "components".
+json component_counts(const ParamCount& c) {
+    return {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp}, {"norms", c.norms},
+            {"lm_head", c.lm_head}, {"experts", c.experts}, {"vision", c.vision}, {"projector", c.projector}};
+}
+
 // The smallest number of GPUs on which this scenario fits, growing the data-parallel size for a
 // training engine that shards state, or the pipeline (layers across cards, as device_map="auto"
 // does) for inference. Null when more GPUs of this kind would not help.
@@ -154,10 +160,7 @@ json detail::estimate_result(const Scenario& scenario) {
                    {"active", s.params.active},
                    {"exact", s.params.exact},
                    {"embedding", s.params.embedding},
-                   {"per_component", {{"embedding", s.params.embedding}, {"attention", s.params.attention},
-                                      {"mlp", s.params.mlp}, {"norms", s.params.norms}, {"lm_head", s.params.lm_head},
-                                      {"experts", s.params.experts}, {"vision", s.params.vision},
-                                      {"projector", s.params.projector}}},
+                   {"per_component", component_counts(s.params)},
                    {"language_model", s.params.language_model},
                    {"mtp_not_in_total", s.params.mtp}};
     json assumptions = f.breakdown.assumptions.doc().is_null() ? json::object() : f.breakdown.assumptions.doc();
@@ -206,9 +209,7 @@ json params(const json& hf_config) {
             {"total", c.total},
             {"active", c.active},
             {"trainable", c.total},
-            {"components", {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp},
-                            {"norms", c.norms}, {"lm_head", c.lm_head}, {"experts", c.experts},
-                            {"vision", c.vision}, {"projector", c.projector}}},
+            {"components", component_counts(c)},
             {"language_model", c.language_model},
             {"mtp", c.mtp},
             {"per_layer", c.per_layer},

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 namespace gpumem {
 
@@ -189,18 +190,23 @@ std::string normalize_dtype(const std::string& dtype) {
     return s;
 }
 
-std::optional<double> dtype_bytes(const std::string& dtype) {
-    // Our own names (what a resolved scenario holds) without a copy: this runs in every evaluation.
-    auto is = [&dtype](const char (&name)[5]) { return dtype.size() == 4 && std::memcmp(dtype.data(), name, 4) == 0; };
-    if (is("bf16") || is("fp16")) return 2.0;
-    if (is("fp32")) return 4.0;
-    if (is("int8") || (dtype.size() == 3 && std::memcmp(dtype.data(), "fp8", 3) == 0)) return 1.0;
-    std::string s = normalize_dtype(dtype);
+namespace {
+
+// Bytes per element of our dtype names: the one table of them.
+std::optional<double> own_dtype_bytes(std::string_view s) {
     if (s == "fp32") return 4.0;
     if (s == "fp16" || s == "bf16") return 2.0;
     if (s == "fp8" || s == "int8") return 1.0;
     if (s == "int4" || s == "fp4") return 0.5;
     return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> dtype_bytes(const std::string& dtype) {
+    // Our own names (what a resolved scenario holds) without a copy: this runs in every evaluation.
+    if (auto b = own_dtype_bytes(dtype)) return b;
+    return own_dtype_bytes(normalize_dtype(dtype));
 }
 
 }  // namespace gpumem::detail

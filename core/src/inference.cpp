@@ -26,21 +26,16 @@ Breakdown inference_memory(const Scenario& sc) {
     // so), as do modules the checkpoint's quantization_config leaves unconverted. GGUF files
     // quantize every matrix.
     Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
-    double a = x.weight_format == "fp32" ? 4 : 2;
+    double a = compute_dtype_bytes(x.weight_format);
     const auto& qc = m.quantization;
     // The format's bytes per weight, from the catalogue (presets/dtypes.json or the scenario's own);
     // GPTQ/AWQ groups come from the checkpoint or the scenario, bitsandbytes' double quant from the checkpoint.
     Format fmt = *sc.format(x.weight_format);
     if (x.weight_format == "int4") fmt.group_size = static_cast<double>(x.group_size);
-    if ((x.weight_format == "nf4" || x.weight_format == "fp4") && qc && qc->double_quant) fmt.scale_bytes = 1 + 4.0 / 256;
+    if (qc && qc->double_quant) apply_double_quant(fmt);
     double fb = fmt.bytes_per_param();
     double total_params = shard.total();
-    if (m.declared_parameters) {
-        ModelSpec shape = m;
-        shape.declared_parameters.reset();
-        double shape_total = static_cast<double>(count_parameters(shape).total);
-        if (shape_total > 0) total_params *= static_cast<double>(*m.declared_parameters) / shape_total;
-    }
+    total_params *= declared_scale(m);  // known only by size: the guessed shape scaled to the declared total
     bool quantized = fmt.scope == "layers";
     double in_format = fmt.scope == "layers" ? shard.linear_params : total_params;
     bool keeps_attention = qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),

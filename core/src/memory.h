@@ -181,13 +181,14 @@ struct Shard {
 Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
 Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
 
-// layer_count() for each Layers value, counted once (it walks the per-layer MoE flags).
+// layer_count() for each Layers kind, counted once (it walks the per-layer MoE flags). Every kind
+// is filled in a loop, so a kind added to Layers is counted without touching this.
 struct LayerCounts {
-    explicit LayerCounts(const ModelSpec& m)
-        : n{layer_count(m, Layers::None), layer_count(m, Layers::All), layer_count(m, Layers::Moe),
-            layer_count(m, Layers::Dense), layer_count(m, Layers::Decoder)} {}
-    std::uint64_t operator[](Layers l) const { return n[static_cast<std::size_t>(l)]; }
-    std::uint64_t n[5];
+    explicit LayerCounts(const ModelSpec& m) {
+        for (std::size_t i = 0; i < kLayerKinds; ++i) n[i] = layer_count(m, static_cast<Layers>(i));
+    }
+    std::uint64_t operator[](Layers l) const { return n.at(static_cast<std::size_t>(l)); }
+    std::array<std::uint64_t, kLayerKinds> n{};
 };
 // Two tensors whose optimizer state and shard share are the same (names aside).
 inline bool same_shape(const Tensor& a, const Tensor& b) {

@@ -957,6 +957,14 @@ std::uint64_t layer_count(const ModelSpec& m, Layers layers) {
     return layers == Layers::Moe ? moe : m.num_layers - moe;
 }
 
+double declared_scale(const ModelSpec& m) {
+    if (!m.declared_parameters) return 1;
+    ModelSpec shape = m;
+    shape.declared_parameters.reset();
+    double shape_total = static_cast<double>(count_parameters(shape).total);
+    return shape_total > 0 ? static_cast<double>(*m.declared_parameters) / shape_total : 1;
+}
+
 }  // namespace gpumem::detail
 
 namespace gpumem {

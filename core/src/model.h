@@ -1,6 +1,7 @@
 // The model as a list of weight tensors, the one place parameter counts come from.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,8 +15,10 @@ namespace gpumem::detail {
 enum class Group { Embedding, Attention, Mlp, Norm, LmHead, Vision, Projector };
 // Which decoder layers hold a tensor: every layer, or only the MoE (or only the dense-MLP) layers,
 // or only the decoder half of an encoder-decoder (t5's cross-attention), or only mllama's
-// cross-attention layers.
-enum class Layers { None, All, Moe, Dense, Decoder, CrossAttention };
+// cross-attention layers. Count is not a kind: it sizes arrays indexed by Layers (LayerCounts), so a
+// kind added before it is counted everywhere; keep it last.
+enum class Layers { None, All, Moe, Dense, Decoder, CrossAttention, Count };
+constexpr std::size_t kLayerKinds = static_cast<std::size_t>(Layers::Count);
 
 // One weight (or bias) tensor. A matrix has rows × cols elements; a vector has cols == 1.
 struct Tensor {
@@ -35,6 +38,9 @@ struct Tensor {
 std::vector<Tensor> list_tensors(const ModelSpec& model);
 // How many layers hold a tensor of this kind.
 std::uint64_t layer_count(const ModelSpec& model, Layers layers);
+// A model known only by its size: its declared total over the count of the shape guessed for it,
+// which scales the guessed shape's parameters to the declared total; 1 for a counted model.
+double declared_scale(const ModelSpec& model);
 
 // A model entered by hand (seed 001's fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.

@@ -204,39 +204,6 @@ json solve(Scenario& s, const Layout& base, const Solver& solver, int& evaluatio
 // Step-time constants
 //-----------------------------------------------------------------------------
 
-// Peak dense BF16 tensor throughput and link bandwidths per GPU, from the vendors' datasheets
-// (sparse figures halved; bandwidths per direction). inter: the GPU's share of the node's
-// network (one NIC per GPU in DGX/HGX systems). pcie: the host link per direction.
-struct GpuPerf {
-    const char* id;
-    double tflops, hbm_gbps, intra_gbps, inter_gbps, pcie_gbps;
-    const char* source;
-};
-const GpuPerf kGpuPerf[] = {
-    {"H100-80GB", 989, 3350, 450, 50, 64,
-     "NVIDIA H100 datasheet (SXM5: 1979 TFLOPS BF16 with sparsity, 3.35 TB/s, NVLink 900 GB/s); DGX H100: "
-     "one 400 Gb/s ConnectX-7 per GPU; PCIe Gen5 x16"},
-    {"H100-PCIe-80GB", 756, 2000, 64, 25, 64,
-     "NVIDIA H100 datasheet (PCIe: 1513 TFLOPS BF16 with sparsity, 2 TB/s); GPUs talk over PCIe Gen5 x16; 200 Gb/s per GPU"},
-    {"H100-NVL-94GB", 835, 3900, 64, 50, 64,
-     "NVIDIA H100 NVL datasheet (1671 TFLOPS BF16 with sparsity, 3.9 TB/s); NVLink bridges pair cards only: PCIe Gen5 between pairs"},
-    {"H200-141GB", 989, 4800, 450, 50, 64,
-     "NVIDIA H200 datasheet (SXM: 1979 TFLOPS BF16 with sparsity, 4.8 TB/s, NVLink 900 GB/s); 400 Gb/s per GPU"},
-    {"GH200-96GB", 989, 4000, 450, 50, 450,
-     "NVIDIA GH200 datasheet (H100 compute, 4 TB/s HBM3, NVLink-C2C 900 GB/s to the Grace CPU)"},
-    {"GH200-144GB", 989, 4900, 450, 50, 450, "NVIDIA GH200 datasheet (HBM3e 4.9 TB/s, NVLink-C2C 900 GB/s)"},
-    {"B200-192GB", 2250, 8000, 900, 50, 64,
-     "NVIDIA HGX B200 datasheet (4.5 PFLOPS BF16 with sparsity per GPU, 8 TB/s, NVLink 5 1.8 TB/s); 400 Gb/s per GPU"},
-    {"A100-80GB", 312, 2039, 300, 25, 32,
-     "NVIDIA A100 datasheet (SXM: 312 TFLOPS BF16, 2039 GB/s, NVLink 600 GB/s); DGX A100: 200 Gb/s HDR per GPU; PCIe Gen4"},
-    {"A100-40GB", 312, 1555, 300, 25, 32, "NVIDIA A100 datasheet (SXM 40GB: 1555 GB/s); as A100-80GB otherwise"},
-    {"MI300X-192GB", 1307, 5300, 448, 50, 64,
-     "AMD Instinct MI300X datasheet (1307 TFLOPS BF16 dense, 5.3 TB/s, 7 Infinity Fabric links x 128 GB/s)"},
-    {"MI325X-256GB", 1307, 6000, 448, 50, 64, "AMD Instinct MI325X datasheet (1307 TFLOPS BF16 dense, 6 TB/s)"},
-    {"L40S-48GB", 362, 864, 32, 25, 32, "NVIDIA L40S datasheet (733 TFLOPS BF16 with sparsity, 864 GB/s); PCIe Gen4, no NVLink"},
-    {"L4-24GB", 121, 300, 32, 12.5, 32, "NVIDIA L4 datasheet (242 TFLOPS BF16 with sparsity, 300 GB/s); PCIe Gen4"},
-};
-
 struct Constant {
     const char* name;
     double value;
@@ -253,26 +220,41 @@ struct Constants {
     }
 };
 
+// The GPU's speed figures come from its catalogue record (presets/gpus.json, "step_time": dense
+// BF16 peak, memory and link bandwidths per direction, with the datasheets they come from). A
+// figure no datasheet gives is listed under "unsourced" and named in a warning.
 Constants default_constants(const std::string& gpu, std::vector<std::string>& warnings) {
-    const GpuPerf* perf = nullptr;
-    for (const GpuPerf& g : kGpuPerf)
-        if (gpu == g.id) perf = &g;
-    if (!perf) {
+    static const char* const kFigures[] = {"peak_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps", "pcie_gbps"};
+    auto record = detail::find_gpu(gpu);
+    auto has_figures = [](const std::optional<json>& g) {
+        return g && g->contains("step_time") && std::all_of(std::begin(kFigures), std::end(kFigures), [&](const char* k) {
+                   return (*g)["step_time"].contains(k) && (*g)["step_time"][k].is_number();
+               });
+    };
+    if (!has_figures(record)) {
         warnings.push_back("no performance figures for GPU " + gpu +
                            ": step times use H100-80GB's (override plan.step_time.peak_tflops, hbm_gbps, intra_node_gbps, "
                            "inter_node_gbps, pcie_gbps)");
-        perf = &kGpuPerf[0];
+        record = detail::find_gpu("H100-80GB");
     }
-    std::string src = std::string(perf->id) + ": " + perf->source;
+    const json& perf = (*record)["step_time"];
+    std::string src = (*record)["id"].get<std::string>() + ": " + perf.value("source", "");
+    if (perf.contains("unsourced") && !perf["unsourced"].empty()) {
+        std::string names;
+        for (const json& n : perf["unsourced"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+        warnings.push_back("GPU " + (*record)["id"].get<std::string>() + ": no datasheet gives " + names + " (" +
+                           perf.value("source", "") + "); override it under plan.step_time");
+    }
+    auto figure = [&](const char* name) { return perf[name].get<double>(); };
     return {{
         {"mfu", 0.45, "fraction of peak",
          "share of the peak the compute kernels reach, communication modelled apart: Llama 3 (Dubey et al. 2024, "
          "table 4) reports 38-43% BF16 MFU on H100 with communication included; Megatron-LM (Narayanan et al. 2021) 52% on A100"},
-        {"peak_tflops", perf->tflops, "TFLOPS (dense BF16)", src},
-        {"hbm_gbps", perf->hbm_gbps, "GB/s", src},
-        {"intra_node_gbps", perf->intra_gbps, "GB/s per direction", src},
-        {"inter_node_gbps", perf->inter_gbps, "GB/s per GPU per direction", src},
-        {"pcie_gbps", perf->pcie_gbps, "GB/s per direction", src},
+        {"peak_tflops", figure("peak_tflops"), "TFLOPS (dense BF16)", src},
+        {"hbm_gbps", figure("hbm_gbps"), "GB/s", src},
+        {"intra_node_gbps", figure("intra_node_gbps"), "GB/s per direction", src},
+        {"inter_node_gbps", figure("inter_node_gbps"), "GB/s per GPU per direction", src},
+        {"pcie_gbps", figure("pcie_gbps"), "GB/s per direction", src},
         {"host_memory_gbps", 300, "GB/s per node",
          "two sockets x 8 channels of DDR5-4800 = 614 GB/s peak, about half of it sustained by a CPU optimizer"},
         {"cpu_optimizer_bytes_per_param", 28, "bytes",
@@ -399,7 +381,7 @@ double gather_or_scatter(const Cluster& k, double bytes, double n, double bw) {
 StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout& l, const EngineVariant& v,
                        const ModelFigures& mf, const Cluster& k, double global_batch) {
     StepTime t;
-    const double a = s.training.dtype == "fp32" ? 4 : 2;
+    const double a = detail::compute_dtype_bytes(s.training.dtype);
     const double seq = static_cast<double>(s.training.seq_len);
     const double tokens = global_batch * seq;
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp), cp = static_cast<double>(l.cp),

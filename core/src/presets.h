@@ -17,6 +17,11 @@ struct Format {
     std::string scope = "all";  // all | layers | matrices (see presets/dtypes.json)
     double bytes_per_param() const { return bits / 8 + (group_size > 0 ? scale_bytes / group_size : 0); }
 };
+// bitsandbytes' double quantization (QLoRA paper §2) of its 4-bit formats (nf4, fp4; int8 has none):
+// the fp32 absmax per 64 weights becomes an 8-bit one plus an fp32 scale per 256 of them.
+inline void apply_double_quant(Format& f) {
+    if (f.id == "nf4" || f.id == "fp4") f.scale_bytes = 1 + 4.0 / 256;
+}
 // Reads one format record; issues name `prefix` fields. nullopt when invalid.
 std::optional<Format> read_format(const json& record, const std::string& prefix, std::vector<Issue>& issues);
 // The catalogue's formats (built in).

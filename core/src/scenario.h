@@ -36,6 +36,11 @@ public:
     bool operator!=(const char* literal) const noexcept { return !(*this == literal); }
 };
 
+// Bytes per element in a compute dtype (training.dtype, or an inference weight format): what
+// activations, gathered layers, dequantized copies and gradient traffic take. fp32 4; fp16 and bf16
+// 2, and fp8 too (fp8 runs keep bf16 weights and activations; the fp8 copies are transient).
+inline double compute_dtype_bytes(const Name& dtype) { return dtype == "fp32" ? 4 : 2; }
+
 struct TrainingSettings {
     Name method = "full";                  // full | lora | qlora | frozen
     std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank

@@ -54,8 +54,7 @@ struct Recipe {
 };
 
 Recipe recipe_of(const TrainingSettings& t) {
-    double a = dtype_bytes(t.dtype).value_or(2);
-    if (t.dtype == "fp8") a = 2;  // fp8 training keeps bf16 weights; fp8 copies are transient
+    double a = compute_dtype_bytes(t.dtype);  // fp8 training keeps bf16 weights
     Recipe r;
     r.frozen_weight = a;
     if (t.precision == "amp_fp32_weights") r = {4, 4, 0, 4};
@@ -104,7 +103,7 @@ struct LayerActivations {
 };
 
 LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp) {
-    double a = t.dtype == "fp32" ? 4 : 2;
+    double a = compute_dtype_bytes(t.dtype);
     double h = static_cast<double>(m.hidden_size);
     double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
     double kv = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
@@ -205,12 +204,7 @@ Breakdown training_memory(const Scenario& sc) {
     const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
     Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
     double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
-    if (m.declared_parameters) {  // known only by size: scale the guessed shape to the declared total
-        ModelSpec shape = m;
-        shape.declared_parameters.reset();
-        double shape_total = static_cast<double>(count_parameters(shape).total);
-        if (shape_total > 0) P_gpu *= static_cast<double>(*m.declared_parameters) / shape_total;
-    }
+    P_gpu *= declared_scale(m);  // known only by size: the guessed shape scaled to the declared total
 
     // A framework that keeps its own lm_head copy of tied embeddings (litgpt converts tied checkpoints
     // that way: convert_hf_checkpoint copies transformer.wte.weight to lm_head.weight) holds one more
@@ -261,7 +255,7 @@ Breakdown training_memory(const Scenario& sc) {
 
     // ---- Model state by precision recipe (bytes per parameter).
     Recipe rc = recipe_of(t);
-    double state_dtype = t.optimizer_state_dtype == "int8" ? 1 : dtype_bytes(t.optimizer_state_dtype).value_or(4);
+    double state_dtype = dtype_bytes(t.optimizer_state_dtype).value_or(4);  // int8: 8-bit optimizers
     double weights = 0, grads = 0, master = 0, states = 0, dequant_temp = 0;
     if (adapters) {
         double base = frozen * rc.frozen_weight;
@@ -272,16 +266,15 @@ Breakdown training_memory(const Scenario& sc) {
             // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
             double linear = std::min(shard.linear_params + head_copy, frozen);
             Format base_format = *sc.format(t.quantization);
-            // Double quant (QLoRA paper §2): the fp32 absmax per 64 becomes an 8-bit one plus an fp32 scale
-            // per 256 of them. Off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
-            if (t.quantization != "int8" && t.double_quant) base_format.scale_bytes = 1 + 4.0 / 256;
+            // Double quant: off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
+            if (t.double_quant) apply_double_quant(base_format);
             double bytes4 = base_format.bytes_per_param();
             base = linear * bytes4 + (frozen - linear) * rc.frozen_weight;
             why["qlora_bytes_per_quantized_param"] = bytes4;
             // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
             // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
             // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
-            dequant_temp = std::max(largest_layer_matrix, head_copy) * (t.dtype == "fp32" ? 4.0 : 2.0);
+            dequant_temp = std::max(largest_layer_matrix, head_copy) * compute_dtype_bytes(t.dtype);
             why["qlora_dequantized_matrix_bytes"] = dequant_temp;
         }
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
@@ -369,7 +362,7 @@ Breakdown training_memory(const Scenario& sc) {
         // up to stage3_prefetch_bucket_size elements; FSDP: the next whole unit, since its all-gather is
         // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
         // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
-        double a = t.dtype == "fp32" ? 4 : 2;
+        double a = compute_dtype_bytes(t.dtype);
         const double prefetched = type == "fsdp" ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
         gathered = (layer_gpu + prefetched) * a;
         // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
@@ -421,7 +414,7 @@ Breakdown training_memory(const Scenario& sc) {
     // Image tokens (multimodal) join the sequence.
     double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
     double tokens = static_cast<double>(t.batch_size) * s;
-    double a = t.dtype == "fp32" ? 4 : 2;
+    double a = compute_dtype_bytes(t.dtype);
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
     double layer_full = la.per_token * tokens;
     double layer_saved = layer_full;

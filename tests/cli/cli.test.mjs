@@ -401,6 +401,8 @@ describe('params', () => {
   const published = {
     'hf-config-gemma-2-9b-sliding-window-inference.json': 9241705984,
     'hf-config-gpt-oss-20b-auto-format-inference.json': 20914757184,
+    // meta-llama/Llama-3.2-11B-Vision: the Hub's safetensors total (tests/core/model_test.cpp derives it).
+    'hf-config-llama-32-11b-vision-mllama-lora.json': 10670220835,
     'hf-config-meta-llama-3-8b-training.json': 8030261248,
     'hf-config-mixtral-8x7b-tp2-fp8-inference.json': 46702792704,
     'hf-config-phi-2-lora.json': 2779683840,

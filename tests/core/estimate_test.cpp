@@ -551,3 +551,34 @@ TEST(Inference, GptOssAlternatesSlidingAndFullLayers) {
     std::uint64_t per_token_layer = 8ull * 64 * 2 * 2;
     EXPECT_EQ(component(r, "kv_cache"), per_token_layer * (12 * 8192 + 12 * 128));
 }
+
+TEST(Multimodal, MllamaCountsItsCrossAttentionLayers) {
+    // Llama-3.2-11B-Vision's config (presets/pending/meta-llama__Llama-3.2-11B-Vision.json, its
+    // `config`). Its tensors of kind Layers::CrossAttention (cross_attn.q_norm, k_norm: head_dim
+    // 4096 / 32 = 128 each, and the attention and MLP gates: 1 each, 258 per layer) sit in the 8
+    // layers of cross_attention_layers; weights, gradients and optimizer state count them once per
+    // layer. Total (model_test's MllamaTiledTowerAndGatedCrossAttention): 10,670,220,835 parameters,
+    // of which 8 x 258 = 2,064 are those.
+    json config = json::parse(R"({"architectures": ["MllamaForConditionalGeneration"], "image_token_index": 128256,
+      "model_type": "mllama",
+      "text_config": {"model_type": "mllama_text_model", "vocab_size": 128256, "hidden_size": 4096,
+        "intermediate_size": 14336, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38], "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+        "max_position_embeddings": 131072, "hidden_act": "silu", "tie_word_embeddings": false},
+      "vision_config": {"model_type": "mllama_vision_model", "hidden_size": 1280, "intermediate_size": 5120,
+        "num_hidden_layers": 32, "num_global_layers": 8, "attention_heads": 16, "image_size": 560, "patch_size": 14,
+        "max_num_tiles": 4, "num_channels": 3, "norm_eps": 1e-05, "vision_output_dim": 7680,
+        "intermediate_layers_indices": [3, 7, 15, 23, 30],
+        "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], "hidden_act": "gelu"}})");
+    const std::uint64_t P = 10670220835ull;
+    json train = run({{"model", {{"hf_config", config}}}, {"mode", "training"},
+                      {"training", {{"batch_size", 1}, {"seq_len", 1024}, {"dtype", "bf16"}}}});
+    EXPECT_EQ(train["parameters"]["total"], P);
+    // HF Trainer's bf16 AMP: fp32 weights and gradients (4 B each), AdamW's fp32 m and v (8 B).
+    EXPECT_EQ(component(train, "weights"), P * 4);
+    EXPECT_EQ(component(train, "gradients"), P * 4);
+    EXPECT_EQ(component(train, "optimizer_states"), P * 8);
+    json infer = run({{"model", {{"hf_config", config}}}, {"mode", "inference"},
+                      {"inference", {{"batch_size", 1}, {"context_len", 4096}, {"weight_format", "bf16"}}}});
+    EXPECT_EQ(component(infer, "weights"), P * 2);  // bf16: 2 B per parameter
+}

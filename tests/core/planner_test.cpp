@@ -425,3 +425,31 @@ TEST(Plan, InferenceRowsDivideTheHeadsAndLayers) {
         EXPECT_DOUBLE_EQ(row["tokens_per_s"].get<double>(), static_cast<double>(dp * 16) / row["step_time_s"].get<double>());
     }
 }
+
+TEST(Plan, EveryCatalogueGpuHasItsOwnSpeedFigures) {
+    // presets/gpus.json gives each GPU its step_time record (dense BF16 peak, memory and link
+    // bandwidths, the datasheets they come from); the plan's constants are that record's, and no
+    // GPU of the catalogue falls back to H100-80GB's figures.
+    const json gpus = gpumem::list_gpus();
+    EXPECT_EQ(gpus.size(), 33u);
+    for (const json& g : gpus) {
+        const std::string id = g["id"];
+        ASSERT_TRUE(g.contains("step_time")) << id;
+        const json& st = g["step_time"];
+        EXPECT_FALSE(st.value("source", "").empty()) << id;
+        json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.2-1B")}, {"plan", {{"num_gpus", 1}, {"gpu", id}, {"top", 1}}}});
+        ASSERT_TRUE(r["ok"].get<bool>()) << id << " " << r.dump();
+        for (const char* k : {"peak_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps", "pcie_gbps"}) {
+            ASSERT_TRUE(st.contains(k) && st[k].is_number()) << id << " " << k;
+            EXPECT_GT(st[k].get<double>(), 0) << id << " " << k;
+            EXPECT_EQ(r["constants"][k]["value"], st[k].get<double>()) << id << " " << k;
+            EXPECT_EQ(r["constants"][k]["about"], id + ": " + st["source"].get<std::string>()) << id << " " << k;
+        }
+        std::string warnings = r["warnings"].dump();
+        EXPECT_EQ(warnings.find("no performance figures"), std::string::npos) << id << " " << warnings;
+        // A figure no datasheet gives is named in a warning (A10G: NVIDIA publishes no datasheet for it).
+        for (const json& name : st.value("unsourced", json::array()))
+            EXPECT_NE(warnings.find("no datasheet gives " + name.get<std::string>()), std::string::npos) << id << " " << warnings;
+    }
+    EXPECT_EQ(gpumem::list_gpus()[5]["step_time"]["unsourced"], json::array({"peak_tflops"}));  // A10G-24GB
+}
