@@ -194,8 +194,8 @@ HttpResponse get(const HubEnv& env, const HttpGet& http, std::string url) {
 }
 
 // "; bundled models with a similar name: a, b" (or "" when none is close).
-std::string similar(const std::string& id, const std::vector<std::string>& suggestions) {
-    const std::vector<std::string> near = closest_ids(id, suggestions);
+std::string similar(const std::string& id, const Suggest& suggest) {
+    const std::vector<std::string> near = suggest ? suggest(id) : std::vector<std::string>();
     std::string text;
     for (std::size_t i = 0; i < near.size(); i++) text += (i ? ", " : "; bundled models with a similar name: ") + near[i];
     return text;
@@ -203,7 +203,7 @@ std::string similar(const std::string& id, const std::vector<std::string>& sugge
 
 // The message for a failed config.json request: what happened, and what to do.
 std::string failure_message(const HttpResponse& r, const HubEnv& env, const std::string& id, const std::string& rev,
-                            const std::vector<std::string>& suggestions) {
+                            const Suggest& suggestions) {
     const std::string page = env.endpoint + "/" + id;
     switch (r.failure) {
         case HttpResponse::Failure::Timeout:
@@ -280,21 +280,6 @@ bool config_object(const std::string& text, const std::string& what, json& confi
     }
     config = std::move(*parsed);
     return true;
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); j++) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); i++) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); j++) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
 }
 
 }  // namespace
@@ -422,7 +407,7 @@ HubModel load_local(const std::string& path) {
 }
 
 HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env,
-                        const HttpGet& http, const std::vector<std::string>& suggestions) {
+                        const HttpGet& http, const Suggest& suggestions) {
     HubModel m;
     if (!parse_hub_id(text, revision, m.id, m.revision, m.error)) return m;
     const std::optional<Url> endpoint = parse_url(env.endpoint);
@@ -464,32 +449,6 @@ HubModel load_hub_model(const std::string& text, const std::string& revision, co
         m.notes.push_back("HF cache not written: " + problem);
     m.published_total = published_total(env, http, m.id, m.revision);
     return m;
-}
-
-std::vector<std::string> closest_ids(const std::string& id, const std::vector<std::string>& candidates,
-                                     std::size_t count) {
-    const std::string key = lower(id);
-    const std::size_t limit = std::max<std::size_t>(3, key.size() / 3);
-    std::vector<std::pair<std::size_t, std::string>> near;
-    for (const std::string& c : candidates) {
-        // Compare with the whole id and with its name part alone (a wrong organisation).
-        const std::string lc = lower(c);
-        const std::size_t slash = lc.find('/');
-        std::size_t d = edit_distance(key, lc);
-        if (slash != std::string::npos && key.find('/') != std::string::npos)
-            d = std::min(d, edit_distance(key.substr(key.find('/') + 1), lc.substr(slash + 1)) + 1);
-        // A variant of a bundled model ("...-Instruct", "...-hf") names it at its start.
-        if (key.size() > lc.size() && key.compare(0, lc.size(), lc) == 0 && !std::isalnum(static_cast<unsigned char>(key[lc.size()])))
-            d = std::min<std::size_t>(d, 2);
-        if (d <= limit) near.emplace_back(d, c);
-    }
-    std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::string> out;
-    for (const auto& [d, c] : near) {
-        if (out.size() == count) break;
-        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-    }
-    return out;
 }
 
 }  // namespace gpumem::cli

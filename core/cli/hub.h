@@ -96,15 +96,12 @@ struct HubModel {
 // names nothing on disk (then it is an id).
 HubModel load_local(const std::string& path);
 
-// A Hub model's config.json: from the cache when it holds the revision, else from the Hub (written
-// to the cache for next time). `suggestions` are ids to offer when the Hub has no such model
-// (the bundled presets): the closest few are named in the message.
-HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env,
-                        const HttpGet& http, const std::vector<std::string>& suggestions);
+// Ids to offer for one the Hub does not have (the CLI passes gpumem::nearest_presets).
+using Suggest = std::function<std::vector<std::string>(const std::string& id)>;
 
-// The closest of `candidates` to `id` (case-insensitive edit distance), at most `count`, nearest
-// first; none farther than a third of the id's length (at least 3 edits).
-std::vector<std::string> closest_ids(const std::string& id, const std::vector<std::string>& candidates,
-                                     std::size_t count = 3);
+// A Hub model's config.json: from the cache when it holds the revision, else from the Hub (written
+// to the cache for next time). When the model cannot be had, `suggest`'s ids are named in the message.
+HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env,
+                        const HttpGet& http, const Suggest& suggest);
 
 }  // namespace gpumem::cli

@@ -207,13 +207,9 @@ gpumem::cli::HubModel model_source(const Args& a) {
     HubModel local = gpumem::cli::load_local(a.model);
     if (local.ok || !local.error.empty()) return local;
     if (a.revision.empty() && gpumem::find_preset(a.model)) return {};
-    std::vector<std::string> ids;
-    for (const json& m : gpumem::list_presets()) {
-        ids.push_back(m["id"].get<std::string>());
-        for (const json& alias : m["aliases"]) ids.push_back(alias.get<std::string>());
-    }
     const gpumem::cli::HubEnv env = gpumem::cli::hub_env([](const char* name) { return std::getenv(name); });
-    return gpumem::cli::load_hub_model(a.model, a.revision, env, gpumem::cli::curl_http_get(), ids);
+    return gpumem::cli::load_hub_model(a.model, a.revision, env, gpumem::cli::curl_http_get(),
+                                       [](const std::string& id) { return gpumem::nearest_presets(id); });
 }
 
 // The Hub's safetensors count beside the exact one, as a warning past 1 %; the cache's notes.

@@ -103,30 +103,50 @@ std::optional<json> find_gpu(const std::string& id) {
     return std::nullopt;
 }
 
-std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
-    // Edit distance on lower-cased names, over ids and aliases.
-    std::string key = lower(id);
-    auto distance = [](const std::string& a, const std::string& b) {
-        std::vector<std::size_t> row(b.size() + 1);
-        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-        for (std::size_t i = 1; i <= a.size(); ++i) {
-            std::size_t prev = row[0];
-            row[0] = i;
-            for (std::size_t j = 1; j <= b.size(); ++j) {
-                std::size_t cur = row[j];
-                row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
-                prev = cur;
-            }
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
         }
-        return row[b.size()];
-    };
+    }
+    return row[b.size()];
+}
+
+// How far `key` (lower case) is from a bundled id or alias (lower case): the edit distance, or
+// the name parts' plus one (a wrong organisation), or 2 when the key is a variant that starts with
+// it ("qwen/qwen2.5-7b-instruct" for "qwen/qwen2.5-7b").
+std::size_t preset_distance(const std::string& key, const std::string& alias) {
+    std::size_t d = edit_distance(key, alias);
+    const std::size_t a = alias.find('/'), k = key.find('/');
+    if (a != std::string::npos && k != std::string::npos)
+        d = std::min(d, edit_distance(key.substr(k + 1), alias.substr(a + 1)) + 1);
+    if (key.size() > alias.size() && key.compare(0, alias.size(), alias) == 0 &&
+        !std::isalnum(static_cast<unsigned char>(key[alias.size()])))
+        d = std::min<std::size_t>(d, 2);
+    return d;
+}
+
+}  // namespace
+
+std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
+    const std::string key = lower(id);
+    const std::size_t limit = std::max<std::size_t>(3, key.size() / 3);
     std::vector<std::pair<std::size_t, std::string>> scored;
-    for (const auto& [alias, target] : catalogue().alias_to_id) scored.push_back({distance(key, alias), target});
+    for (const auto& [alias, target] : catalogue().alias_to_id)
+        if (const std::size_t d = preset_distance(key, alias); d <= limit) scored.push_back({d, target});
     std::sort(scored.begin(), scored.end());
     std::vector<std::string> out;
     for (const auto& s : scored) {
-        if (std::find(out.begin(), out.end(), s.second) == out.end()) out.push_back(s.second);
         if (out.size() == n) break;
+        if (std::find(out.begin(), out.end(), s.second) == out.end()) out.push_back(s.second);
     }
     return out;
 }
@@ -134,6 +154,10 @@ std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
 }  // namespace gpumem::detail
 
 namespace gpumem {
+
+std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
+    return detail::nearest_presets(id, n);
+}
 
 using detail::catalogue;
 using detail::json;

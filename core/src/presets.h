@@ -27,7 +27,7 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
 // The catalogue's formats (built in).
 const std::vector<Format>& builtin_formats();
 
-// The `n` preset ids whose names (or aliases) are closest to `id`, for "did you mean".
+// gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 
 }  // namespace gpumem::detail

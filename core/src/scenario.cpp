@@ -117,9 +117,9 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         auto preset = find_preset(id);
         if (!preset) {
             std::string near;
-            for (const auto& n : nearest_presets(id, 3)) near += (near.empty() ? "" : ", ") + n;
-            issues.push_back({"model.preset", "is not a bundled preset (closest: " + near +
-                                              "); give the model's config.json as model.hf_config instead",
+            for (const auto& n : nearest_presets(id, 3)) near += (near.empty() ? " (closest: " : ", ") + n;
+            issues.push_back({"model.preset", "is not a bundled preset" + (near.empty() ? "" : near + ")") +
+                                              "; give the model's config.json as model.hf_config instead",
                               show(m["preset"])});
             return;
         }

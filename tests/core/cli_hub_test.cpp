@@ -8,6 +8,8 @@
 #include <fstream>
 #include <map>
 
+#include <gpumem/gpumem.h>
+
 #include "cli/hub.h"
 
 using namespace gpumem::cli;
@@ -164,11 +166,10 @@ TEST(CliHub, TheCacheIsWrittenAndReadInHuggingfaceHubsLayout) {
     fs::remove_all(cache);
 }
 
-TEST(CliHub, ClosestIdsForATypo) {
-    const std::vector<std::string> ids = {"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-72B", "meta-llama/Llama-3.1-8B", "gpt2"};
-    const std::vector<std::string> near = closest_ids("qwen/qwen2.5-7b-instruct", ids);
-    ASSERT_FALSE(near.empty());
-    EXPECT_EQ(near[0], "Qwen/Qwen2.5-7B");
-    EXPECT_EQ(closest_ids("someorg/Qwen2.5-7B", ids).at(0), "Qwen/Qwen2.5-7B") << "a wrong organisation";
-    EXPECT_TRUE(closest_ids("completely-different/thing", ids).empty());
+TEST(CliHub, AModelTheHubLacksNamesTheClosestBundledOnes) {
+    FakeHub hub;
+    HubModel m = load_hub_model("qwen/qwen2.5-7b-instruct", "", env_for("https://huggingface.co", "/nonexistent"), hub.get(),
+                                [](const std::string& id) { return gpumem::nearest_presets(id); });
+    EXPECT_FALSE(m.ok);
+    EXPECT_NE(m.error.find("similar name: Qwen/Qwen2.5-7B"), std::string::npos) << m.error;
 }

@@ -214,6 +214,10 @@ nlohmann::json list_presets();
 // The preset's full record ({"model_id", "config", "total_params", ...}), found by Hub id, a
 // listed twin or a short alias ("llama3-8b"), case-insensitively; nullopt when none matches.
 std::optional<nlohmann::json> find_preset(const std::string& id_or_alias);
+// Up to `n` bundled preset ids whose id or an alias is closest to `id` (case-insensitive edit
+// distance; a wrong organisation or a variant suffix such as "-Instruct" counts as near), nearest
+// first, none farther than a third of the id's length (at least 3 edits): for "did you mean".
+std::vector<std::string> nearest_presets(const std::string& id, std::size_t n = 3);
 // GPU catalogue: [{"id", "name", "memory_gb", "memory_bytes", ...}, ...]
 nlohmann::json list_gpus();
 // Weight-format catalogue (presets/dtypes.json): [{"id", "bits", "group_size", "scale_bytes", "scope",
