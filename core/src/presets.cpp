@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "presets.h"
 
@@ -20,12 +21,30 @@ std::string lower(std::string s) {
     return s;
 }
 
+// A GPU name as users type it, for matching: lower case, letters and digits only, without a
+// leading vendor or brand ("NVIDIA GeForce RTX 3090", "rtx-3090" and "RTX 3090" are all "rtx3090").
+std::string gpu_key(const std::string& name) {
+    std::string key;
+    for (unsigned char c : name)
+        if (std::isalnum(c)) key += static_cast<char>(std::tolower(c));
+    for (bool again = true; again;) {
+        again = false;
+        for (const char* brand : {"nvidia", "geforce", "amd", "instinct", "intel", "radeon"})
+            if (key.size() > std::strlen(brand) && key.rfind(brand, 0) == 0) {
+                key.erase(0, std::strlen(brand));
+                again = true;
+            }
+    }
+    return key;
+}
+
 // Parsed once, on first use; the embedded text is checked by the preset tests, so a parse failure
 // here means a broken build, reported as an empty catalogue rather than a crash.
 struct Catalogue {
     std::vector<json> models;              // full records, sorted by model_id
     std::map<std::string, std::string> alias_to_id;  // lower-cased alias → model_id
     json gpus = json::array();
+    json gpu_families = json::object();   // normalised family name -> {"gpu", "why"}
     json formats_json = json::array();
     std::vector<Format> formats;
 
@@ -36,7 +55,12 @@ struct Catalogue {
             json doc = json::parse(kPresetFiles[i].text, nullptr, false);
             if (doc.is_discarded()) continue;
             if (path.rfind("models/", 0) == 0 && doc.contains("model_id")) models.push_back(doc);
-            else if (path == "gpus.json") gpus = doc.value("gpus", json::array());
+            else if (path == "gpus.json") {
+                gpus = doc.value("gpus", json::array());
+                const json families = doc.value("families", json::object());
+                for (const auto& [name, family] : families.items())
+                    if (family.is_object()) gpu_families[gpu_key(name)] = family;
+            }
             else if (path == "aliases.json") aliases = doc;
             else if (path == "dtypes.json") formats_json = doc.value("formats", json::array());
         }
@@ -96,10 +120,55 @@ const std::vector<Format>& builtin_formats() {
     return catalogue().formats;
 }
 
-std::optional<json> find_gpu(const std::string& id) {
-    std::string key = lower(id);
-    for (const json& g : catalogue().gpus)
-        if (lower(g.value("id", "")) == key || lower(g.value("name", "")) == key) return g;
+std::optional<json> find_gpu(const std::string& id, std::string* note) {
+    const std::string key = gpu_key(id);
+    if (key.empty()) return std::nullopt;
+    const json& gpus = catalogue().gpus;
+    auto names = [](const json& g) {
+        std::vector<std::string> keys = {gpu_key(g.value("id", "")), gpu_key(g.value("name", ""))};
+        for (const json& a : g.value("aliases", json::array()))
+            if (a.is_string()) keys.push_back(gpu_key(a.get<std::string>()));
+        return keys;
+    };
+    auto by_id = [&gpus](const std::string& gpu_id) -> std::optional<json> {
+        for (const json& g : gpus)
+            if (g.value("id", "") == gpu_id) return g;
+        return std::nullopt;
+    };
+    // 1. The id, the name or an alias, exactly.
+    for (const json& g : gpus)
+        for (const std::string& k : names(g))
+            if (k == key) return g;
+    // 2. A family name that covers several cards: its documented default.
+    const json& families = catalogue().gpu_families;
+    std::vector<std::string> covered;
+    for (const json& g : gpus)
+        for (const std::string& k : names(g))
+            if (key.size() >= 2 && k.find(key) != std::string::npos) {
+                covered.push_back(g.value("id", ""));
+                break;
+            }
+    if (families.contains(key)) {
+        const json& family = families[key];
+        std::optional<json> g = by_id(family.value("gpu", ""));
+        if (g && note != nullptr) {
+            std::string others;
+            for (const std::string& c : covered)
+                if (c != (*g)["id"]) others += (others.empty() ? "" : ", ") + c;
+            *note = "\"" + id + "\" names a family: read as " + (*g)["id"].get<std::string>() + " (" +
+                    family.value("why", "") + ")" + (others.empty() ? "" : "; the family also has " + others);
+        }
+        if (g) return g;
+    }
+    // 3. Part of exactly one card's id, name or alias ("4090", "H100 PCIe").
+    if (covered.size() == 1) {
+        if (note != nullptr) *note = "\"" + id + "\" read as " + covered[0];
+        return by_id(covered[0]);
+    }
+    if (note != nullptr && covered.size() > 1) {
+        *note = "\"" + id + "\" could be any of ";
+        for (std::size_t i = 0; i < covered.size(); i++) *note += (i ? ", " : "") + covered[i];
+    }
     return std::nullopt;
 }
 

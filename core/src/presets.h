@@ -9,7 +9,11 @@
 namespace gpumem::detail {
 
 // A catalogue GPU by id or name (case-insensitive), with "memory_bytes" filled in.
-std::optional<json> find_gpu(const std::string& id);
+// A catalogue GPU by what a user typed: its id, name or an alias, without case, spaces, punctuation
+// or a leading vendor ("rtx 4090", "a100 80gb", "H100 SXM"); a family name ("A100") as the family's
+// documented default; a part of exactly one card's name ("4090"). `note`, when given, says how an
+// inexact name was read, or which cards an ambiguous one could be (then nullopt).
+std::optional<json> find_gpu(const std::string& id, std::string* note = nullptr);
 // A weight format: bytes per weight = bits / 8 + scale_bytes / group_size.
 struct Format {
     std::string id;

@@ -456,13 +456,17 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     auto mem_gb = hr.number("gpu_memory_gb", 0.1, 100000);
     if (gpu) {
         s.hardware.gpu = *gpu;
-        if (auto g = find_gpu(*gpu)) {
+        std::string read_as;
+        if (auto g = find_gpu(*gpu, &read_as)) {
             s.hardware.gpu = (*g)["id"];
             s.hardware.gpu_memory_bytes = (*g)["memory_bytes"];
+            if (!read_as.empty()) s.defaults_applied.push_back("hardware.gpu = \"" + s.hardware.gpu + "\" (" + read_as + ")");
         } else if (!mem_gb) {
             std::string ids;
             for (const json& c : list_gpus()) ids += (ids.empty() ? "" : ", ") + c["id"].get<std::string>();
-            hr.fail("gpu", "is not in the GPU catalogue (" + ids + "); give gpu_memory_gb for another card", hr.get("gpu"));
+            hr.fail("gpu", read_as.empty() ? "is not in the GPU catalogue (" + ids + "); give gpu_memory_gb for another card"
+                                           : read_as + ": give one of them, or gpu_memory_gb for another card",
+                    hr.get("gpu"));
         }
     } else if (!mem_gb) {
         auto g = find_gpu("H100-80GB");

@@ -41,11 +41,9 @@ function classOf(c) {
   return s.training?.method === 'qlora' ? 'qlora' : s.training?.method === 'lora' ? 'lora' : 'full';
 }
 
-// One CLI process for every case: a scenario per line in, a result per line out.
-// A few sources name a GPU family without its size ("A100"); the estimate of what the run uses does
-// not depend on the card, only `fits` does, so such a case is estimated against an 80 GB card.
-const presets = JSON.parse(spawnSync(cli, ['presets', '--json'], { encoding: 'utf8' }).stdout);
-const catalogue = presets.gpus.map((g) => g.id.toLowerCase());
+// One CLI process for every case: a scenario per line in, a result per line out. A source that
+// names a GPU family without its size ("A100") is read by the CLI as it reads a user's: the family's
+// default card, said in defaults_applied (the estimate of what the run uses does not depend on it).
 // A case whose model is not bundled yet but is staged in presets/pending (its size fields checked
 // against the published parameter count, its other fields not yet from a copy of the Hub file) is
 // estimated from that staged config and marked * in the table: the memory model reads the sizes.
@@ -94,9 +92,6 @@ const input = cases.map((c) => {
   const context = (c.notes || '').match(/CUDA context ~(\d+) MiB/);
   if (context) overheads.cuda_context_gib = Number(context[1]) / 1024;
   if (Object.keys(overheads).length) scenario.overheads = overheads;
-  const hw = scenario.hardware || {};
-  if (hw.gpu && hw.gpu_memory_gb == null && !catalogue.includes(hw.gpu.toLowerCase()))
-    scenario.hardware = { ...hw, gpu_memory_gb: 80 };
   return JSON.stringify(scenario);
 }).join('\n') + '\n';
 const run = spawnSync(cli, ['estimate', '--jsonl'], { input, encoding: 'utf8', maxBuffer: 1 << 28 });

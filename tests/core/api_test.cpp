@@ -148,3 +148,38 @@ TEST(Api, NearestPresetsForATypoAWrongOrganisationOrAVariant) {
     EXPECT_TRUE(gpumem::nearest_presets("completely-different/thing-entirely").empty());
     EXPECT_LE(gpumem::nearest_presets("llama", 2).size(), 2u);
 }
+
+// GPU names as users type them (presets/gpus.json: ids, names, aliases, families).
+TEST(Api, GpuNamesAsUsersTypeThem) {
+    auto read = [](const std::string& typed) {
+        return gpumem::estimate({{"model", {{"preset", "llama3-8b"}}}, {"hardware", {{"gpu", typed}}}});
+    };
+    const std::vector<std::pair<std::string, std::string>> exact = {
+        {"rtx 3090", "RTX-3090-24GB"}, {"NVIDIA GeForce RTX 4090", "RTX-4090-24GB"}, {"a100 80gb", "A100-80GB"},
+        {"A100_40GB", "A100-40GB"}, {"H100 SXM", "H100-80GB"}, {"h100-pcie", "H100-PCIe-80GB"}, {"L40", "L40-48GB"},
+        {"l40s", "L40S-48GB"}, {"T4", "T4-16GB"}, {"RTX 6000 Ada", "RTX-6000-Ada-48GB"}};
+    for (const auto& [typed, id] : exact) {
+        json r = read(typed);
+        ASSERT_TRUE(r["ok"].get<bool>()) << typed << ": " << r.dump();
+        EXPECT_EQ(r["scenario"]["hardware"]["gpu"], id) << typed;
+    }
+    // A family: its documented default, said in defaults_applied with the family's other cards.
+    json a100 = read("A100");
+    ASSERT_TRUE(a100["ok"].get<bool>());
+    EXPECT_EQ(a100["scenario"]["hardware"]["gpu"], "A100-80GB");
+    EXPECT_NE(a100["defaults_applied"].dump().find("names a family: read as A100-80GB"), std::string::npos);
+    EXPECT_NE(a100["defaults_applied"].dump().find("also has A100-40GB"), std::string::npos);
+    EXPECT_EQ(read("h100")["scenario"]["hardware"]["gpu"], "H100-80GB");
+    // Part of one card's name: read as that card, and said.
+    json r4090 = read("4090");
+    EXPECT_EQ(r4090["scenario"]["hardware"]["gpu"], "RTX-4090-24GB");
+    EXPECT_NE(r4090["defaults_applied"].dump().find("\\\"4090\\\" read as RTX-4090-24GB"), std::string::npos);
+    // Ambiguous without a family, or unknown: an error naming the choices.
+    json a10 = read("A10");
+    ASSERT_FALSE(a10["ok"].get<bool>());
+    EXPECT_NE(a10["errors"][0]["problem"].get<std::string>().find("could be any of A10G-24GB, A100-40GB, A100-80GB"),
+              std::string::npos);
+    json none = read("Z9");
+    ASSERT_FALSE(none["ok"].get<bool>());
+    EXPECT_NE(none["errors"][0]["problem"].get<std::string>().find("is not in the GPU catalogue"), std::string::npos);
+}
