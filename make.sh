@@ -73,9 +73,10 @@ native_tests() {  # everything else (the GoogleTest suite), then ctest
   ctest --test-dir build/native --output-on-failure --no-tests=error
 }
 
-wasm_build() {  # the node module and the served site
+wasm_build() {  # the node module, its npm package and the served site
   emcmake cmake -S . -B build/wasm -DGPUMEM_BUILD_TESTS=ON -DGPUMEM_WERROR=ON
   cmake --build build/wasm --target gpumem_wasm -j"$jobs"
+  cmake --build build/wasm --target npm_package -j"$jobs"
   cmake --build build/wasm --target site -j"$jobs"
 }
 
@@ -91,6 +92,10 @@ cli_tests() {
 parity_tests() {
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" \
     node --test tests/parity/
+}
+
+package_tests() {  # the npm package packed, installed offline in a scratch project, used and type-checked
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_NPM_DIR="$root/build/wasm/npm" node --test tests/package/
 }
 
 browser_tests() {  # the offline bundle's test compares with the CLI when native-build made it
@@ -205,6 +210,7 @@ cmd_test() {
   run_stage wasm-tests     "wasm-build"            wasm_tests
   run_stage cli-tests      "native-build"          cli_tests
   run_stage parity-tests   "native-build wasm-build" parity_tests
+  run_stage package-tests  "native-build wasm-build" package_tests
   run_stage browser-tests  "wasm-build"            browser_tests
   run_stage sanitizers     "bootstrap"             sanitizer_tests
   run_stage fuzz           "bootstrap"             fuzz_run

@@ -658,3 +658,14 @@ describe('exit codes and error messages', () => {
     assert.match(r.all, /\bmodel\b/);
   });
 });
+
+// The release binary runs on a bare Debian 12+ / Ubuntu 23.04+ (glibc 2.36): it links only libc,
+// libm and libcurl (GPUMEM_PORTABLE_CLI: libstdc++ and libgcc inside it).
+test('the CLI needs no shared library but libc, libm and libcurl', (t) => {
+  const readelf = spawnSync('readelf', ['-d', cli], { encoding: 'utf8' });
+  if (readelf.error) return t.skip(`readelf is not installed (binutils): ${readelf.error.message}`);
+  const needed = [...readelf.stdout.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]).sort();
+  const allowed = /^(libc\.so\.6|libm\.so\.6|libcurl\.so\.4|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1)$/;
+  assert.ok(needed.length > 0, readelf.stdout);
+  assert.deepEqual(needed.filter((n) => !allowed.test(n)), [], `needed: ${needed.join(', ')}`);
+});

@@ -1,0 +1,38 @@
+// Types for the gpumem WebAssembly module (the npm package "gpumem"). Each function takes and
+// returns JSON text; parse the result and check `ok` before reading it. The documents' fields are
+// described in the repository's README ("Scenarios", "Planner") and core/include/gpumem/gpumem.h.
+
+/** A problem with the input, naming the field, what is allowed and what was given. */
+export interface GpumemError {
+  field: string;
+  problem: string;
+  value: string;
+  message: string;
+}
+
+/** What every function returns for input it cannot use (as JSON text). */
+export interface GpumemErrorDocument {
+  ok: false;
+  errors: GpumemError[];
+}
+
+export interface GpumemModule {
+  /** A scenario document (JSON text) -> the estimate: per-GPU peak and its breakdown (JSON text). */
+  estimate(scenarioJson: string): string;
+  /** A Hugging Face config.json (JSON text) -> exact parameter counts by component (JSON text). */
+  params(configJson: string): string;
+  /** The bundled models, GPUs and weight formats: {"models", "gpus", "formats"} (JSON text). */
+  presets(): string;
+  /** A scenario document -> the largest batch, sequence or concurrency that fits (JSON text). */
+  maxfit(scenarioJson: string): string;
+  /** A scenario document with a "plan" section -> the cluster's layouts that fit, fastest first (JSON text). */
+  plan(requestJson: string): string;
+  /** The version, "MAJOR.MINOR.PATCH" (plain text, not JSON). */
+  version(): string;
+}
+
+/** Instantiates the module (the WebAssembly is inside the file: nothing is fetched). */
+declare function createGpumem(overrides?: Record<string, unknown>): Promise<GpumemModule>;
+
+export default createGpumem;
+export { createGpumem };
