@@ -383,6 +383,8 @@ bool UpdateEstimate(AppState& state)
     state.estimate_count++;
     if (state.result.value("ok", false) && state.result.contains("scenario"))
         state.filled = state.result["scenario"];
+    if (state.page.set_summary != nullptr)
+        state.page.set_summary(ResultSummary(state));
 
     // The link and the saved settings follow the scenario (not while a link's model is loading:
     // the link it came from stays until the model is there).
@@ -713,6 +715,8 @@ void RecordItemRect(AppState& state, const char* name)
     const ImVec2 min = ImGui::GetItemRectMin();
     const ImVec2 max = ImGui::GetItemRectMax();
     state.widget_rects[name] = WidgetRect{min.x, min.y, max.x - min.x, max.y - min.y};
+    if (ImGui::IsItemFocused())
+        state.keyboard_focus = name;
 }
 
 //-----------------------------------------------------------------------------
@@ -758,6 +762,7 @@ void ShowResults(AppState& state)
 void ShowApp(AppState& state)
 {
     state.widget_rects.clear();
+    state.keyboard_focus.clear();
 
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);
@@ -765,6 +770,12 @@ void ShowApp(AppState& state)
     const ImGuiWindowFlags page_flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                         ImGuiWindowFlags_NoSavedSettings |
                                         ImGuiWindowFlags_NoBringToFrontOnFocus;
+    // Keyboard first: the page window has focus from the start, so the arrow keys work without a
+    // click. Each column is a scrolling child window: the arrow keys pick a column, Space enters
+    // it, the arrow keys move between its controls, Space or Enter uses one, Escape leaves it.
+    // (ImGui 1.86's NavFlattened would let the arrows cross columns, but not in scrolling children.)
+    if (ImGui::GetFrameCount() <= 1)
+        ImGui::SetNextWindowFocus();
     ImGui::Begin("gpumem", nullptr, page_flags);
 
     ImGui::Text("gpumem %s", state.version.c_str());
@@ -784,6 +795,7 @@ void ShowApp(AppState& state)
         ImGui::BeginChild("controls", ImVec2(controls_w, 0.0f), true);
         ShowControls(state);
         ImGui::EndChild();
+        RecordItemRect(state, "controls_column");
 
         UpdateEstimate(state);  // this frame's edits show in this frame's results
 
@@ -791,6 +803,7 @@ void ShowApp(AppState& state)
         ImGui::BeginChild("results", ImVec2(0.0f, 0.0f), true);
         ShowResults(state);
         ImGui::EndChild();
+        RecordItemRect(state, "results_column");
     }
     else
     {
@@ -800,6 +813,7 @@ void ShowApp(AppState& state)
         ImGui::Spacing();
         ShowResults(state);
         ImGui::EndChild();
+        RecordItemRect(state, "page_column");
     }
 
     ImGui::End();

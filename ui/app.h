@@ -105,6 +105,7 @@ struct PageHooks
     void (*copy_text)(const std::string& text) = nullptr;
     void (*download)(const std::string& file_name, const std::string& text) = nullptr;
     void (*open_file)() = nullptr;                                // a file picker; see LoadText()
+    void (*set_summary)(const std::string& text) = nullptr;      // the result for screen readers
 };
 
 struct AppState
@@ -230,6 +231,7 @@ struct AppState
 
     // For main.cpp and the browser tests: where named widgets are and what the headline says.
     std::map<std::string, WidgetRect> widget_rects;
+    std::string     keyboard_focus;         // the recorded widget keyboard navigation is on ("" if none)
     std::string     displayed_peak;         // the peak figure exactly as drawn, e.g. "17.51 GiB"
     std::uint64_t   displayed_peak_bytes = 0;
 };
@@ -274,6 +276,11 @@ nlohmann::json ShareState(const AppState& state);
 
 // The result as a Markdown table (what "Copy as Markdown" puts on the clipboard).
 std::string ResultMarkdown(const AppState& state);
+
+// The result in a few sentences (the model and settings, the device total, fits, GPUs needed, the
+// three largest components, the warnings), for screen readers: the page keeps it in an aria-live
+// region, since the canvas itself says nothing to them.
+std::string ResultSummary(const AppState& state);
 
 // Remembers the last item's rectangle under `name` (for tests that drive the page).
 void RecordItemRect(AppState& state, const char* name);

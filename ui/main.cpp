@@ -51,6 +51,9 @@ EM_JS(void, PageSetToken, (const char* token, int remember), {
 EM_JS(void, PageTrustHub, (const char* base), {
     Module['page']['trustHub'](UTF8ToString(base));
 });
+EM_JS(void, PageSetSummary, (const char* text), {
+    Module['page']['setSummary'](UTF8ToString(text));
+});
 EM_JS(void, PageSaveState, (const char* share), {
     Module['page']['saveState'](UTF8ToString(share));
 });
@@ -259,7 +262,8 @@ std::string UiScenario()
 
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
-// "import_message", "link_message", "share", "pinned"}.
+// "import_message", "link_message", "share", "pinned", "markdown", "plan", "maxfit",
+// "keyboard_focus": the recorded widget keyboard navigation is on}.
 std::string UiState()
 {
     const gpumem::ui::AppState& app = g_platform.app;
@@ -281,6 +285,7 @@ std::string UiState()
                   {"rows", app.plan.is_object() ? app.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
                   {"search", app.plan.is_object() ? app.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
         {"maxfit", app.maxfit},
+        {"keyboard_focus", app.keyboard_focus},
     }.dump();
 }
 
@@ -355,6 +360,7 @@ int main()
         hooks.copy_text = [](const std::string& text) { PageCopyText(text.c_str()); };
         hooks.download = [](const std::string& name, const std::string& text) { PageDownload(name.c_str(), text.c_str()); };
         hooks.open_file = []() { PageOpenFile(); };
+        hooks.set_summary = [](const std::string& text) { PageSetSummary(text.c_str()); };
     }
     gpumem::ui::AppInit(p.app);
 

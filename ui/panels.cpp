@@ -296,11 +296,11 @@ void ShowModelPanel(AppState& state)
     }
 
     FormRow("Mode");
-    if (ImGui::RadioButton("Training", !state.inference))
+    if (ImGui::RadioButton("Training##mode", !state.inference))
         state.inference = false;
     RecordItemRect(state, "mode_training");
     ImGui::SameLine();
-    if (ImGui::RadioButton("Inference", state.inference))
+    if (ImGui::RadioButton("Inference##mode", state.inference))
         state.inference = true;
     RecordItemRect(state, "mode_inference");
 }

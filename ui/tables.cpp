@@ -421,6 +421,47 @@ std::string ResultMarkdown(const AppState& state)
     return md + tail;
 }
 
+std::string ResultSummary(const AppState& state)
+{
+    const nlohmann::json& r = state.result;
+    if (!r.is_object())
+        return "";
+    if (!r.value("ok", false))
+    {
+        std::string text = "The scenario cannot be estimated:";
+        for (const nlohmann::json& e : At(r, "errors"))
+            text += " " + Text(At(e, "message")) + ".";
+        return text;
+    }
+    const nlohmann::json& per_gpu = At(r, "per_gpu");
+    const bool fits = At(r, "fits").is_boolean() && At(r, "fits").get<bool>();
+    char head[256];
+    std::snprintf(head, sizeof(head), "%s: %.1f GiB per GPU at the peak (%s), %s: %.0f %% of the card.", PinLabel(state).c_str(),
+                  ToGiB(Bytes(per_gpu, "device_total_bytes")), Text(At(per_gpu, "peak_phase")).c_str(),
+                  fits ? "fits" : "does not fit",
+                  At(r, "utilization").is_number() ? At(r, "utilization").get<double>() * 100.0 : 0.0);
+    std::string text = head;
+    if (const nlohmann::json& needed = At(r, "gpus_needed"); !fits && needed.is_number())
+        text += " GPUs needed: " + std::to_string(needed.get<std::uint64_t>()) + ".";
+    // The largest components, biggest first.
+    std::vector<std::pair<std::uint64_t, const char*>> parts;
+    for (const Component& c : kComponents)
+        if (const std::uint64_t b = Bytes(At(per_gpu, "components"), c.key); b > 0)
+            parts.push_back({b, c.label});
+    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t i = 0; i < parts.size() && i < 3; i++)
+    {
+        char part[96];
+        std::snprintf(part, sizeof(part), "%s %s %.1f GiB", i == 0 ? " Largest:" : ",", parts[i].second, ToGiB(parts[i].first));
+        text += part;
+    }
+    if (!parts.empty())
+        text += ".";
+    for (const nlohmann::json& w : At(r, "warnings"))
+        text += " Warning: " + Text(w) + ".";
+    return text;
+}
+
 void ShowSharePanel(AppState& state)
 {
     const bool open = ImGui::CollapsingHeader("Share, import and export");

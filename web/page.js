@@ -176,6 +176,12 @@
         const saved = storage();
         if (saved) saved.setItem(STATE_KEY, queryText(params));
       },
+      // The result in words, in the aria-live region (index.html #summary): screen readers cannot
+      // read the canvas.
+      setSummary(text) {
+        const summary = document.getElementById('summary');
+        if (summary && summary.textContent !== text) summary.textContent = text;
+      },
       copyText(text) {
         const fallback = () => {
           const area = document.createElement('textarea');
