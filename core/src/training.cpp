@@ -321,6 +321,8 @@ Breakdown training_memory(const Scenario& sc) {
     // ---- Sharding over data parallelism.
     const Name& type = eng.type;
     double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
+    double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (below)
+    const bool accumulate = t.gradient_accumulation_steps > 1;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
     if (type == "ddp" && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
@@ -383,6 +385,28 @@ Breakdown training_memory(const Scenario& sc) {
             why["fsdp_pipeline_unsharded_gradient_bytes"] = pp_unsharded_grads;
         }
         why["zero3_gathered_bytes"] = gathered;
+        if (type == "fsdp" && t.framework == "litgpt" && par.pp == 1) {
+            // litgpt shards through Lightning Fabric's FSDPStrategy, which is FSDP1 (FullyShardedDataParallel) with
+            // auto_wrap_policy={Block}: every Block is a unit and the root unit holds what is left, the embeddings,
+            // the final norm and the lm_head. FSDP1 does not free the root's unsharded parameters after forward
+            // (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's parameters
+            // in the post-forward for FULL_SHARD"): its gathered flat parameter, a buffer apart from the shard, stays
+            // in the compute dtype through forward, loss and backward.
+            fsdp1_root = shard.non_layer_params * a;
+            // The root's gradient: its parameters are views (split) of the flat parameter, so autograd assembles
+            // the flat gradient at the end of backward from the per-parameter gradients (split's backward: a cat),
+            // both alive at once, and, inside no_sync with a gradient already there, adds it to that one.
+            // Gradient accumulation: Fabric's no_backward_sync is FSDP1's no_sync() (lightning/fabric/strategies/
+            // fsdp.py _FSDPBackwardSyncControl), which keeps every unit's unsharded gradient until the last
+            // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
+            // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
+            // enabled=is_accumulating)).
+            if (accumulate) nosync_grads = trainable * (adapters ? 4.0 : rc.grad);
+            if (!adapters)
+                root_grad_assembly = shard.non_layer_params * rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
+            why["fsdp1_root_gathered_bytes"] = fsdp1_root;
+            why["fsdp1_no_sync_unsharded_gradient_bytes"] = nosync_grads;
+        }
     }
     why["zero_stage_effective"] = stage;
     why["shard_group"] = shard_group;
@@ -479,7 +503,6 @@ Breakdown training_memory(const Scenario& sc) {
     why["logits_elements"] = tokens * V;
 
     // ---- The step as a timeline (steady state; zero_grad(set_to_none=True) unless the tunable says otherwise).
-    bool accumulate = t.gradient_accumulation_steps > 1;
     double opt_total = master + states;
     double opt_alloc = paged ? 0 : opt_total;
     if (paged) out.outside_allocator = opt_total;
@@ -528,19 +551,25 @@ Breakdown training_memory(const Scenario& sc) {
     }
     // FSDP under a pipeline: the unsharded gradients stay from the first micro-batch's backward to the last one's.
     grads_live_fwd += pp_unsharded_grads;
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained);
-    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp);
+    // FSDP1 no_sync (litgpt): from the second micro-batch on, every unsharded gradient is live, through the
+    // forward and the whole backward, in place of the sharded ones (zero_grad freed those at the last step).
+    if (nosync_grads > 0) {
+        grads_live_fwd = nosync_grads;
+        grads_peak = nosync_grads;
+    }
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained + fsdp1_root);
+    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp + fsdp1_root);
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
     double head_grads = std::min(grads_peak, grads * (shard.non_layer_params / std::max(1.0, P_gpu)));
     double start = acts + std::max(grads_live_fwd, head_grads);
     double layers_alive = std::max(1.0, act_layers * in_flight);
-    double end = grads_peak + pp_unsharded_grads + (acts / layers_alive);
-    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads;
+    double end = grads_peak + pp_unsharded_grads + root_grad_assembly + (acts / layers_alive);
+    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads + fsdp1_root;
     if (start >= end)
         phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, back_temp);
     else
-        phase("backward", weights, grads_peak + pp_unsharded_grads, opt_alloc, acts / layers_alive + recompute + layer_grad_work, 0,
+        phase("backward", weights, grads_peak + pp_unsharded_grads + root_grad_assembly, opt_alloc, acts / layers_alive + recompute + layer_grad_work, 0,
               back_temp);
     if (!t.optimizer_in_backward) phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
     why["optimizer_step_temp_bytes"] = step_temp;

@@ -339,6 +339,33 @@ TEST(Training, LitgptKeepsAnUntiedHeadAndTheLastStepsLogits) {
     EXPECT_DOUBLE_EQ(b["assumptions"]["previous_step_retained_bytes"].get<double>(), 1024.0 * 128256 * 2);
 }
 
+TEST(Training, LitgptFsdpKeepsTheRootGatheredAndNoSyncGradientsUnsharded) {
+    // litgpt shards with Lightning's FSDPStrategy (FSDP1, a unit per Block). Llama-3.2-1B, tied, untied by
+    // litgpt: the root unit is embed_tokens + lm_head (2 x 128256 x 2048) + the final norm (2048) =
+    // 525,338,624 parameters, kept gathered in bf16 through forward and backward (FSDP1 does not reshard the
+    // root after forward). With 4 micro-batches Fabric runs the first three in FSDP1's no_sync(): every
+    // gradient stays unsharded, 1,235,814,400 + 262,668,288 parameters x 2 B, and at the end of backward the
+    // root's flat gradient is assembled (cat) from its per-parameter gradients: 2 more root-sized gradients.
+    const double root = 2 * 128256.0 * 2048 + 2048, all = 1235814400.0 + 128256.0 * 2048;
+    json t = kPureBf16;
+    t["framework"] = "litgpt";
+    t["gradient_accumulation_steps"] = 4;
+    t["activation_checkpointing"] = "full";
+    json s = {{"model", {{"preset", "meta-llama/Llama-3.2-1B"}}}, {"training", t},
+              {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}}, {"parallelism", {{"data_parallel_size", 4}}}};
+    json r = run(s);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_root_gathered_bytes"].get<double>(), root * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_no_sync_unsharded_gradient_bytes"].get<double>(), all * 2);
+    EXPECT_NEAR(at_phase(r, "forward", "gradients"), all * 2, 1);
+    EXPECT_NEAR(at_phase(r, "backward", "gradients"), all * 2 + 2 * root * 2, 1);
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), all * 2 / 4, 1);  // reduce-scattered at the last micro-batch
+    // Without accumulation nothing is kept unsharded; the HF Trainer's own FSDP path is not modelled this way.
+    s["training"]["gradient_accumulation_steps"] = 1;
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["fsdp1_no_sync_unsharded_gradient_bytes"].get<double>(), 0);
+    s["training"]["framework"] = "transformers";
+    EXPECT_FALSE(run(s)["assumptions"].contains("fsdp1_root_gathered_bytes"));
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
