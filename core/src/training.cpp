@@ -123,13 +123,22 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
     if (t.compile != "none") norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
     out.per_token += norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
+    // Sandwich norms (gemma2/3: post_attention_layernorm and post_feedforward_layernorm, litgpt's post_attention_norm
+    // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
+    // the residual add (saves nothing) instead of a matmul.
+    if (m.norms_per_layer >= 4) out.per_token += 2 * (norm - a * h_part);
     // Attention: rotated q and k, v, the kernel's output and its log-sum-exp (fp32 per head), and
     // o_proj's input (the output made contiguous after the head transpose).
     out.per_token += a * (3 * q + 2 * kv) + 4 * heads;
-    if (t.attention == "eager") {
+    // Attention-logit softcapping (gemma2) cannot run in SDPA: litgpt then computes attention by hand
+    // whatever was asked (litgpt/model.py CausalSelfAttention.scaled_dot_product_attention, "with softcapping
+    // we cannot use SDPA", @00af8b0d), and the tanh between the scores and the softmax keeps its output.
+    const bool softcap = m.attn_logit_softcapping > 0;
+    if (t.attention == "eager" || (softcap && t.framework == "litgpt")) {
         // repeat_kv copies k and v up to every head; scores softmax in fp32, cast back, and dropout.
         out.per_token += a * 2 * (q - kv);
         double probs = (a == 4 ? 4 : 4 + a) * heads * s;
+        if (softcap) probs += a * heads * s;  // tanh(scores / cap) saves its output for backward
         if (m.attention_dropout > 0) probs += (1 + a) * heads * s;
         out.attention_scores = probs;
         out.per_token += probs;

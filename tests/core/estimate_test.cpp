@@ -366,6 +366,22 @@ TEST(Training, LitgptFsdpKeepsTheRootGatheredAndNoSyncGradientsUnsharded) {
     EXPECT_FALSE(run(s)["assumptions"].contains("fsdp1_root_gathered_bytes"));
 }
 
+TEST(Training, Gemma2SandwichNormsAndLitgptsSoftcappedAttention) {
+    // Gemma-2-9B, bf16, SDPA, per token and layer: the two pre-norms keep the fp32 input, the normalised
+    // value and the output (4 + 2 + 2) x 3584 each = 57,344; the two post-norms the same less the output
+    // (it feeds the residual add): 2 x 6 x 3584 = 43,008; attention q, k, v, out, o_proj input 2 x (3 x 4096 +
+    // 2 x 2048) + the fp32 log-sum-exp 4 x 16 = 32,832; the gated MLP 4 x 2 x 14336 = 114,688.
+    json s = {{"model", {{"preset", "google/gemma-2-9b"}}},
+              {"training", {{"method", "full"}, {"seq_len", 512}, {"dtype", "bf16"}, {"precision", "pure"}}}};
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(), 57344.0 + 43008 + 32832 + 114688);
+    // litgpt cannot use SDPA with attention-logit softcapping and computes attention by hand: k and v
+    // expanded to the 16 heads, 2 x 2 x (4096 - 2048) = 8,192, and per head and key position the tanh output
+    // (bf16), the fp32 softmax and its bf16 copy, (2 + 4 + 2) x 16 x 512 = 65,536.
+    s["training"]["framework"] = "litgpt";
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(),
+                     57344.0 + 43008 + 32832 + 114688 + 8192 + 65536);
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
