@@ -331,6 +331,7 @@ Breakdown training_memory(const Scenario& sc) {
     const Name& type = eng.type;
     double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
     double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (below)
+    double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (below)
     const bool accumulate = t.gradient_accumulation_steps > 1;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
@@ -415,6 +416,19 @@ Breakdown training_memory(const Scenario& sc) {
                 root_grad_assembly = shard.non_layer_params * rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
             why["fsdp1_root_gathered_bytes"] = fsdp1_root;
             why["fsdp1_no_sync_unsharded_gradient_bytes"] = nosync_grads;
+        }
+        if (type == "fsdp" && t.framework == "torchtitan" && par.pp == 1) {
+            // torchtitan applies fully_shard (FSDP2) to each TransformerBlock and then to the whole model, whose own
+            // group is tok_embeddings, norm and output (torchtitan/parallelisms/parallelize_llama.py:334-339
+            // @9dec370; models/llama3/parallelize_llama.py:362-367 @e7c0cae). FSDP2 does not reshard the root after
+            // forward (torch/distributed/_composable/fsdp/_fsdp_state.py _lazy_init: "For the root, do not reshard
+            // after forward"), so that group stays gathered in param_dtype through forward and backward, and its
+            // post-backward (the reduce-scatter) runs in the final callback: the output weight's unsharded gradient,
+            // produced first, lives through the whole backward.
+            fsdp1_root = shard.non_layer_params * a;
+            root_grads_backward = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp * a;
+            why["fsdp_root_gathered_bytes"] = fsdp1_root;
+            why["fsdp_root_output_gradient_bytes"] = root_grads_backward;
         }
     }
     why["zero_stage_effective"] = stage;
@@ -574,7 +588,7 @@ Breakdown training_memory(const Scenario& sc) {
     double start = acts + std::max(grads_live_fwd, head_grads);
     double layers_alive = std::max(1.0, act_layers * in_flight);
     double end = grads_peak + pp_unsharded_grads + root_grad_assembly + (acts / layers_alive);
-    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads + fsdp1_root;
+    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads + fsdp1_root + root_grads_backward;
     if (start >= end)
         phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, back_temp);
     else

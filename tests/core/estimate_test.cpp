@@ -382,6 +382,24 @@ TEST(Training, Gemma2SandwichNormsAndLitgptsSoftcappedAttention) {
                      57344.0 + 43008 + 32832 + 114688 + 8192 + 65536);
 }
 
+TEST(Training, TorchtitanFsdpKeepsItsRootGroupGathered) {
+    // torchtitan: fully_shard on each block, then on the model, whose own group is tok_embeddings, norm and
+    // output: 2 x 128256 x 4096 + 4096 = 1,050,677,248 parameters of Llama-3.1-8B. FSDP2 does not reshard
+    // the root after forward, so they stay gathered in bf16 through forward and backward, and the output
+    // weight's unsharded bf16 gradient (128256 x 4096 x 2 B) waits for the root's post-backward at the end.
+    const double root = 2 * 128256.0 * 4096 + 4096;
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}}}, {"parallelism", {{"data_parallel_size", 8}}}};
+    json r = run(s);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_root_gathered_bytes"].get<double>(), root * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_root_output_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
+    s["training"]["framework"] = "transformers";
+    json plain = run(s);
+    EXPECT_NEAR(at_phase(r, "loss", "temporaries") - at_phase(plain, "loss", "temporaries"), root * 2, 1);
+    EXPECT_NEAR(at_phase(r, "backward", "temporaries") - at_phase(plain, "backward", "temporaries"), root * 2 + 128256.0 * 4096 * 2, 1);
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
