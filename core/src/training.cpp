@@ -376,13 +376,21 @@ Breakdown training_memory(const Scenario& sc) {
         // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
         double a = compute_dtype_bytes(t.dtype);
         const double prefetched = type == "fsdp" ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
-        gathered = (layer_gpu + prefetched) * a;
+        // torchtune shards the token embeddings and the output projection as units of their own
+        // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
+        // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
+        // fully_shard on each such module): with a 128k vocabulary the output unit (vocab x hidden) outweighs a
+        // decoder layer, and it is the running unit at the start of backward, beside the prefetched last layer.
+        double running_unit = layer_gpu;
+        if (type == "fsdp" && t.framework == "torchtune" && !adapters && par.pp == 1)
+            running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
+        gathered = (running_unit + prefetched) * a;
         // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
         // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
         // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
         // reduce bucket, above.
         if (type == "fsdp" && !adapters) {
-            fsdp_unsharded_grads = layer_gpu * rc.grad;
+            fsdp_unsharded_grads = running_unit * rc.grad;
             why["fsdp_unsharded_gradient_bytes"] = fsdp_unsharded_grads;
         }
         if (type == "fsdp" && par.pp > 1) {

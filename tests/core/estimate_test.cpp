@@ -400,6 +400,17 @@ TEST(Training, TorchtitanFsdpKeepsItsRootGroupGathered) {
     EXPECT_NEAR(at_phase(r, "backward", "temporaries") - at_phase(plain, "backward", "temporaries"), root * 2 + 128256.0 * 4096 * 2, 1);
 }
 
+TEST(Training, TorchtuneFsdpGathersTheOutputProjectionAsItsOwnUnit) {
+    // torchtune shards tok_embeddings and output as units of their own: Llama-3.1-8B's output, 128256 x 4096 =
+    // 525,336,576 parameters, outweighs a decoder layer (218,112,000), and at the start of backward it is
+    // gathered (bf16) beside the prefetched last layer, with its own unsharded bf16 gradient.
+    json t = kPureBf16;
+    t["framework"] = "torchtune";
+    json r = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}}}, {"parallelism", {{"data_parallel_size", 8}}}});
+    EXPECT_DOUBLE_EQ(r["assumptions"]["zero3_gathered_bytes"].get<double>(), (128256.0 * 4096 + 218112000.0) * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_unsharded_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
