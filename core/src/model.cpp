@@ -701,6 +701,8 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
         if (c.contains(k) && c[k].is_number()) m.attention_dropout = c[k].get<double>();
     for (const char* k : {"resid_pdrop", "hidden_dropout", "hidden_dropout_prob", "dropout_rate", "dropout"})
         if (c.contains(k) && c[k].is_number()) m.hidden_dropout = c[k].get<double>();
+    if (c.contains("attn_logit_softcapping") && c["attn_logit_softcapping"].is_number())
+        m.attn_logit_softcapping = c["attn_logit_softcapping"].get<double>();
 
     // Per-layer attention: explicit layer_types wins, else the family's sliding-window pattern.
     m.layer_attention.assign(m.num_layers, LayerAttention::Full);

@@ -123,13 +123,22 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
     if (t.compile != "none") norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
     out.per_token += norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
+    // Sandwich norms (gemma2/3: post_attention_layernorm and post_feedforward_layernorm, litgpt's post_attention_norm
+    // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
+    // the residual add (saves nothing) instead of a matmul.
+    if (m.norms_per_layer >= 4) out.per_token += 2 * (norm - a * h_part);
     // Attention: rotated q and k, v, the kernel's output and its log-sum-exp (fp32 per head), and
     // o_proj's input (the output made contiguous after the head transpose).
     out.per_token += a * (3 * q + 2 * kv) + 4 * heads;
-    if (t.attention == "eager") {
+    // Attention-logit softcapping (gemma2) cannot run in SDPA: litgpt then computes attention by hand
+    // whatever was asked (litgpt/model.py CausalSelfAttention.scaled_dot_product_attention, "with softcapping
+    // we cannot use SDPA", @00af8b0d), and the tanh between the scores and the softmax keeps its output.
+    const bool softcap = m.attn_logit_softcapping > 0;
+    if (t.attention == "eager" || (softcap && t.framework == "litgpt")) {
         // repeat_kv copies k and v up to every head; scores softmax in fp32, cast back, and dropout.
         out.per_token += a * 2 * (q - kv);
         double probs = (a == 4 ? 4 : 4 + a) * heads * s;
+        if (softcap) probs += a * heads * s;  // tanh(scores / cap) saves its output for backward
         if (m.attention_dropout > 0) probs += (1 + a) * heads * s;
         out.attention_scores = probs;
         out.per_token += probs;
@@ -321,6 +330,9 @@ Breakdown training_memory(const Scenario& sc) {
     // ---- Sharding over data parallelism.
     const Name& type = eng.type;
     double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
+    double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (below)
+    double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (below)
+    const bool accumulate = t.gradient_accumulation_steps > 1;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
     if (type == "ddp" && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
@@ -364,13 +376,21 @@ Breakdown training_memory(const Scenario& sc) {
         // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
         double a = compute_dtype_bytes(t.dtype);
         const double prefetched = type == "fsdp" ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
-        gathered = (layer_gpu + prefetched) * a;
+        // torchtune shards the token embeddings and the output projection as units of their own
+        // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
+        // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
+        // fully_shard on each such module): with a 128k vocabulary the output unit (vocab x hidden) outweighs a
+        // decoder layer, and it is the running unit at the start of backward, beside the prefetched last layer.
+        double running_unit = layer_gpu;
+        if (type == "fsdp" && t.framework == "torchtune" && !adapters && par.pp == 1)
+            running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
+        gathered = (running_unit + prefetched) * a;
         // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
         // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
         // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
         // reduce bucket, above.
         if (type == "fsdp" && !adapters) {
-            fsdp_unsharded_grads = layer_gpu * rc.grad;
+            fsdp_unsharded_grads = running_unit * rc.grad;
             why["fsdp_unsharded_gradient_bytes"] = fsdp_unsharded_grads;
         }
         if (type == "fsdp" && par.pp > 1) {
@@ -383,6 +403,41 @@ Breakdown training_memory(const Scenario& sc) {
             why["fsdp_pipeline_unsharded_gradient_bytes"] = pp_unsharded_grads;
         }
         why["zero3_gathered_bytes"] = gathered;
+        if (type == "fsdp" && t.framework == "litgpt" && par.pp == 1) {
+            // litgpt shards through Lightning Fabric's FSDPStrategy, which is FSDP1 (FullyShardedDataParallel) with
+            // auto_wrap_policy={Block}: every Block is a unit and the root unit holds what is left, the embeddings,
+            // the final norm and the lm_head. FSDP1 does not free the root's unsharded parameters after forward
+            // (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's parameters
+            // in the post-forward for FULL_SHARD"): its gathered flat parameter, a buffer apart from the shard, stays
+            // in the compute dtype through forward, loss and backward.
+            fsdp1_root = shard.non_layer_params * a;
+            // The root's gradient: its parameters are views (split) of the flat parameter, so autograd assembles
+            // the flat gradient at the end of backward from the per-parameter gradients (split's backward: a cat),
+            // both alive at once, and, inside no_sync with a gradient already there, adds it to that one.
+            // Gradient accumulation: Fabric's no_backward_sync is FSDP1's no_sync() (lightning/fabric/strategies/
+            // fsdp.py _FSDPBackwardSyncControl), which keeps every unit's unsharded gradient until the last
+            // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
+            // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
+            // enabled=is_accumulating)).
+            if (accumulate) nosync_grads = trainable * (adapters ? 4.0 : rc.grad);
+            if (!adapters)
+                root_grad_assembly = shard.non_layer_params * rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
+            why["fsdp1_root_gathered_bytes"] = fsdp1_root;
+            why["fsdp1_no_sync_unsharded_gradient_bytes"] = nosync_grads;
+        }
+        if (type == "fsdp" && t.framework == "torchtitan" && par.pp == 1) {
+            // torchtitan applies fully_shard (FSDP2) to each TransformerBlock and then to the whole model, whose own
+            // group is tok_embeddings, norm and output (torchtitan/parallelisms/parallelize_llama.py:334-339
+            // @9dec370; models/llama3/parallelize_llama.py:362-367 @e7c0cae). FSDP2 does not reshard the root after
+            // forward (torch/distributed/_composable/fsdp/_fsdp_state.py _lazy_init: "For the root, do not reshard
+            // after forward"), so that group stays gathered in param_dtype through forward and backward, and its
+            // post-backward (the reduce-scatter) runs in the final callback: the output weight's unsharded gradient,
+            // produced first, lives through the whole backward.
+            fsdp1_root = shard.non_layer_params * a;
+            root_grads_backward = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp * a;
+            why["fsdp_root_gathered_bytes"] = fsdp1_root;
+            why["fsdp_root_output_gradient_bytes"] = root_grads_backward;
+        }
     }
     why["zero_stage_effective"] = stage;
     why["shard_group"] = shard_group;
@@ -479,7 +534,6 @@ Breakdown training_memory(const Scenario& sc) {
     why["logits_elements"] = tokens * V;
 
     // ---- The step as a timeline (steady state; zero_grad(set_to_none=True) unless the tunable says otherwise).
-    bool accumulate = t.gradient_accumulation_steps > 1;
     double opt_total = master + states;
     double opt_alloc = paged ? 0 : opt_total;
     if (paged) out.outside_allocator = opt_total;
@@ -528,19 +582,25 @@ Breakdown training_memory(const Scenario& sc) {
     }
     // FSDP under a pipeline: the unsharded gradients stay from the first micro-batch's backward to the last one's.
     grads_live_fwd += pp_unsharded_grads;
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained);
-    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp);
+    // FSDP1 no_sync (litgpt): from the second micro-batch on, every unsharded gradient is live, through the
+    // forward and the whole backward, in place of the sharded ones (zero_grad freed those at the last step).
+    if (nosync_grads > 0) {
+        grads_live_fwd = nosync_grads;
+        grads_peak = nosync_grads;
+    }
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained + fsdp1_root);
+    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp + fsdp1_root);
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
     double head_grads = std::min(grads_peak, grads * (shard.non_layer_params / std::max(1.0, P_gpu)));
     double start = acts + std::max(grads_live_fwd, head_grads);
     double layers_alive = std::max(1.0, act_layers * in_flight);
-    double end = grads_peak + pp_unsharded_grads + (acts / layers_alive);
-    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads;
+    double end = grads_peak + pp_unsharded_grads + root_grad_assembly + (acts / layers_alive);
+    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads + fsdp1_root + root_grads_backward;
     if (start >= end)
         phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, back_temp);
     else
-        phase("backward", weights, grads_peak + pp_unsharded_grads, opt_alloc, acts / layers_alive + recompute + layer_grad_work, 0,
+        phase("backward", weights, grads_peak + pp_unsharded_grads + root_grad_assembly, opt_alloc, acts / layers_alive + recompute + layer_grad_work, 0,
               back_temp);
     if (!t.optimizer_in_backward) phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
     why["optimizer_step_temp_bytes"] = step_temp;

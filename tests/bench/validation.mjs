@@ -77,8 +77,15 @@ const input = cases.map((c) => {
   // chunked cross-entropy, autumn 2024), the loss too; torchtitan (before its compile.components
   // setting) compiles each TransformerBlock only. The case's source date tells which torchtune it was.
   const date = (c.source.match(/\d{4}-\d{2}-\d{2}/) || [''])[0];
+  // torchtitan compiled its loss too from e10cb9494 (2024-10-22) until e8977b007 (2024-12-18, "turning off
+  // compile on loss function": train.py's torch.compile(loss_fn) commented out, as at 9dec370), and again from
+  // bbb1b616e (2025-04-02: components/loss.py build_cross_entropy_loss compiles it when training.compile), so
+  // at e7c0cae (2025-06-11). The commits the cases name, resolved against torchtitan's history:
+  const titanLossCompiled = { '9dec370': false, 'e7c0cae': true };
+  const titanCommit = ((x.framework || '').match(/torchtitan ([0-9a-f]{7,})/) || [])[1];
   if (x.torch_compile)
-    training.compile = training.framework === 'torchtune' && date >= '2024-09-01' ? 'layers_and_loss' : 'layers';
+    training.compile = (training.framework === 'torchtune' && date >= '2024-09-01') ||
+      (training.framework === 'torchtitan' && titanLossCompiled[titanCommit]) ? 'layers_and_loss' : 'layers';
   if (scenario.mode !== 'inference') scenario.training = training;
   // The HF Trainer of 2022 ran on PyTorch 1.x, whose zero_grad() kept the gradients allocated, and
   // stepped with transformers' own AdamW (optim "adamw_hf", its default then), a Python loop over the

@@ -339,6 +339,78 @@ TEST(Training, LitgptKeepsAnUntiedHeadAndTheLastStepsLogits) {
     EXPECT_DOUBLE_EQ(b["assumptions"]["previous_step_retained_bytes"].get<double>(), 1024.0 * 128256 * 2);
 }
 
+TEST(Training, LitgptFsdpKeepsTheRootGatheredAndNoSyncGradientsUnsharded) {
+    // litgpt shards with Lightning's FSDPStrategy (FSDP1, a unit per Block). Llama-3.2-1B, tied, untied by
+    // litgpt: the root unit is embed_tokens + lm_head (2 x 128256 x 2048) + the final norm (2048) =
+    // 525,338,624 parameters, kept gathered in bf16 through forward and backward (FSDP1 does not reshard the
+    // root after forward). With 4 micro-batches Fabric runs the first three in FSDP1's no_sync(): every
+    // gradient stays unsharded, 1,235,814,400 + 262,668,288 parameters x 2 B, and at the end of backward the
+    // root's flat gradient is assembled (cat) from its per-parameter gradients: 2 more root-sized gradients.
+    const double root = 2 * 128256.0 * 2048 + 2048, all = 1235814400.0 + 128256.0 * 2048;
+    json t = kPureBf16;
+    t["framework"] = "litgpt";
+    t["gradient_accumulation_steps"] = 4;
+    t["activation_checkpointing"] = "full";
+    json s = {{"model", {{"preset", "meta-llama/Llama-3.2-1B"}}}, {"training", t},
+              {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}}, {"parallelism", {{"data_parallel_size", 4}}}};
+    json r = run(s);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_root_gathered_bytes"].get<double>(), root * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_no_sync_unsharded_gradient_bytes"].get<double>(), all * 2);
+    EXPECT_NEAR(at_phase(r, "forward", "gradients"), all * 2, 1);
+    EXPECT_NEAR(at_phase(r, "backward", "gradients"), all * 2 + 2 * root * 2, 1);
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), all * 2 / 4, 1);  // reduce-scattered at the last micro-batch
+    // Without accumulation nothing is kept unsharded; the HF Trainer's own FSDP path is not modelled this way.
+    s["training"]["gradient_accumulation_steps"] = 1;
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["fsdp1_no_sync_unsharded_gradient_bytes"].get<double>(), 0);
+    s["training"]["framework"] = "transformers";
+    EXPECT_FALSE(run(s)["assumptions"].contains("fsdp1_root_gathered_bytes"));
+}
+
+TEST(Training, Gemma2SandwichNormsAndLitgptsSoftcappedAttention) {
+    // Gemma-2-9B, bf16, SDPA, per token and layer: the two pre-norms keep the fp32 input, the normalised
+    // value and the output (4 + 2 + 2) x 3584 each = 57,344; the two post-norms the same less the output
+    // (it feeds the residual add): 2 x 6 x 3584 = 43,008; attention q, k, v, out, o_proj input 2 x (3 x 4096 +
+    // 2 x 2048) + the fp32 log-sum-exp 4 x 16 = 32,832; the gated MLP 4 x 2 x 14336 = 114,688.
+    json s = {{"model", {{"preset", "google/gemma-2-9b"}}},
+              {"training", {{"method", "full"}, {"seq_len", 512}, {"dtype", "bf16"}, {"precision", "pure"}}}};
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(), 57344.0 + 43008 + 32832 + 114688);
+    // litgpt cannot use SDPA with attention-logit softcapping and computes attention by hand: k and v
+    // expanded to the 16 heads, 2 x 2 x (4096 - 2048) = 8,192, and per head and key position the tanh output
+    // (bf16), the fp32 softmax and its bf16 copy, (2 + 4 + 2) x 16 x 512 = 65,536.
+    s["training"]["framework"] = "litgpt";
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(),
+                     57344.0 + 43008 + 32832 + 114688 + 8192 + 65536);
+}
+
+TEST(Training, TorchtitanFsdpKeepsItsRootGroupGathered) {
+    // torchtitan: fully_shard on each block, then on the model, whose own group is tok_embeddings, norm and
+    // output: 2 x 128256 x 4096 + 4096 = 1,050,677,248 parameters of Llama-3.1-8B. FSDP2 does not reshard
+    // the root after forward, so they stay gathered in bf16 through forward and backward, and the output
+    // weight's unsharded bf16 gradient (128256 x 4096 x 2 B) waits for the root's post-backward at the end.
+    const double root = 2 * 128256.0 * 4096 + 4096;
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}}}, {"parallelism", {{"data_parallel_size", 8}}}};
+    json r = run(s);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_root_gathered_bytes"].get<double>(), root * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_root_output_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
+    s["training"]["framework"] = "transformers";
+    json plain = run(s);
+    EXPECT_NEAR(at_phase(r, "loss", "temporaries") - at_phase(plain, "loss", "temporaries"), root * 2, 1);
+    EXPECT_NEAR(at_phase(r, "backward", "temporaries") - at_phase(plain, "backward", "temporaries"), root * 2 + 128256.0 * 4096 * 2, 1);
+}
+
+TEST(Training, TorchtuneFsdpGathersTheOutputProjectionAsItsOwnUnit) {
+    // torchtune shards tok_embeddings and output as units of their own: Llama-3.1-8B's output, 128256 x 4096 =
+    // 525,336,576 parameters, outweighs a decoder layer (218,112,000), and at the start of backward it is
+    // gathered (bf16) beside the prefetched last layer, with its own unsharded bf16 gradient.
+    json t = kPureBf16;
+    t["framework"] = "torchtune";
+    json r = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}}}, {"parallelism", {{"data_parallel_size", 8}}}});
+    EXPECT_DOUBLE_EQ(r["assumptions"]["zero3_gathered_bytes"].get<double>(), (128256.0 * 4096 + 218112000.0) * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_unsharded_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over

@@ -109,6 +109,7 @@ struct ModelSpec {
 
     double attention_dropout = 0;               // dropout on attention probabilities (saves a mask)
     double hidden_dropout = 0;                  // dropout on residual branches (saves masks)
+    double attn_logit_softcapping = 0;          // gemma2: tanh cap on attention scores (0: none)
 
     std::string checkpoint_dtype = "bf16";      // torch_dtype / dtype of the stored weights
 
