@@ -14,11 +14,6 @@ namespace gpumem::detail {
 
 namespace {
 
-const std::vector<std::string> kOptimizers = {
-    "sgd", "sgd_momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw", "adamw_fused", "adafactor",
-    "lamb", "lion", "nadam", "radam", "amsgrad", "sparse_adam", "shampoo", "adabelief", "adamw_8bit",
-    "paged_adamw_8bit", "paged_adamw_32bit", "muon", "adam_8bit", "paged_adamw"};
-
 // The default tunables. Each value says where it comes from; every one can be overridden in the
 // scenario's "overheads" object and is listed in the result.
 std::map<std::string, Tunable, std::less<>> default_tunables() {
@@ -69,6 +64,18 @@ struct Defaults {
         return fallback;
     }
 };
+
+// A settings-table field (settings.h) by its JSON name: the value given, else its default, recorded.
+template <typename E>
+std::string read_setting(FieldReader& r, Defaults& d, const Field<E>& f) {
+    return d.apply(r.setting_name<E>(field_key(f.path)), std::string(name(f.fallback)), f.path);
+}
+
+// The value given, by its JSON name; nullopt when absent or not one of the table's.
+template <typename E>
+std::optional<std::string> given_setting(FieldReader& r, const Field<E>& f) {
+    return r.setting_name<E>(field_key(f.path));
+}
 
 // The object doc[name]; an empty object when absent, and an issue when present but not an object.
 const json& section(const json& doc, const char* name, std::vector<Issue>& issues, const std::string& parent = "") {
@@ -172,33 +179,30 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     FieldReader r(t, "training", issues);
     Defaults d{s.defaults_applied};
     TrainingSettings& x = s.training;
-    x.method = d.apply(r.choice("method", {"full", "lora", "qlora", "frozen"}), std::string("full"), "training.method");
+    x.method = read_setting(r, d, kMethodField);
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
     x.gradient_accumulation_steps =
         d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
     std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
     x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
-    x.dtype = d.apply(r.choice("dtype", {"fp32", "fp16", "bf16", "fp8"}), std::string("bf16"), "training.dtype");
-    x.precision = r.choice("precision", {"auto", "amp_fp32_weights", "pure", "mixed_master_fp32", "mixed_fp32_grads"})
-                      .value_or("auto");
-    x.optimizer = d.apply(r.choice("optimizer", kOptimizers), std::string("adamw"), "training.optimizer");
-    // Synonyms: bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
-    if (x.optimizer == "adam_8bit") x.optimizer = "adamw_8bit";
-    if (x.optimizer == "paged_adamw") x.optimizer = "paged_adamw_32bit";
-    x.optimizer_state_dtype = r.choice("optimizer_state_dtype", {"auto", "fp32", "bf16", "fp16", "int8"}).value_or("auto");
+    x.dtype = read_setting(r, d, kDtypeField);
+    x.precision = given_setting(r, kPrecisionField).value_or(name(kPrecisionField.fallback));
+    // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
+    x.optimizer = read_setting(r, d, kOptimizerField);
+    x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(name(kStateDtypeField.fallback));
     // activation_checkpointing: a name, or seed 001's 0/1 / true/false.
     std::optional<std::string> ckpt;
     if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
         if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? "full" : "none";
     } else {
-        ckpt = r.choice("activation_checkpointing", {"none", "full", "selective"});
+        ckpt = given_setting(r, kCheckpointingField);
     }
     if (!ckpt && r.get("gradient_checkpointing")) {
         if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? "full" : "none";
     }
-    x.activation_checkpointing = d.apply(ckpt, std::string("none"), "training.activation_checkpointing");
-    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string("sdpa"), "training.attention");
-    x.loss = d.apply(r.choice("loss", {"standard", "chunked", "fused"}), std::string("standard"), "training.loss");
+    x.activation_checkpointing = d.apply(ckpt, std::string(name(kCheckpointingField.fallback)), kCheckpointingField.path);
+    x.attention = read_setting(r, d, kTrainingAttentionField);
+    x.loss = read_setting(r, d, kLossField);
 
     bool adapters = x.method == "lora" || x.method == "qlora";
     std::optional<double> lora_dropout;
@@ -209,21 +213,16 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
         lora_dropout = lr.number("dropout", 0, 0.999);
         if (const json* tm = lr.get("target_modules")) {
-            static const std::vector<std::string> known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                                           "up_proj", "down_proj", "lm_head", "all_linear"};
             std::vector<std::string> targets;
             bool ok = tm->is_array() && !tm->empty();
             if (ok)
                 for (const json& e : *tm) {
-                    std::string name = e.is_string() ? e.get<std::string>() : "";
-                    std::replace(name.begin(), name.end(), '-', '_');
-                    if (std::find(known.begin(), known.end(), name) == known.end()) ok = false;
-                    targets.push_back(name);
+                    auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
+                    if (!target) ok = false;
+                    else targets.push_back(name(*target));
                 }
             if (!ok)
-                lr.fail("target_modules",
-                        "must be a non-empty list of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head, all-linear",
-                        tm);
+                lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
             else if (std::find(targets.begin(), targets.end(), "all_linear") != targets.end())
                 x.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
             else
@@ -233,7 +232,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         }
     }
     if (x.method == "qlora")
-        x.quantization = d.apply(r.choice("quantization", {"nf4", "fp4", "int8"}), std::string("nf4"), "training.quantization");
+        x.quantization = read_setting(r, d, kQuantizationField);
     if (x.method == "frozen") {
         x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
                                      "training.trainable_layers", "the top N decoder layers train");
@@ -249,8 +248,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     std::vector<std::string> quiet;
     Defaults q{quiet};
-    x.framework = d.apply(r.choice("framework", {"transformers", "litgpt", "torchtune", "torchtitan"}), std::string("transformers"),
-                          "training.framework");
+    x.framework = read_setting(r, d, kFrameworkField);
     const bool litgpt = x.framework == "litgpt";
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
     if (adapters)
@@ -261,7 +259,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     if (const json* c = r.get("compile"); c != nullptr && c->is_boolean())
         x.compile = c->get<bool>() ? "layers_and_loss" : "none";  // torch.compile of the whole step
     else
-        x.compile = q.apply(r.choice("compile", {"none", "layers", "layers_and_loss"}), std::string("none"), "training.compile");
+        x.compile = read_setting(r, q, kCompileField);
     // litgpt: convert_hf_checkpoint.py copies transformer.wte.weight into lm_head.weight for tied checkpoints,
     // and fit() rebinds `loss` / `logits` only after the next forward.
     Defaults framework_default{s.model.tie_word_embeddings && litgpt ? s.defaults_applied : quiet};
@@ -325,8 +323,11 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
     std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
     x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
-    std::vector<std::string> format_ids{"auto"};
-    for (const Format& f : s.formats) format_ids.push_back(f.id);
+    // The table's names (settings.h: "auto" and the catalogue's, in its order), then the scenario's own formats.
+    std::vector<std::string> format_ids;
+    for (const auto& row : kWeightFormats) format_ids.push_back(row.name);
+    for (const Format& f : s.formats)
+        if (!parse_setting<WeightFormat>(f.id)) format_ids.push_back(f.id);
     x.weight_format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
@@ -355,8 +356,8 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
-    x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
-    x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4"}).value_or("auto");
+    x.engine = read_setting(r, d, kInferenceEngineField);
+    x.kv_cache_dtype = given_setting(r, kKvCacheDtypeField).value_or(name(kKvCacheDtypeField.fallback));
     if (x.kv_cache_dtype == "auto" && x.engine == "llama.cpp") {
         x.kv_cache_dtype = "fp16";  // llama.cpp's cache_type_k / cache_type_v default: f16
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
@@ -366,8 +367,9 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.kv_cache_dtype = plain ? x.weight_format : (s.model.checkpoint_dtype == "fp32" ? "bf16" : s.model.checkpoint_dtype);
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
     }
-    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string(x.engine == "vllm" ? "flash" : "sdpa"),
-                          "inference.attention");
+    x.attention = d.apply(given_setting(r, kInferenceAttentionField),
+                          std::string(x.engine == "vllm" ? name(Attention::Flash) : name(kInferenceAttentionField.fallback)),
+                          kInferenceAttentionField.path);
     std::vector<std::string> quiet;
     Defaults vllm{x.engine == "vllm" ? s.defaults_applied : quiet}, llamacpp{x.engine == "llama.cpp" ? s.defaults_applied : quiet};
     x.gpu_memory_utilization = vllm.apply(r.number("gpu_memory_utilization", 0.01, 1.0), 0.9, "inference.gpu_memory_utilization");
@@ -392,24 +394,23 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     FieldReader r(e, "engine", issues);
     Defaults d{s.defaults_applied};
     EngineSettings& x = s.engine;
-    auto type = r.choice("type", {"none", "ddp", "deepspeed", "fsdp", "megatron", "megatron_deepspeed"});
+    auto type = given_setting(r, kEngineTypeField);
     auto zero = r.uint("zero_stage", 0, 3);
     if (!type && zero && *zero > 0) {
         type = "deepspeed";
         s.defaults_applied.push_back("engine.type = \"deepspeed\" (implied by zero_stage)");
     }
-    x.type = d.apply(type, std::string("none"), "engine.type");
+    x.type = d.apply(type, std::string(name(kEngineTypeField.fallback)), kEngineTypeField.path);
     bool zero_engine = x.type == "deepspeed" || x.type == "megatron_deepspeed";
     bool offloads = zero_engine || x.type == "fsdp";
     // Settings that mean nothing for the chosen engine are not listed as assumptions.
     std::vector<std::string> quiet;
     Defaults relevant{offloads ? s.defaults_applied : quiet};
     x.zero_stage = (zero_engine ? d : relevant).apply(zero, std::uint64_t{0}, "engine.zero_stage");
-    x.fsdp_sharding = (x.type == "fsdp" ? d : Defaults{quiet}).apply(
-        r.choice("fsdp_sharding", {"full_shard", "shard_grad_op", "hybrid_shard", "no_shard"}), std::string("full_shard"),
-        "engine.fsdp_sharding");
-    x.offload_optimizer = relevant.apply(r.choice("offload_optimizer", {"none", "cpu", "nvme"}), std::string("none"), "engine.offload_optimizer");
-    x.offload_param = relevant.apply(r.choice("offload_param", {"none", "cpu", "nvme"}), std::string("none"), "engine.offload_param");
+    Defaults fsdp{x.type == "fsdp" ? s.defaults_applied : quiet};
+    x.fsdp_sharding = read_setting(r, fsdp, kFsdpShardingField);
+    x.offload_optimizer = read_setting(r, relevant, kOffloadOptimizerField);
+    x.offload_param = read_setting(r, relevant, kOffloadParamField);
     if (x.offload_optimizer != "none" && !(zero_engine && x.zero_stage >= 1) && x.type != "fsdp")
         r.fail("offload_optimizer", "needs DeepSpeed ZeRO stage 1-3 or FSDP", r.get("offload_optimizer"));
     if (x.offload_param != "none" && !(zero_engine && x.zero_stage == 3) && x.type != "fsdp")
@@ -546,8 +547,7 @@ ScenarioRead read_scenario(const json& doc) {
     read_model(doc, s, issues);
     FieldReader top(doc, "", issues);
     Defaults d{s.defaults_applied};
-    auto mode = top.choice("mode", {"training", "inference"});
-    s.mode = d.apply(mode, std::string("training"), "mode") == "inference" ? Mode::Inference : Mode::Training;
+    s.mode = parse_setting<Mode>(read_setting(top, d, kModeField)).value_or(kModeField.fallback);
     if (!issues.empty()) return out;  // the rest depends on the model
 
     read_engine(doc, s, issues);
@@ -578,7 +578,7 @@ ScenarioRead read_scenario(const json& doc) {
 
 json Scenario::to_json() const {
     json model_json = {{"name", model.name}, {"source", model_source}, {"model_type", model.model_type}};
-    json out = {{"version", 1}, {"model", model_json}, {"mode", mode == Mode::Training ? "training" : "inference"}};
+    json out = {{"version", 1}, {"model", model_json}, {"mode", name(mode)}};
     if (mode == Mode::Training) {
         const auto& t = training;
         out["training"] = {{"method", t.method}, {"batch_size", t.batch_size},

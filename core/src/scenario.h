@@ -15,8 +15,6 @@
 
 namespace gpumem::detail {
 
-enum class Mode { Training, Inference };
-
 // A setting's value ("deepspeed", "bf16", ...): a std::string whose comparison with a literal is
 // inlined. The memory model compares settings some forty times an evaluation and the planner
 // evaluates a million times a second; libstdc++'s compare() is an out-of-line strlen + memcmp.
