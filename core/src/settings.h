@@ -275,13 +275,13 @@ inline constexpr Field<Checkpointing> kCheckpointingField{
 inline constexpr Field<Attention> kTrainingAttentionField{"training.attention", Attention::Sdpa, "the attention kernel"};
 inline constexpr Field<Loss> kLossField{"training.loss", Loss::Standard, "how the cross-entropy is computed"};
 inline constexpr Field<Quantization> kQuantizationField{
-    "training.quantization", Quantization::Nf4, "qlora only: how the frozen base is stored"};
+    "training.quantization", Quantization::Nf4, "for qlora: how the frozen base is stored"};
 inline constexpr Field<Framework> kFrameworkField{
     "training.framework", Framework::Transformers, "the training loop, which sets the defaults of its own habits"};
 inline constexpr Field<Compile> kCompileField{
     "training.compile", Compile::None, "torch.compile; true/false are read as layers_and_loss/none"};
 inline constexpr Field<LoraTarget> kLoraTargetsField{
-    "training.lora.target_modules", LoraTarget::QProj, "lora and qlora: a list of the linear layers that get adapters (default [q_proj, v_proj])"};
+    "training.lora.target_modules", LoraTarget::QProj, "for lora and qlora: a list of the linear layers that get adapters"};
 inline constexpr Field<WeightFormat> kWeightFormatField{
     "inference.weight_format", WeightFormat::Auto, "how the weights are stored; a scenario's own \"formats\" add to these"};
 inline constexpr Field<KvCacheDtype> kKvCacheDtypeField{"inference.kv_cache_dtype", KvCacheDtype::Auto, "the KV cache's element type"};
@@ -290,7 +290,7 @@ inline constexpr Field<Attention> kInferenceAttentionField{
     "inference.attention", Attention::Sdpa, "the attention kernel (default flash for vllm)"};
 inline constexpr Field<EngineType> kEngineTypeField{
     "engine.type", EngineType::None, "the distributed training engine (deepspeed when only zero_stage is given)"};
-inline constexpr Field<FsdpSharding> kFsdpShardingField{"engine.fsdp_sharding", FsdpSharding::FullShard, "fsdp only: what is sharded"};
+inline constexpr Field<FsdpSharding> kFsdpShardingField{"engine.fsdp_sharding", FsdpSharding::FullShard, "for fsdp: what is sharded"};
 inline constexpr Field<Offload> kOffloadOptimizerField{
     "engine.offload_optimizer", Offload::None, "where the optimizer states live (DeepSpeed ZeRO 1-3 or FSDP)"};
 inline constexpr Field<Offload> kOffloadParamField{
