@@ -50,6 +50,7 @@ int FindInt(const nlohmann::json& j, const char* a, const char* b, int fallback)
 void AppInit(AppState& state)
 {
     state.version = gpumem::version();
+    state.settings = gpumem::settings();
 
     for (const nlohmann::json& p : gpumem::list_presets())
     {

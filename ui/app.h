@@ -114,6 +114,7 @@ struct AppState
     std::vector<PresetEntry> presets;
     std::vector<GpuEntry>    gpus;
     std::string              version;           // gpumem::version()
+    nlohmann::json           settings;          // gpumem::settings(): each enumerated field's values, for the combos
     PageHooks                page;
 
     // The scenario being edited. Strings hold scenario values verbatim; "" means "leave the

@@ -1,4 +1,4 @@
-// Helpers the panels share (panels.cpp, tables.cpp): the combos' choices, the component
+// Helpers the panels share (panels.cpp, tables.cpp): the combos, the component
 // colours, the form-row layout and small readers of the core's result JSON. Header-only.
 #pragma once
 
@@ -24,49 +24,9 @@ struct Choice
     const char* label;
 };
 
-const Choice kMethods[] = {
-    {"full", "Full fine-tuning"}, {"lora", "LoRA"}, {"qlora", "QLoRA (4-bit base)"},
-    {"frozen", "Partial (top layers train)"}};
-const Choice kFrameworks[] = {
-    {"transformers", "Transformers / PEFT"}, {"litgpt", "LitGPT"}, {"torchtune", "torchtune"},
-    {"torchtitan", "torchtitan"}};
+// The on/off combos' choices. The scenario's enumerated fields (method, dtype, engine, ...) have no
+// copies here: SettingCombo() lists the core's own tables (gpumem::settings(), AppState::settings).
 const Choice kOnOff[] = {{"true", "on"}, {"false", "off"}};
-const Choice kCompile[] = {
-    {"none", "off (eager)"}, {"layers", "the layers"}, {"layers_and_loss", "the layers and the loss"}};
-const Choice kDtypes[] = {
-    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8"}};
-const Choice kOptimizers[] = {
-    {"adamw", "AdamW (foreach)"}, {"adamw_fused", "AdamW (fused)"}, {"adam", "Adam"},
-    {"adamw_8bit", "AdamW 8-bit (bitsandbytes)"}, {"paged_adamw_8bit", "Paged AdamW 8-bit"},
-    {"paged_adamw_32bit", "Paged AdamW 32-bit"}, {"adafactor", "Adafactor (factored)"}, {"lion", "Lion"},
-    {"muon", "Muon"}, {"lamb", "LAMB"}, {"amsgrad", "AMSGrad"}, {"adagrad", "Adagrad"}, {"rmsprop", "RMSprop"},
-    {"sgd_momentum", "SGD with momentum"}, {"sgd", "SGD"}, {"shampoo", "Shampoo"}};
-const Choice kCheckpointing[] = {
-    {"none", "Off"}, {"selective", "Selective (per-op; Megatron: attention)"}, {"full", "Full (every layer)"}};
-const Choice kAttention[] = {
-    {"eager", "Eager (keeps s x s scores)"}, {"sdpa", "SDPA"}, {"flash", "FlashAttention"}};
-const Choice kLosses[] = {
-    {"standard", "Standard (fp32 logits)"}, {"chunked", "Chunked"}, {"fused", "Fused (Liger, CCE)"}};
-const Choice kEngines[] = {
-    {"none", "None (one process)"}, {"ddp", "DDP"}, {"deepspeed", "DeepSpeed ZeRO"}, {"fsdp", "FSDP"},
-    {"megatron", "Megatron-LM"}, {"megatron_deepspeed", "Megatron-DeepSpeed"}};
-const Choice kPrecisions[] = {
-    {"amp_fp32_weights", "AMP (fp32 weights, bf16/fp16 compute)"}, {"pure", "Pure (weights in the compute dtype)"},
-    {"mixed_master_fp32", "Mixed (half weights + fp32 master copy)"}};
-const Choice kStateDtypes[] = {{"fp32", "fp32"}, {"bf16", "bf16"}};
-const Choice kQuantizations[] = {{"nf4", "NF4 (bitsandbytes)"}, {"fp4", "FP4 (bitsandbytes)"}, {"int8", "int8 (LLM.int8)"}};
-const Choice kFsdpSharding[] = {
-    {"full_shard", "FULL_SHARD"}, {"shard_grad_op", "SHARD_GRAD_OP"},
-    {"hybrid_shard", "HYBRID_SHARD"}, {"no_shard", "NO_SHARD"}};
-const Choice kOffload[] = {{"none", "None"}, {"cpu", "CPU"}, {"nvme", "NVMe"}};
-const Choice kWeightFormats[] = {
-    {"bf16", "bf16"}, {"fp16", "fp16"}, {"fp32", "fp32"}, {"fp8", "fp8 (128x128 block scales)"},
-    {"int8", "int8 (LLM.int8)"}, {"int4", "int4 (GPTQ/AWQ, group 128)"}, {"nf4", "NF4 (bitsandbytes)"},
-    {"mxfp4", "MXFP4"}, {"nvfp4", "NVFP4"}, {"q8_0", "GGUF Q8_0"}, {"q6_k", "GGUF Q6_K"},
-    {"q5_k_m", "GGUF Q5_K_M"}, {"q4_k_m", "GGUF Q4_K_M"}, {"q4_0", "GGUF Q4_0"}};
-const Choice kKvDtypes[] = {{"bf16", "bf16"}, {"fp16", "fp16"}, {"fp8", "fp8"}, {"int8", "int8"}};
-const Choice kServingEngines[] = {
-    {"transformers", "Transformers"}, {"vllm", "vLLM"}, {"llama.cpp", "llama.cpp"}};
 
 // The memory components, in stacking order, as the result names them.
 struct Component
@@ -162,6 +122,60 @@ bool ChoiceCombo(const char* id, std::string& value, const Choice (&choices)[N],
                 value = choice.value;
                 changed = true;
             }
+            if (selected)
+                ImGui::SetItemDefaultFocus();
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+// The label the core's settings table gives `value` of `field` ("" when it has none).
+inline std::string SettingLabel(const AppState& state, const char* field, const std::string& value)
+{
+    for (const nlohmann::json& row : At(At(state.settings, field), "values"))
+        if (row.value("name", "") == value)
+            return row.value("label", value);
+    return "";
+}
+
+// A combo over the values the core allows for `field` (its settings table: label, and the help as
+// each entry's tooltip). With `offer_default`, its first entry is "default (<what the core chose>)"
+// and selecting it stores "" so the field is left out of the scenario; an "auto" row is that
+// entry, so it is not listed again.
+inline bool SettingCombo(const char* id, std::string& value, const AppState& state, const char* field,
+                         bool offer_default = true, const std::string& filled = "")
+{
+    std::string default_label = "default";
+    if (!filled.empty())
+    {
+        const std::string filled_label = SettingLabel(state, field, filled);
+        default_label += " (" + (filled_label.empty() ? filled : filled_label) + ")";
+    }
+    const std::string current = SettingLabel(state, field, value);
+    const std::string preview = value.empty() ? default_label : !current.empty() ? current : value;
+
+    bool changed = false;
+    if (ImGui::BeginCombo(id, preview.c_str()))
+    {
+        if (offer_default && ImGui::Selectable(default_label.c_str(), value.empty()))
+        {
+            value.clear();
+            changed = true;
+        }
+        for (const nlohmann::json& row : At(At(state.settings, field), "values"))
+        {
+            const std::string name = row.value("name", "");
+            if (offer_default && name == "auto")
+                continue;
+            const bool selected = value == name;
+            if (ImGui::Selectable(row.value("label", name).c_str(), selected))
+            {
+                value = name;
+                changed = true;
+            }
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("%s", row.value("help", "").c_str());
             if (selected)
                 ImGui::SetItemDefaultFocus();
         }

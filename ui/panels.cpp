@@ -312,7 +312,7 @@ void ShowTrainingPanel(AppState& state)
 
     FormRow("Method", "Full: every weight trains. LoRA: the base is frozen, small adapters train. "
                       "QLoRA: LoRA over a 4-bit quantised base.");
-    ChoiceCombo("##method", state.method, kMethods, false);
+    SettingCombo("##method", state.method, state, "training.method", false);
     if (state.method == "lora" || state.method == "qlora")
     {
         FormRow("LoRA rank", "Rank r of each adapter (A: r x in, B: out x r). Which modules get adapters "
@@ -337,7 +337,7 @@ void ShowTrainingPanel(AppState& state)
         if (state.method == "qlora")
         {
             FormRow("Base weights", "How QLoRA stores the frozen base model.");
-            ChoiceCombo("##quantization", state.quantization, kQuantizations, true, Filled(state, "training", "quantization"));
+            SettingCombo("##quantization", state.quantization, state, "training.quantization", true, Filled(state, "training", "quantization"));
         }
     }
 
@@ -353,28 +353,28 @@ void ShowTrainingPanel(AppState& state)
     FormRow("Framework", "The training framework's own habits: LitGPT keeps an untied copy of tied "
                          "embeddings and the previous step's graph; torchtune and torchtitan step the "
                          "optimizer as their recipes do.");
-    ChoiceCombo("##framework", state.framework, kFrameworks, true, Filled(state, "training", "framework"));
+    SettingCombo("##framework", state.framework, state, "training.framework", true, Filled(state, "training", "framework"));
     FormRow("Precision", "Compute dtype. How weights, gradients and the fp32 master copy are kept follows "
                          "from it and the engine (the precision recipe, listed under Assumptions).");
-    ChoiceCombo("##dtype", state.dtype, kDtypes, true, Filled(state, "training", "dtype"));
+    SettingCombo("##dtype", state.dtype, state, "training.dtype", true, Filled(state, "training", "dtype"));
     FormRow("Precision recipe", "Where the weights live and whether an fp32 master copy is kept. Default: "
                                 "what the engine does with this dtype.");
-    ChoiceCombo("##precision", state.precision, kPrecisions, true, Filled(state, "training", "precision"));
+    SettingCombo("##precision", state.precision, state, "training.precision", true, Filled(state, "training", "precision"));
     FormRow("Optimizer");
-    ChoiceCombo("##optimizer", state.optimizer, kOptimizers, true, Filled(state, "training", "optimizer"));
+    SettingCombo("##optimizer", state.optimizer, state, "training.optimizer", true, Filled(state, "training", "optimizer"));
     FormRow("Optimizer states", "The dtype of the optimizer's moments (8-bit optimizers fix their own).");
-    ChoiceCombo("##optimizer_state_dtype", state.optimizer_state_dtype, kStateDtypes, true,
+    SettingCombo("##optimizer_state_dtype", state.optimizer_state_dtype, state, "training.optimizer_state_dtype", true,
                 Filled(state, "training", "optimizer_state_dtype"));
     FormRow("Checkpointing", "Gradient (activation) checkpointing: keep only each layer's input and "
                              "recompute the rest in backward.");
-    ChoiceCombo("##checkpointing", state.checkpointing, kCheckpointing, true,
+    SettingCombo("##checkpointing", state.checkpointing, state, "training.activation_checkpointing", true,
                 Filled(state, "training", "activation_checkpointing"));
     FormRow("Attention", "Eager attention keeps the batch x heads x seq x seq scores; SDPA and "
                          "FlashAttention keep only per-row statistics.");
-    ChoiceCombo("##attention", state.attention, kAttention, true, Filled(state, "training", "attention"));
+    SettingCombo("##attention", state.attention, state, "training.attention", true, Filled(state, "training", "attention"));
     FormRow("Loss", "With a large vocabulary the logits and their fp32 copy are often the peak; "
                     "chunked and fused losses avoid most of it.");
-    ChoiceCombo("##loss", state.loss, kLosses, true, Filled(state, "training", "loss"));
+    SettingCombo("##loss", state.loss, state, "training.loss", true, Filled(state, "training", "loss"));
 
     FormRow("Batch size", "Micro-batch per GPU (per data-parallel rank). Gradient accumulation does "
                           "not change the peak.");
@@ -395,7 +395,7 @@ void ShowTrainingPanel(AppState& state)
         FormRow("torch.compile", "Inductor fuses each norm (keeping its input and statistics, not its fp32 "
                                  "copies) and, with the loss compiled, the cross-entropy's fp32 upcast. "
                                  "torchtune's compile: True compiles both; torchtitan its blocks.");
-        ChoiceCombo("##compile", state.compile, kCompile, true, Filled(state, "training", "compile"));
+        SettingCombo("##compile", state.compile, state, "training.compile", true, Filled(state, "training", "compile"));
         FormRow("Untie embeddings", "Keep the head as its own copy of tied embeddings (LitGPT's checkpoint conversion).");
         ChoiceCombo("##untie_embeddings", state.untie_embeddings, kOnOff, true,
                     Filled(state, "training", "untie_embeddings") == "true" ? "true" : "false");
@@ -431,13 +431,13 @@ void ShowInferencePanel(AppState& state)
 
     FormRow("Weights", "Storage format of the weights. Default: the checkpoint's own dtype or "
                        "quantization_config.");
-    ChoiceCombo("##weight_format", state.weight_format, kWeightFormats, true, Filled(state, "inference", "weight_format"));
+    SettingCombo("##weight_format", state.weight_format, state, "inference.weight_format", true, Filled(state, "inference", "weight_format"));
     FormRow("KV cache dtype");
-    ChoiceCombo("##kv_cache_dtype", state.kv_cache_dtype, kKvDtypes, true, Filled(state, "inference", "kv_cache_dtype"));
+    SettingCombo("##kv_cache_dtype", state.kv_cache_dtype, state, "inference.kv_cache_dtype", true, Filled(state, "inference", "kv_cache_dtype"));
     FormRow("Engine", "Transformers: weights, the cache as it grows and the prefill's working set. "
                       "vLLM: claims gpu_memory_utilization of the card and fills it with KV blocks. "
                       "llama.cpp: a whole-context cache and one ubatch's compute buffer.");
-    ChoiceCombo("##serving_engine", state.serving_engine, kServingEngines, true, Filled(state, "inference", "engine"));
+    SettingCombo("##serving_engine", state.serving_engine, state, "inference.engine", true, Filled(state, "inference", "engine"));
 
     FormRow("Sequences", "Concurrent sequences (batch size).");
     ImGui::SliderInt("##concurrent_sequences", &state.concurrent_sequences, 1, 512, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
@@ -478,7 +478,7 @@ void ShowParallelismPanel(AppState& state)
     {
         FormRow("Engine", "How state is spread over data-parallel GPUs: DDP replicates it, ZeRO and "
                           "FSDP shard it.");
-        ChoiceCombo("##engine", state.engine, kEngines, true, Filled(state, "engine", "type"));
+        SettingCombo("##engine", state.engine, state, "engine.type", true, Filled(state, "engine", "type"));
         if (state.engine == "deepspeed" || state.engine == "megatron_deepspeed")
         {
             FormRow("ZeRO stage", "1: optimizer states sharded over data-parallel GPUs.\n"
@@ -486,18 +486,18 @@ void ShowParallelismPanel(AppState& state)
             ImGui::SliderInt("##zero_stage", &state.zero_stage, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
             RecordItemRect(state, "zero_stage");
             FormRow("Offload optimizer", "ZeRO-Offload: optimizer states live in host RAM (or NVMe).");
-            ChoiceCombo("##offload_optimizer", state.offload_optimizer, kOffload, true,
+            SettingCombo("##offload_optimizer", state.offload_optimizer, state, "engine.offload_optimizer", true,
                         Filled(state, "engine", "offload_optimizer"));
             if (state.zero_stage == 3)
             {
                 FormRow("Offload weights", "ZeRO-Infinity: the weights themselves live in host RAM (or NVMe).");
-                ChoiceCombo("##offload_param", state.offload_param, kOffload, true, Filled(state, "engine", "offload_param"));
+                SettingCombo("##offload_param", state.offload_param, state, "engine.offload_param", true, Filled(state, "engine", "offload_param"));
             }
         }
         if (state.engine == "fsdp")
         {
             FormRow("Sharding");
-            ChoiceCombo("##fsdp_sharding", state.fsdp_sharding, kFsdpSharding, true,
+            SettingCombo("##fsdp_sharding", state.fsdp_sharding, state, "engine.fsdp_sharding", true,
                         Filled(state, "engine", "fsdp_sharding"));
         }
     }

@@ -1,4 +1,4 @@
-// The WebAssembly surface of gpumem: six functions, JSON strings in, JSON strings out.
+// The WebAssembly surface of gpumem: seven functions, JSON strings in, JSON strings out.
 //
 // One EMSCRIPTEN_BINDINGS block and no logic. Everything here maps one-to-one onto the core's
 // JSON API (core/include/gpumem/gpumem.h, [SECTION] JSON API), which never throws: malformed
@@ -26,5 +26,6 @@ EMSCRIPTEN_BINDINGS(gpumem) {
     emscripten::function("presets", &gpumem::presets_json);    // -> {"models": [...], "gpus": [...]}
     emscripten::function("maxfit", &gpumem::maxfit_json);      // scenario JSON -> largest sizes that fit
     emscripten::function("plan", &gpumem::plan_json);          // scenario + "plan" JSON -> ranked layouts
+    emscripten::function("settings", &gpumem::settings_json);  // -> {field path: {default, help, values}}
     emscripten::function("version", &version_string);          // -> "MAJOR.MINOR.PATCH"
 }

@@ -65,6 +65,7 @@ commands:
              takes the same model/scenario options as estimate; plan.* fields of the scenario also work
   validate   check a scenario file: validate FILE
   presets    list bundled models and GPUs [--json]
+  settings   every enumerated scenario field, its default and allowed values [--json | --markdown]
   version    print the version
 
 exit codes: 0 ok, 1 invalid input, 2 usage
@@ -162,6 +163,7 @@ bool parse_options(Args& a, const std::vector<std::string>& args) {
         if (w == "--json") a.json_out = true;
         else if (w == "--jsonl") a.jsonl = true;
         else if (w == "--gb") a.gb = true;
+        else if (w == "--markdown") a.markdown = true;
         else if (w == "--scenario") { if (!value()) return false; a.scenario_file = v; }
         else if (w == "--hf-config") { if (!value()) return false; a.hf_config_file = v; }
         else if (w == "--model") { if (!value()) return false; a.model = v; }
@@ -330,6 +332,7 @@ Args parse_args(const std::vector<std::string>& words) {
         {"estimate", Command::Estimate}, {"params", Command::Params},   {"quick", Command::Quick},
         {"validate", Command::Validate}, {"maxfit", Command::Maxfit},   {"plan", Command::Plan},
         {"presets", Command::Presets},   {"version", Command::Version}, {"--version", Command::Version},
+        {"settings", Command::Settings},
     };
     bool known = false;
     for (const Known& k : kCommands) {

@@ -32,7 +32,7 @@ constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
 // [SECTION] parse_args
 //-----------------------------------------------------------------------------
 
-enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Validate, Presets };
+enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Validate, Presets, Settings };
 
 // One flag's setting of a scenario field. Applied in command-line order, so a later flag wins.
 struct Override {
@@ -57,6 +57,7 @@ struct Args {
     bool json_out = false;  // --json: the result document instead of the table
     bool jsonl = false;     // estimate --jsonl: one scenario per stdin line (nothing else is read)
     bool gb = false;        // --gb: GB (10^9 B) instead of GiB in the table
+    bool markdown = false;  // settings --markdown: docs/scenario.md as generated from the tables
 
     std::vector<Override> overrides;  // the scenario flags (kFlags in args.cpp), in order
     std::string batch_size;           // --batch-size as typed: training.batch_size or

@@ -33,6 +33,7 @@
 
 #include "cli/args.h"
 #include "cli/hub.h"
+#include "cli/settings_doc.h"
 
 namespace {
 
@@ -375,6 +376,15 @@ int cmd_plan(const Args& o, const Request& req) {
     return kOk;
 }
 
+// settings: the core's settings tables, as text, JSON (--json) or docs/scenario.md (--markdown).
+int cmd_settings(const Args& o) {
+    json settings = gpumem::settings();
+    if (o.json_out) std::cout << to_json_text(settings) << "\n";
+    else if (o.markdown) std::cout << gpumem::cli::settings_markdown(settings);
+    else std::cout << gpumem::cli::settings_text(settings);
+    return kOk;
+}
+
 int cmd_validate(const Args& o) {
     std::string why;
     std::optional<std::string> text = read_file(o.positional[0], why);
@@ -435,6 +445,8 @@ int run(const Args& a) {
             return kOk;
         case Command::Presets:
             return cmd_presets(a);
+        case Command::Settings:
+            return cmd_settings(a);
         case Command::Validate:
             return cmd_validate(a);
         default:

@@ -62,7 +62,7 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
     if (f.fits) return s.hardware.num_gpus;
     detail::Scenario trial = s;
     if (s.mode == detail::Mode::Inference) {
-        if (s.inference.engine == "vllm") {  // vLLM grows tensor parallelism over the heads
+        if (s.inference.engine == detail::InferenceEngine::Vllm) {  // vLLM grows tensor parallelism over the heads
             for (std::uint64_t tp = s.parallel.tp + 1; tp <= s.model.num_attention_heads; ++tp) {
                 if (s.model.num_attention_heads % tp || (s.model.num_key_value_heads % tp && tp % s.model.num_key_value_heads))
                     continue;
@@ -82,10 +82,10 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
         return nullptr;
     }
     const auto& e = s.engine;
-    bool shards = (e.type == "deepspeed" || e.type == "megatron_deepspeed") ? e.zero_stage > 0
-                  : e.type == "fsdp" ? e.fsdp_sharding != "no_shard" : e.type == "megatron";
+    bool shards = (e.type == detail::EngineType::DeepSpeed || e.type == detail::EngineType::MegatronDeepSpeed) ? e.zero_stage > 0
+                  : e.type == detail::EngineType::Fsdp ? e.fsdp_sharding != detail::FsdpSharding::NoShard : e.type == detail::EngineType::Megatron;
     if (!shards) {
-        notes.push_back("more GPUs of this kind do not help with engine " + e.type +
+        notes.push_back("more GPUs of this kind do not help with engine " + std::string(detail::name(e.type)) +
                         " (every GPU holds the whole model state): shard it with ZeRO or FSDP");
         return nullptr;
     }

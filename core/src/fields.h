@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumem/gpumem.h"
+#include "settings.h"
 
 namespace gpumem::detail {
 
@@ -34,6 +35,22 @@ public:
     // One of `allowed` (compared exactly after lower-casing); the message lists them.
     std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& allowed);
     std::optional<std::string> string(const std::string& key);
+    // One of a settings table's rows, by name or alias (settings.h); the message lists the names.
+    template <typename E>
+    std::optional<E> setting(const std::string& key) {
+        const json* v = get(key);
+        if (!v) return std::nullopt;
+        if (v->is_string())
+            if (auto e = parse_setting<E>(v->get_ref<const std::string&>())) return e;
+        fail(key, allowed_text<E>(), v);
+        return std::nullopt;
+    }
+    // The same as the value's JSON name ("adam_8bit" -> "adamw_8bit").
+    template <typename E>
+    std::optional<std::string> setting_name(const std::string& key) {
+        auto e = setting<E>(key);
+        return e ? std::optional<std::string>(name(*e)) : std::nullopt;
+    }
     // A count such as 7000000000, 7e9, "7B", "1.3e9", "350M" (seed 001).
     std::optional<std::uint64_t> count(const std::string& key, std::uint64_t min, std::uint64_t max);
 

@@ -45,7 +45,7 @@ Breakdown inference_memory(const Scenario& sc) {
     double weights = in_format * fb + (total_params - in_format) * rest_bytes;
     why["weight_bytes_per_param"] = fb;
     why["params_in_weight_format"] = in_format;
-    if (fmt.scope == "matrices" && x.engine != "llama.cpp")
+    if (fmt.scope == "matrices" && x.engine != InferenceEngine::LlamaCpp)
         out.warnings.push_back("GGUF formats are llama.cpp's: set inference.engine to llama.cpp for its cache and buffers");
 
     // ---- KV cache: K and V for every kv head on every layer of this stage; sliding-window layers
@@ -69,7 +69,7 @@ Breakdown inference_memory(const Scenario& sc) {
         first_cached = m.encoder_layers;
         cache_factor = 2;
     }
-    if (x.engine == "vllm" && m.kv_lora_rank > 0) {
+    if (x.engine == InferenceEngine::Vllm && m.kv_lora_rank > 0) {
         // vLLM keeps MLA's latent: kv_lora_rank + qk_rope_head_dim values per token per layer, on every TP rank.
         per_token_layer = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
     }
@@ -128,7 +128,7 @@ Breakdown inference_memory(const Scenario& sc) {
     const double V = static_cast<double>(m.vocab_size) / tp;
     const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
 
-    if (x.engine == "vllm") {
+    if (x.engine == InferenceEngine::Vllm) {
         // vLLM claims gpu_memory_utilization of the card. Inside it: the weights, the activations of
         // its profiling step (max_num_batched_tokens, flash attention, logits for up to 256 sampled
         // sequences in fp32), CUDA graphs and the CUDA context; every byte left becomes KV blocks.
@@ -171,7 +171,7 @@ Breakdown inference_memory(const Scenario& sc) {
         return out;
     }
 
-    if (x.engine == "llama.cpp") {
+    if (x.engine == InferenceEngine::LlamaCpp) {
         // llama.cpp: `gpu_layers` layers (and, with all of them, the output matrix) go to the GPU; the
         // token embeddings stay on the host. The cache holds the whole context (n_ctx = sequences x
         // context) for the GPU's layers, allocated at load. The compute buffer holds one ubatch's graph:
@@ -195,7 +195,7 @@ Breakdown inference_memory(const Scenario& sc) {
         double kv_gpu = x.kv_cache ? cache_bytes(n_ctx, 1, on_gpu, 256) : 0;  // n_ctx padded to 256
         double kv_host = x.kv_cache ? cache_bytes(n_ctx, 1, L, 256) - kv_gpu : 0;
         double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
-        bool flash = x.attention == "flash" || x.attention == "sdpa";
+        bool flash = x.attention == Attention::Flash || x.attention == Attention::Sdpa;
         double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
         double compute = ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
                          ub * 4 * V * (on_gpu == L ? 1 : 0);
@@ -215,7 +215,7 @@ Breakdown inference_memory(const Scenario& sc) {
     // forward (taken here as the whole context: the upper bound); logits only for the last position,
     // upcast to fp32.
     double kv = x.kv_cache ? cache_bytes(ctx, b, layers_here, 0) : 0;
-    double acts = forward_bytes(b * ctx, ctx, x.attention == "eager");
+    double acts = forward_bytes(b * ctx, ctx, x.attention == Attention::Eager);
     double logits = b * V * (a + 4);
     why["prefill_tokens"] = b * ctx;
 

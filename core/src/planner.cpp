@@ -84,7 +84,7 @@ void apply_layout(Scenario& s, const Layout& l) {
         s.training.batch_size = l.batch_size;
         s.training.gradient_accumulation_steps = l.grad_accum;
         if (l.seq_len) s.training.seq_len = l.seq_len;
-        if (l.checkpointing) s.training.activation_checkpointing = l.checkpointing;
+        if (l.checkpointing) s.training.activation_checkpointing = *l.checkpointing;
         // As the reader resolves it (scenario.cpp): the step's micro-batches, at least one per stage.
         if (!s.parallel.pipeline_microbatches_given)
             s.parallel.pipeline_microbatches = std::max(l.grad_accum, l.pp);
@@ -113,6 +113,14 @@ using detail::json;
 using detail::Layout;
 using detail::Mode;
 using detail::Scenario;
+using detail::Checkpointing;
+using detail::EngineType;
+using detail::FsdpSharding;
+using detail::InferenceEngine;
+using detail::Method;
+using detail::Offload;
+using detail::Precision;
+using detail::name;
 
 namespace {
 
@@ -279,28 +287,34 @@ struct PlanRequest {
 
 // Engines and sharding the training search tries: each read once.
 struct EngineVariant {
-    const char* type;
+    EngineType type;
     std::uint64_t zero;
-    const char* fsdp;
-    const char* offload_optimizer;
-    const char* offload_param;
+    FsdpSharding fsdp;
+    Offload offload_optimizer;
+    Offload offload_param;
 };
 const EngineVariant kEngineVariants[] = {
-    {"none", 0, "full_shard", "none", "none"},       // one GPU of data parallelism
-    {"ddp", 0, "full_shard", "none", "none"},
-    {"deepspeed", 1, "full_shard", "none", "none"},
-    {"deepspeed", 2, "full_shard", "none", "none"},
-    {"deepspeed", 3, "full_shard", "none", "none"},
-    {"deepspeed", 2, "full_shard", "cpu", "none"},
-    {"deepspeed", 3, "full_shard", "cpu", "none"},
-    {"deepspeed", 3, "full_shard", "cpu", "cpu"},
-    {"fsdp", 0, "full_shard", "none", "none"},
-    {"fsdp", 0, "shard_grad_op", "none", "none"},
-    {"fsdp", 0, "hybrid_shard", "none", "none"},
-    {"fsdp", 0, "full_shard", "cpu", "cpu"},           // CPUOffload(offload_params=True): both
-    {"megatron", 0, "full_shard", "none", "none"},     // distributed optimizer; the only one with TP/PP/CP/EP
+    {EngineType::None, 0, FsdpSharding::FullShard, Offload::None, Offload::None},       // one GPU of data parallelism
+    {EngineType::Ddp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
+    {EngineType::DeepSpeed, 1, FsdpSharding::FullShard, Offload::None, Offload::None},
+    {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::None, Offload::None},
+    {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::None, Offload::None},
+    {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::Cpu, Offload::None},
+    {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::Cpu, Offload::None},
+    {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::Cpu, Offload::Cpu},
+    {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
+    {EngineType::Fsdp, 0, FsdpSharding::ShardGradOp, Offload::None, Offload::None},
+    {EngineType::Fsdp, 0, FsdpSharding::HybridShard, Offload::None, Offload::None},
+    {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::Cpu, Offload::Cpu},           // CPUOffload(offload_params=True): both
+    {EngineType::Megatron, 0, FsdpSharding::FullShard, Offload::None, Offload::None},     // distributed optimizer; the only one with TP/PP/CP/EP
 };
-const char* const kCheckpointing[] = {"none", "selective", "full"};
+const Checkpointing kCheckpointing[] = {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full};
+
+// The scenario's engine section of a variant.
+json engine_json(const EngineVariant& v) {
+    return {{"type", name(v.type)}, {"zero_stage", v.zero}, {"fsdp_sharding", name(v.fsdp)},
+            {"offload_optimizer", name(v.offload_optimizer)}, {"offload_param", name(v.offload_param)}};
+}
 
 // The divisors of n up to cap, ascending: pairs (d, n / d) for d up to sqrt(n), so a global batch
 // of 2^40 sequences costs 2^20 steps, not 2^40.
@@ -394,22 +408,22 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     // Frozen (partial) training: forward 2N everywhere; the backward runs only from the loss down to
     // the lowest trainable layer (weight and activation gradients, 4 per trainable parameter), and
     // on down through the frozen layers (activation gradients only, 2) when a module below them trains.
-    double per_param = s.training.method == "full" ? 6 : 4;
-    if (s.training.method == "frozen") {
+    double per_param = s.training.method == Method::Full ? 6 : 4;
+    if (s.training.method == Method::Frozen) {
         const double slice = detail::shard_of(s, l.tp, l.pp, l.ep).total();
         const double trained = slice > 0 ? std::min(1.0, f.breakdown.trainable_params / slice) : 0;
         per_param = 2 + 4 * trained + (s.training.trainable_input_parameters ? 2 * (1 - trained) : 0);
     }
     t.model_flops = tokens * (per_param * mf.n_compute + 12 * mf.attn * seq);
     t.compute = t.model_flops / rate;
-    const detail::Name& ckpt = s.training.activation_checkpointing;
-    if (ckpt == "full") t.recompute = tokens * (2 * mf.n_compute + 4 * mf.attn * seq) / rate;
-    else if (ckpt == "selective") t.recompute = tokens * 4 * mf.attn * seq / rate;
+    const Checkpointing ckpt = s.training.activation_checkpointing;
+    if (ckpt == Checkpointing::Full) t.recompute = tokens * (2 * mf.n_compute + 4 * mf.attn * seq) / rate;
+    else if (ckpt == Checkpointing::Selective) t.recompute = tokens * 4 * mf.attn * seq / rate;
 
     const double layers_here = mf.layers / pp;
     const double act_bytes = mb * seq / cp * mf.hidden * a;  // one micro-batch's b x s x h
     if (l.tp > 1) {
-        double per_layer = (ckpt == "full" ? 6 : 4) * all_reduce(k, act_bytes, tp, k.intra);
+        double per_layer = (ckpt == Checkpointing::Full ? 6 : 4) * all_reduce(k, act_bytes, tp, k.intra);
         t.tp_comm = ga * layers_here * per_layer;
     }
     if (l.pp > 1) {
@@ -419,16 +433,16 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     // Data parallelism: the gradient reduction and (ZeRO-3 / FSDP) the parameter gathers.
     const double group = dp * cp;
     const double g_bw = bandwidth(k, group, tp);
-    const detail::Name& precision = s.training.precision;
-    const bool adapters = s.training.method == "lora" || s.training.method == "qlora";
-    const double grad_bytes_per_param = adapters ? 4 : (precision == "amp_fp32_weights" || precision == "mixed_fp32_grads") ? 4 : a;
+    const Precision precision = s.training.precision;
+    const bool adapters = s.training.method == Method::Lora || s.training.method == Method::Qlora;
+    const double grad_bytes_per_param = adapters ? 4 : (precision == Precision::AmpFp32Weights || precision == Precision::MixedFp32Grads) ? 4 : a;
     const double grads = f.breakdown.trainable_params * grad_bytes_per_param;
     // ZeRO-3 gathers (and parameter offload streams) every parameter of this GPU's slice, frozen ones too.
     const double params_bytes = detail::shard_of(s, l.tp, l.pp, l.ep).total() * a;
-    const bool zero3 = (v.zero == 3) || (std::strcmp(v.type, "fsdp") == 0 && std::strcmp(v.fsdp, "shard_grad_op") != 0);
-    const bool hybrid = std::strcmp(v.type, "fsdp") == 0 && std::strcmp(v.fsdp, "hybrid_shard") == 0;
+    const bool zero3 = (v.zero == 3) || (v.type == EngineType::Fsdp && v.fsdp != FsdpSharding::ShardGradOp);
+    const bool hybrid = v.type == EngineType::Fsdp && v.fsdp == FsdpSharding::HybridShard;
     double reduce = 0, gather = 0;
-    if (group > 1 && std::strcmp(v.type, "none") != 0) {
+    if (group > 1 && v.type != EngineType::None) {
         if (!zero3) {
             reduce = all_reduce(k, grads, group, g_bw);
         } else if (hybrid) {
@@ -458,12 +472,12 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
         double bytes = 4 * mb * seq / cp * mf.top_k * mf.hidden * a * (ep - 1) / ep;
         t.ep_comm = ga * (mf.moe_layers / pp) * (4 * k.latency + bytes / bandwidth(k, ep, tp * cp));
     }
-    if (std::strcmp(v.offload_optimizer, "none") != 0) {
+    if (v.offload_optimizer != Offload::None) {
         double shard = f.breakdown.trainable_params / group;
         double host_bw_per_gpu = k.host_mem / std::min(k.per_node, k.gpus);
         t.offload += shard * (2 + 2) / k.pcie + shard * k.cpu_opt_bytes / host_bw_per_gpu;
     }
-    if (std::strcmp(v.offload_param, "none") != 0) t.offload += 2 * ga * params_bytes / group / k.pcie;
+    if (v.offload_param != Offload::None) t.offload += 2 * ga * params_bytes / group / k.pcie;
     // The pipeline's bubble stretches everything a micro-batch does on a stage.
     if (l.pp > 1) t.pp_bubble = (pp - 1) / ga * (busy + t.tp_comm + t.cp_comm + t.ep_comm);
     t.total = busy + t.tp_comm + t.pp_bubble + t.pp_p2p + t.dp_comm + t.zero3_gather + t.cp_comm + t.ep_comm + t.offload;
@@ -614,12 +628,11 @@ json row_scenario(const json& doc, const Scenario& s, const Candidate& c, const 
     hw["num_gpus"] = l.dp * l.tp * l.pp * l.cp;
     out["hardware"] = hw;
     if (s.mode == Mode::Training) {
-        out["engine"] = {{"type", v->type}, {"zero_stage", v->zero}, {"fsdp_sharding", v->fsdp},
-                         {"offload_optimizer", v->offload_optimizer}, {"offload_param", v->offload_param}};
+        out["engine"] = engine_json(*v);
         if (!out.contains("training") || !out["training"].is_object()) out["training"] = json::object();
         out["training"]["batch_size"] = l.batch_size;
         out["training"]["gradient_accumulation_steps"] = l.grad_accum;
-        out["training"]["activation_checkpointing"] = kCheckpointing[c.checkpointing];
+        out["training"]["activation_checkpointing"] = name(kCheckpointing[c.checkpointing]);
     } else {
         if (!out.contains("inference") || !out["inference"].is_object()) out["inference"] = json::object();
         out["inference"]["batch_size"] = l.batch_size;
@@ -632,12 +645,12 @@ json layout_json(const Candidate& c, const EngineVariant* v, bool training) {
     json j = {{"data_parallel_size", l.dp}, {"tensor_parallel_size", l.tp}, {"pipeline_parallel_size", l.pp},
               {"context_parallel_size", l.cp}, {"expert_parallel_size", l.ep}, {"sequence_parallel", l.sequence_parallel}};
     if (training) {
-        j["engine"] = v->type;
+        j["engine"] = name(v->type);
         j["zero_stage"] = v->zero;
-        j["fsdp_sharding"] = v->fsdp;
-        j["offload_optimizer"] = v->offload_optimizer;
-        j["offload_param"] = v->offload_param;
-        j["activation_checkpointing"] = kCheckpointing[c.checkpointing];
+        j["fsdp_sharding"] = name(v->fsdp);
+        j["offload_optimizer"] = name(v->offload_optimizer);
+        j["offload_param"] = name(v->offload_param);
+        j["activation_checkpointing"] = name(kCheckpointing[c.checkpointing]);
         j["micro_batch_size"] = l.batch_size;
         j["gradient_accumulation_steps"] = l.grad_accum;
     } else {
@@ -653,8 +666,7 @@ std::optional<Scenario> read_variant(const json& doc, const EngineVariant& v, co
     d.erase("plan");
     d.erase("parallelism");
     if (d.contains("hardware") && d["hardware"].is_object()) d["hardware"].erase("num_gpus");
-    d["engine"] = {{"type", v.type}, {"zero_stage", v.zero}, {"fsdp_sharding", v.fsdp},
-                   {"offload_optimizer", v.offload_optimizer}, {"offload_param", v.offload_param}};
+    d["engine"] = engine_json(v);
     detail::ScenarioRead read = detail::read_scenario(d);
     if (!read.issues.empty()) return std::nullopt;
     read.scenario.details = false;
@@ -761,7 +773,7 @@ json plan(const json& doc) {
                     if (!training) {
                         Scenario& s = engines[0].second;
                         // llama.cpp splits a model its own way (layers to devices), not Megatron's: replicas only.
-                        if (s.inference.engine == "llama.cpp" && tp * pp > 1) continue;
+                        if (s.inference.engine == InferenceEngine::LlamaCpp && tp * pp > 1) continue;
                         l.sequence_parallel = false;
                         l.batch_size = base.inference.batch_size;
                         ++candidates;
@@ -801,12 +813,12 @@ json plan(const json& doc) {
                     for (std::size_t vi = 0; vi < engines.size(); ++vi) {
                         const EngineVariant& v = *engines[vi].first;
                         Scenario& s = engines[vi].second;
-                        bool megatron = std::strcmp(v.type, "megatron") == 0;
+                        bool megatron = v.type == EngineType::Megatron;
                         if (model_parallel && !megatron) continue;
                         // One data-parallel rank: no engine, or one that offloads (ZeRO-Offload on one GPU);
                         // sharding over one rank changes nothing.
-                        bool offloads = std::strcmp(v.offload_optimizer, "none") != 0 || std::strcmp(v.offload_param, "none") != 0;
-                        if (dp * cp == 1 ? !(std::strcmp(v.type, "none") == 0 || offloads) : std::strcmp(v.type, "none") == 0)
+                        bool offloads = v.offload_optimizer != Offload::None || v.offload_param != Offload::None;
+                        if (dp * cp == 1 ? !(v.type == EngineType::None || offloads) : v.type == EngineType::None)
                             continue;
                         for (std::size_t ci = 0; ci < 3; ++ci) {
                             l.checkpointing = kCheckpointing[ci];

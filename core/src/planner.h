@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "memory.h"
@@ -16,7 +17,7 @@ struct Layout {
     std::uint64_t batch_size = 1;   // training: micro-batch per GPU; inference: concurrent sequences
     std::uint64_t grad_accum = 1;   // training only
     std::uint64_t seq_len = 0;      // training.seq_len / inference.context_len (0: as read)
-    const char* checkpointing = nullptr;  // training.activation_checkpointing (nullptr: as read)
+    std::optional<Checkpointing> checkpointing;  // training.activation_checkpointing (none: as read)
 };
 
 // Sets the layout's fields (and hardware.num_gpus = dp x tp x pp x cp) on a read scenario. Fields

@@ -110,7 +110,7 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
     if (!r.has("bits")) r.fail("bits", "is required: bits per weight (e.g. 4)", nullptr);
     f.group_size = r.number("group_size", 0, 1e9).value_or(0);
     f.scale_bytes = r.number("scale_bytes", 0, 1e6).value_or(0);
-    f.scope = r.choice("scope", {"all", "layers", "matrices"}).value_or("layers");
+    f.scope = r.setting_name<FormatScope>("scope").value_or(name(kFormatScopeField.fallback));
     if (issues.size() != before) return std::nullopt;
     f.id = *id;
     return f;

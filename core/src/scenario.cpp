@@ -14,11 +14,6 @@ namespace gpumem::detail {
 
 namespace {
 
-const std::vector<std::string> kOptimizers = {
-    "sgd", "sgd_momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw", "adamw_fused", "adafactor",
-    "lamb", "lion", "nadam", "radam", "amsgrad", "sparse_adam", "shampoo", "adabelief", "adamw_8bit",
-    "paged_adamw_8bit", "paged_adamw_32bit", "muon", "adam_8bit", "paged_adamw"};
-
 // The default tunables. Each value says where it comes from; every one can be overridden in the
 // scenario's "overheads" object and is listed in the result.
 std::map<std::string, Tunable, std::less<>> default_tunables() {
@@ -69,6 +64,31 @@ struct Defaults {
         return fallback;
     }
 };
+
+// The value given for a settings-table field (settings.h); nullopt when absent or not one of the table's.
+template <typename E>
+std::optional<E> given_setting(FieldReader& r, const Field<E>& f) {
+    return r.setting<E>(field_key(f.path));
+}
+
+// `given`, else `fallback`, recorded through `d` as the field's default.
+template <typename E>
+E apply_setting(Defaults& d, std::optional<E> given, E fallback, const char* path) {
+    d.apply(given ? std::optional<std::string>(name(*given)) : std::nullopt, std::string(name(fallback)), path);
+    return given.value_or(fallback);
+}
+
+// A settings-table field: the value given, else its default, recorded.
+template <typename E>
+E read_setting(FieldReader& r, Defaults& d, const Field<E>& f) {
+    return apply_setting(d, given_setting(r, f), f.fallback, f.path);
+}
+
+// The same, as the value's JSON name (for the fields the memory model keeps as names).
+template <typename E>
+std::string read_setting_name(FieldReader& r, Defaults& d, const Field<E>& f) {
+    return name(read_setting(r, d, f));
+}
 
 // The object doc[name]; an empty object when absent, and an issue when present but not an object.
 const json& section(const json& doc, const char* name, std::vector<Issue>& issues, const std::string& parent = "") {
@@ -172,35 +192,32 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     FieldReader r(t, "training", issues);
     Defaults d{s.defaults_applied};
     TrainingSettings& x = s.training;
-    x.method = d.apply(r.choice("method", {"full", "lora", "qlora", "frozen"}), std::string("full"), "training.method");
+    x.method = read_setting(r, d, kMethodField);
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
     x.gradient_accumulation_steps =
         d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
     std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
     x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
-    x.dtype = d.apply(r.choice("dtype", {"fp32", "fp16", "bf16", "fp8"}), std::string("bf16"), "training.dtype");
-    x.precision = r.choice("precision", {"auto", "amp_fp32_weights", "pure", "mixed_master_fp32", "mixed_fp32_grads"})
-                      .value_or("auto");
-    x.optimizer = d.apply(r.choice("optimizer", kOptimizers), std::string("adamw"), "training.optimizer");
-    // Synonyms: bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
-    if (x.optimizer == "adam_8bit") x.optimizer = "adamw_8bit";
-    if (x.optimizer == "paged_adamw") x.optimizer = "paged_adamw_32bit";
-    x.optimizer_state_dtype = r.choice("optimizer_state_dtype", {"auto", "fp32", "bf16", "fp16", "int8"}).value_or("auto");
+    x.dtype = read_setting_name(r, d, kDtypeField);
+    x.precision = given_setting(r, kPrecisionField).value_or(kPrecisionField.fallback);
+    // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
+    x.optimizer = read_setting_name(r, d, kOptimizerField);
+    x.optimizer_state_dtype = name(given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback));
     // activation_checkpointing: a name, or seed 001's 0/1 / true/false.
-    std::optional<std::string> ckpt;
+    std::optional<Checkpointing> ckpt;
     if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
-        if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? "full" : "none";
+        if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
     } else {
-        ckpt = r.choice("activation_checkpointing", {"none", "full", "selective"});
+        ckpt = given_setting(r, kCheckpointingField);
     }
     if (!ckpt && r.get("gradient_checkpointing")) {
-        if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? "full" : "none";
+        if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
     }
-    x.activation_checkpointing = d.apply(ckpt, std::string("none"), "training.activation_checkpointing");
-    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string("sdpa"), "training.attention");
-    x.loss = d.apply(r.choice("loss", {"standard", "chunked", "fused"}), std::string("standard"), "training.loss");
+    x.activation_checkpointing = apply_setting(d, ckpt, kCheckpointingField.fallback, kCheckpointingField.path);
+    x.attention = read_setting(r, d, kTrainingAttentionField);
+    x.loss = read_setting(r, d, kLossField);
 
-    bool adapters = x.method == "lora" || x.method == "qlora";
+    bool adapters = x.method == Method::Lora || x.method == Method::Qlora;
     std::optional<double> lora_dropout;
     if (adapters) {
         const json& l = section(t, "lora", issues, "training");
@@ -209,21 +226,16 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
         lora_dropout = lr.number("dropout", 0, 0.999);
         if (const json* tm = lr.get("target_modules")) {
-            static const std::vector<std::string> known = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-                                                           "up_proj", "down_proj", "lm_head", "all_linear"};
             std::vector<std::string> targets;
             bool ok = tm->is_array() && !tm->empty();
             if (ok)
                 for (const json& e : *tm) {
-                    std::string name = e.is_string() ? e.get<std::string>() : "";
-                    std::replace(name.begin(), name.end(), '-', '_');
-                    if (std::find(known.begin(), known.end(), name) == known.end()) ok = false;
-                    targets.push_back(name);
+                    auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
+                    if (!target) ok = false;
+                    else targets.push_back(name(*target));
                 }
             if (!ok)
-                lr.fail("target_modules",
-                        "must be a non-empty list of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, lm_head, all-linear",
-                        tm);
+                lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
             else if (std::find(targets.begin(), targets.end(), "all_linear") != targets.end())
                 x.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
             else
@@ -232,9 +244,9 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
             s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
         }
     }
-    if (x.method == "qlora")
-        x.quantization = d.apply(r.choice("quantization", {"nf4", "fp4", "int8"}), std::string("nf4"), "training.quantization");
-    if (x.method == "frozen") {
+    if (x.method == Method::Qlora)
+        x.quantization = read_setting(r, d, kQuantizationField);
+    if (x.method == Method::Frozen) {
         x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
                                      "training.trainable_layers", "the top N decoder layers train");
         x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
@@ -249,9 +261,8 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     std::vector<std::string> quiet;
     Defaults q{quiet};
-    x.framework = d.apply(r.choice("framework", {"transformers", "litgpt", "torchtune", "torchtitan"}), std::string("transformers"),
-                          "training.framework");
-    const bool litgpt = x.framework == "litgpt";
+    x.framework = read_setting(r, d, kFrameworkField);
+    const bool litgpt = x.framework == Framework::Litgpt;
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
     if (adapters)
         x.lora_dropout = d.apply(lora_dropout, litgpt ? 0.05 : 0.0, "training.lora.dropout",
@@ -259,9 +270,9 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
     x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
     if (const json* c = r.get("compile"); c != nullptr && c->is_boolean())
-        x.compile = c->get<bool>() ? "layers_and_loss" : "none";  // torch.compile of the whole step
+        x.compile = c->get<bool>() ? Compile::LayersAndLoss : Compile::None;  // torch.compile of the whole step
     else
-        x.compile = q.apply(r.choice("compile", {"none", "layers", "layers_and_loss"}), std::string("none"), "training.compile");
+        x.compile = read_setting(r, q, kCompileField);
     // litgpt: convert_hf_checkpoint.py copies transformer.wte.weight into lm_head.weight for tied checkpoints,
     // and fit() rebinds `loss` / `logits` only after the next forward.
     Defaults framework_default{s.model.tie_word_embeddings && litgpt ? s.defaults_applied : quiet};
@@ -270,7 +281,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     Defaults litgpt_default{litgpt ? s.defaults_applied : quiet};
     x.retains_previous_step = litgpt_default.apply(r.boolean("retains_previous_step"), litgpt, "training.retains_previous_step",
                                                    "litgpt's loop holds the last loss and logits through the next forward");
-    if (x.method == "qlora")
+    if (x.method == Method::Qlora)
         x.double_quant = d.apply(r.boolean("double_quant"), false, "training.double_quant",
                                  "bitsandbytes' bnb_4bit_use_double_quant default");
     if (x.untie_embeddings && !s.model.tie_word_embeddings)
@@ -294,19 +305,19 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
                              "are not modelled in training yet");
 
     // Precision recipe. "auto" follows the engine (MEMORY_MODEL.md §2).
-    if (x.precision == "auto") {
-        std::string resolved;
-        const std::string& e = s.engine.type;
-        if (x.dtype == "fp32") resolved = "pure";
-        else if (adapters) resolved = "pure";  // frozen base in the compute dtype; adapters handled apart
-        else if (e == "deepspeed") resolved = "mixed_master_fp32";
-        else if (e == "megatron" || e == "megatron_deepspeed") resolved = "mixed_fp32_grads";
-        else resolved = "amp_fp32_weights";  // HF Trainer bf16=True on a model loaded in fp32
-        s.defaults_applied.push_back("training.precision = \"" + resolved + "\" (auto for engine " + e + ")");
+    if (x.precision == Precision::Auto) {
+        Precision resolved;
+        const EngineType e = s.engine.type;
+        if (x.dtype == "fp32") resolved = Precision::Pure;
+        else if (adapters) resolved = Precision::Pure;  // frozen base in the compute dtype; adapters handled apart
+        else if (e == EngineType::DeepSpeed) resolved = Precision::MixedMasterFp32;
+        else if (e == EngineType::Megatron || e == EngineType::MegatronDeepSpeed) resolved = Precision::MixedFp32Grads;
+        else resolved = Precision::AmpFp32Weights;  // HF Trainer bf16=True on a model loaded in fp32
+        s.defaults_applied.push_back("training.precision = \"" + std::string(name(resolved)) + "\" (auto for engine " + name(e) + ")");
         x.precision = resolved;
     }
     if (x.optimizer_state_dtype == "auto") {
-        std::string resolved = x.precision == "pure" && !adapters ? x.dtype : "fp32";
+        std::string resolved = x.precision == Precision::Pure && !adapters ? x.dtype : "fp32";
         if (x.optimizer.find("8bit") != std::string::npos) resolved = "int8";
         if (x.dtype == "fp8" && resolved == "fp8") resolved = "bf16";
         s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + resolved + "\" (follows the precision recipe)");
@@ -325,8 +336,11 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
     std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
     x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
-    std::vector<std::string> format_ids{"auto"};
-    for (const Format& f : s.formats) format_ids.push_back(f.id);
+    // The table's names (settings.h: "auto" and the catalogue's, in its order), then the scenario's own formats.
+    std::vector<std::string> format_ids;
+    for (const auto& row : kWeightFormats) format_ids.push_back(row.name);
+    for (const Format& f : s.formats)
+        if (!parse_setting<WeightFormat>(f.id)) format_ids.push_back(f.id);
     x.weight_format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
@@ -355,9 +369,9 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
-    x.engine = d.apply(r.choice("engine", {"transformers", "vllm", "llama.cpp"}), std::string("transformers"), "inference.engine");
-    x.kv_cache_dtype = r.choice("kv_cache_dtype", {"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4"}).value_or("auto");
-    if (x.kv_cache_dtype == "auto" && x.engine == "llama.cpp") {
+    x.engine = read_setting(r, d, kInferenceEngineField);
+    x.kv_cache_dtype = name(given_setting(r, kKvCacheDtypeField).value_or(kKvCacheDtypeField.fallback));
+    if (x.kv_cache_dtype == "auto" && x.engine == InferenceEngine::LlamaCpp) {
         x.kv_cache_dtype = "fp16";  // llama.cpp's cache_type_k / cache_type_v default: f16
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
     }
@@ -366,10 +380,12 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.kv_cache_dtype = plain ? x.weight_format : (s.model.checkpoint_dtype == "fp32" ? "bf16" : s.model.checkpoint_dtype);
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
     }
-    x.attention = d.apply(r.choice("attention", {"eager", "sdpa", "flash"}), std::string(x.engine == "vllm" ? "flash" : "sdpa"),
-                          "inference.attention");
+    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
+                                x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
+                                kInferenceAttentionField.path);
     std::vector<std::string> quiet;
-    Defaults vllm{x.engine == "vllm" ? s.defaults_applied : quiet}, llamacpp{x.engine == "llama.cpp" ? s.defaults_applied : quiet};
+    Defaults vllm{x.engine == InferenceEngine::Vllm ? s.defaults_applied : quiet},
+        llamacpp{x.engine == InferenceEngine::LlamaCpp ? s.defaults_applied : quiet};
     x.gpu_memory_utilization = vllm.apply(r.number("gpu_memory_utilization", 0.01, 1.0), 0.9, "inference.gpu_memory_utilization");
     x.max_num_batched_tokens = vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{8192},
                                           "inference.max_num_batched_tokens", "vLLM V1's chunked-prefill step");
@@ -392,29 +408,28 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     FieldReader r(e, "engine", issues);
     Defaults d{s.defaults_applied};
     EngineSettings& x = s.engine;
-    auto type = r.choice("type", {"none", "ddp", "deepspeed", "fsdp", "megatron", "megatron_deepspeed"});
+    auto type = given_setting(r, kEngineTypeField);
     auto zero = r.uint("zero_stage", 0, 3);
     if (!type && zero && *zero > 0) {
-        type = "deepspeed";
+        type = EngineType::DeepSpeed;
         s.defaults_applied.push_back("engine.type = \"deepspeed\" (implied by zero_stage)");
     }
-    x.type = d.apply(type, std::string("none"), "engine.type");
-    bool zero_engine = x.type == "deepspeed" || x.type == "megatron_deepspeed";
-    bool offloads = zero_engine || x.type == "fsdp";
+    x.type = apply_setting(d, type, kEngineTypeField.fallback, kEngineTypeField.path);
+    bool zero_engine = x.type == EngineType::DeepSpeed || x.type == EngineType::MegatronDeepSpeed;
+    bool offloads = zero_engine || x.type == EngineType::Fsdp;
     // Settings that mean nothing for the chosen engine are not listed as assumptions.
     std::vector<std::string> quiet;
     Defaults relevant{offloads ? s.defaults_applied : quiet};
     x.zero_stage = (zero_engine ? d : relevant).apply(zero, std::uint64_t{0}, "engine.zero_stage");
-    x.fsdp_sharding = (x.type == "fsdp" ? d : Defaults{quiet}).apply(
-        r.choice("fsdp_sharding", {"full_shard", "shard_grad_op", "hybrid_shard", "no_shard"}), std::string("full_shard"),
-        "engine.fsdp_sharding");
-    x.offload_optimizer = relevant.apply(r.choice("offload_optimizer", {"none", "cpu", "nvme"}), std::string("none"), "engine.offload_optimizer");
-    x.offload_param = relevant.apply(r.choice("offload_param", {"none", "cpu", "nvme"}), std::string("none"), "engine.offload_param");
-    if (x.offload_optimizer != "none" && !(zero_engine && x.zero_stage >= 1) && x.type != "fsdp")
+    Defaults fsdp{x.type == EngineType::Fsdp ? s.defaults_applied : quiet};
+    x.fsdp_sharding = read_setting(r, fsdp, kFsdpShardingField);
+    x.offload_optimizer = read_setting(r, relevant, kOffloadOptimizerField);
+    x.offload_param = read_setting(r, relevant, kOffloadParamField);
+    if (x.offload_optimizer != Offload::None && !(zero_engine && x.zero_stage >= 1) && x.type != EngineType::Fsdp)
         r.fail("offload_optimizer", "needs DeepSpeed ZeRO stage 1-3 or FSDP", r.get("offload_optimizer"));
-    if (x.offload_param != "none" && !(zero_engine && x.zero_stage == 3) && x.type != "fsdp")
+    if (x.offload_param != Offload::None && !(zero_engine && x.zero_stage == 3) && x.type != EngineType::Fsdp)
         r.fail("offload_param", "needs DeepSpeed ZeRO stage 3 or FSDP", r.get("offload_param"));
-    if (x.type == "fsdp" && x.offload_param == "nvme")
+    if (x.type == EngineType::Fsdp && x.offload_param == Offload::Nvme)
         r.fail("offload_param", "FSDP offloads to cpu only", r.get("offload_param"));
 }
 
@@ -507,13 +522,13 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
 
     // Engine against layout.
     EngineSettings& e = s.engine;
-    if (e.type == "none" && x.dp > 1) {
-        e.type = "ddp";
+    if (e.type == EngineType::None && x.dp > 1) {
+        e.type = EngineType::Ddp;
         s.defaults_applied.push_back("engine.type = \"ddp\" (data_parallel_size > 1 with no engine named)");
     }
-    if ((x.tp > 1 || x.pp > 1 || x.cp > 1) && e.type != "megatron" && e.type != "megatron_deepspeed")
+    if ((x.tp > 1 || x.pp > 1 || x.cp > 1) && e.type != EngineType::Megatron && e.type != EngineType::MegatronDeepSpeed)
         s.warnings.push_back("tensor/pipeline/context parallelism is modelled the Megatron way (column/row-parallel "
-                             "matrices, stages of whole layers) for engine " + e.type);
+                             "matrices, stages of whole layers) for engine " + std::string(name(e.type)));
 }
 
 }  // namespace
@@ -550,8 +565,7 @@ ScenarioRead read_scenario(const json& doc) {
     read_model(doc, s, issues);
     FieldReader top(doc, "", issues);
     Defaults d{s.defaults_applied};
-    auto mode = top.choice("mode", {"training", "inference"});
-    s.mode = d.apply(mode, std::string("training"), "mode") == "inference" ? Mode::Inference : Mode::Training;
+    s.mode = read_setting(top, d, kModeField);
     if (!issues.empty()) return out;  // the rest depends on the model
 
     read_engine(doc, s, issues);
@@ -582,31 +596,31 @@ ScenarioRead read_scenario(const json& doc) {
 
 json Scenario::to_json() const {
     json model_json = {{"name", model.name}, {"source", model_source}, {"model_type", model.model_type}};
-    json out = {{"version", 1}, {"model", model_json}, {"mode", mode == Mode::Training ? "training" : "inference"}};
+    json out = {{"version", 1}, {"model", model_json}, {"mode", name(mode)}};
     if (mode == Mode::Training) {
         const auto& t = training;
-        out["training"] = {{"method", t.method}, {"batch_size", t.batch_size},
+        out["training"] = {{"method", name(t.method)}, {"batch_size", t.batch_size},
                            {"gradient_accumulation_steps", t.gradient_accumulation_steps}, {"seq_len", t.seq_len},
-                           {"dtype", t.dtype}, {"precision", t.precision}, {"optimizer", t.optimizer},
+                           {"dtype", t.dtype}, {"precision", name(t.precision)}, {"optimizer", t.optimizer},
                            {"optimizer_state_dtype", t.optimizer_state_dtype},
-                           {"activation_checkpointing", t.activation_checkpointing}, {"attention", t.attention},
-                           {"loss", t.loss}};
-        if (t.method == "lora" || t.method == "qlora")
+                           {"activation_checkpointing", name(t.activation_checkpointing)}, {"attention", name(t.attention)},
+                           {"loss", name(t.loss)}};
+        if (t.method == Method::Lora || t.method == Method::Qlora)
             out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"dropout", t.lora_dropout},
                                        {"target_modules", t.lora_targets}};
-        if (t.method == "qlora") out["training"]["quantization"] = t.quantization;
-        if (t.method == "frozen") {
+        if (t.method == Method::Qlora) out["training"]["quantization"] = name(t.quantization);
+        if (t.method == Method::Frozen) {
             out["training"]["trainable_layers"] = t.trainable_layers;
             out["training"]["trainable_input_parameters"] = t.trainable_input_parameters;
             out["training"]["train_lm_head"] = t.train_lm_head;
         }
         out["training"]["optimizer_in_backward"] = t.optimizer_in_backward;
         out["training"]["activation_offloading"] = t.activation_offloading;
-        out["training"]["compile"] = t.compile;
+        out["training"]["compile"] = name(t.compile);
         out["training"]["untie_embeddings"] = t.untie_embeddings;
-        out["training"]["framework"] = t.framework;
+        out["training"]["framework"] = name(t.framework);
         out["training"]["retains_previous_step"] = t.retains_previous_step;
-        if (t.method == "qlora") out["training"]["double_quant"] = t.double_quant;
+        if (t.method == Method::Qlora) out["training"]["double_quant"] = t.double_quant;
         if (parallel.pp > 1) out["training"]["pipeline_microbatches"] = parallel.pipeline_microbatches;
         if (t.images) {
             out["training"]["images"] = t.images;
@@ -616,16 +630,16 @@ json Scenario::to_json() const {
         const auto& i = inference;
         out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
                             {"weight_format", i.weight_format}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
-                            {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", i.engine}, {"attention", i.attention}};
+                            {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", name(i.engine)}, {"attention", name(i.attention)}};
         if (i.images) {
             out["inference"]["images"] = i.images;
             out["inference"]["image_tokens"] = i.image_tokens;
         }
-        if (i.engine == "vllm") {
+        if (i.engine == InferenceEngine::Vllm) {
             out["inference"]["gpu_memory_utilization"] = i.gpu_memory_utilization;
             out["inference"]["max_num_batched_tokens"] = i.max_num_batched_tokens;
             out["inference"]["block_size"] = i.block_size;
-        } else if (i.engine == "llama.cpp") {
+        } else if (i.engine == InferenceEngine::LlamaCpp) {
             out["inference"]["gpu_layers"] = i.gpu_layers;
             out["inference"]["ubatch"] = i.ubatch;
         }
@@ -633,8 +647,8 @@ json Scenario::to_json() const {
     out["parallelism"] = {{"data_parallel_size", parallel.dp}, {"tensor_parallel_size", parallel.tp},
                           {"pipeline_parallel_size", parallel.pp}, {"expert_parallel_size", parallel.ep},
                           {"context_parallel_size", parallel.cp}, {"sequence_parallel", parallel.sequence_parallel}};
-    out["engine"] = {{"type", engine.type}, {"zero_stage", engine.zero_stage}, {"fsdp_sharding", engine.fsdp_sharding},
-                     {"offload_optimizer", engine.offload_optimizer}, {"offload_param", engine.offload_param}};
+    out["engine"] = {{"type", name(engine.type)}, {"zero_stage", engine.zero_stage}, {"fsdp_sharding", name(engine.fsdp_sharding)},
+                     {"offload_optimizer", name(engine.offload_optimizer)}, {"offload_param", name(engine.offload_param)}};
     out["hardware"] = {{"gpu", hardware.gpu}, {"num_gpus", hardware.num_gpus},
                        {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};
     json o = json::object();

@@ -15,11 +15,11 @@
 
 namespace gpumem::detail {
 
-enum class Mode { Training, Inference };
-
-// A setting's value ("deepspeed", "bf16", ...): a std::string whose comparison with a literal is
-// inlined. The memory model compares settings some forty times an evaluation and the planner
-// evaluates a million times a second; libstdc++'s compare() is an out-of-line strlen + memcmp.
+// A dtype, optimizer or weight-format name ("bf16", "adamw_8bit", "q4_k_m"): a std::string whose
+// comparison with a literal is inlined (the planner evaluates a million times a second;
+// libstdc++'s compare() is an out-of-line strlen + memcmp). These stay names: weight formats and
+// KV dtypes are resolved from the checkpoint's own names and a scenario may add formats. Every
+// other enumerated setting is its settings.h enum.
 class Name : public std::string {
 public:
     using std::string::string;
@@ -42,22 +42,22 @@ public:
 inline double compute_dtype_bytes(const Name& dtype) { return dtype == "fp32" ? 4 : 2; }
 
 struct TrainingSettings {
-    Name method = "full";                  // full | lora | qlora | frozen
+    Method method = Method::Full;
     std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
     std::uint64_t gradient_accumulation_steps = 1;
     std::uint64_t seq_len = 2048;
     Name dtype = "bf16";            // compute dtype
-    Name precision = "auto";        // resolved: amp_fp32_weights | pure | mixed_master_fp32 | mixed_fp32_grads
+    Precision precision = Precision::Auto;  // resolved: never Auto
     Name optimizer = "adamw";
     Name optimizer_state_dtype = "auto";  // resolved to a dtype name
-    Name activation_checkpointing = "none";  // none | full | selective
-    Name attention = "sdpa";        // eager | sdpa | flash
-    Name loss = "standard";         // standard | chunked | fused
+    Checkpointing activation_checkpointing = Checkpointing::None;
+    Attention attention = Attention::Sdpa;
+    Loss loss = Loss::Standard;
     std::uint64_t lora_rank = 8;
     double lora_alpha = 16;
     double lora_dropout = 0;               // lora.dropout: PEFT's and torchtune's default 0, litgpt's 0.05
     std::vector<std::string> lora_targets{"q_proj", "v_proj"};
-    Name quantization = "nf4";      // base weights for qlora
+    Quantization quantization = Quantization::Nf4;  // base weights for qlora
     std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
     std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
     // "frozen" (partial) training, seed 004: the top `trainable_layers` decoder layers train, plus
@@ -74,15 +74,14 @@ struct TrainingSettings {
     bool untie_embeddings = false;
     // The training loop: "transformers" (HF Trainer / PEFT, the default), "litgpt", "torchtune",
     // "torchtitan". Sets the defaults of the framework-specific facts above and below.
-    Name framework = "transformers";
+    Framework framework = Framework::Transformers;
     // The loop keeps the previous step's loss (and so its autograd graph) and logits referenced while the
     // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
     bool retains_previous_step = false;
     bool double_quant = false;             // qlora: bitsandbytes double quantization of the absmax
-    // torch.compile: "none" | "layers" (each decoder layer compiled: torchtitan, torchtune's model) |
-    // "layers_and_loss" (the loss too: torchtune's compile: True). Inductor fuses the norms and the
-    // cross-entropy's fp32 upcast, which changes what they keep (training.cpp).
-    Name compile = "none";
+    // torch.compile (settings.h). Inductor fuses the norms and the cross-entropy's fp32 upcast, which
+    // changes what they keep (training.cpp).
+    Compile compile = Compile::None;
 };
 
 struct InferenceSettings {
@@ -93,8 +92,8 @@ struct InferenceSettings {
     std::uint64_t group_size = 128;        // int4 scale group (GPTQ/AWQ)
     bool kv_cache = true;
     Name kv_cache_dtype = "auto";   // resolved to a dtype name
-    Name engine = "transformers";
-    Name attention = "sdpa";
+    InferenceEngine engine = InferenceEngine::Transformers;
+    Attention attention = Attention::Sdpa;
     double gpu_memory_utilization = 0.9;          // vllm: share of the card it claims up front
     std::uint64_t max_num_batched_tokens = 8192;  // vllm: tokens of one scheduler step (chunked prefill)
     std::uint64_t block_size = 16;                // vllm: tokens per KV-cache block
@@ -113,11 +112,11 @@ struct Parallelism {
 };
 
 struct EngineSettings {
-    Name type = "none";             // none | ddp | deepspeed | fsdp | megatron | megatron_deepspeed
+    EngineType type = EngineType::None;
     std::uint64_t zero_stage = 0;
-    Name fsdp_sharding = "full_shard";
-    Name offload_optimizer = "none";
-    Name offload_param = "none";
+    FsdpSharding fsdp_sharding = FsdpSharding::FullShard;
+    Offload offload_optimizer = Offload::None;
+    Offload offload_param = Offload::None;
 };
 
 struct Hardware {

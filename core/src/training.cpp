@@ -57,10 +57,10 @@ Recipe recipe_of(const TrainingSettings& t) {
     double a = compute_dtype_bytes(t.dtype);  // fp8 training keeps bf16 weights
     Recipe r;
     r.frozen_weight = a;
-    if (t.precision == "amp_fp32_weights") r = {4, 4, 0, 4};
-    else if (t.precision == "pure") r = {a, a, 0, a};
-    else if (t.precision == "mixed_master_fp32") r = {a, a, 4, a};
-    else if (t.precision == "mixed_fp32_grads") r = {a, 4, 4, a};
+    if (t.precision == Precision::AmpFp32Weights) r = {4, 4, 0, 4};
+    else if (t.precision == Precision::Pure) r = {a, a, 0, a};
+    else if (t.precision == Precision::MixedMasterFp32) r = {a, a, 4, a};
+    else if (t.precision == Precision::MixedFp32Grads) r = {a, 4, 4, a};
     return r;
 }
 
@@ -121,7 +121,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // mean and rstd for LayerNorm), recomputing the upcast and the normalised output (a pointwise
     // chain) in the backward instead of saving them (He, "Min-cut optimal recomputation with
     // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
-    if (t.compile != "none") norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
+    if (t.compile != Compile::None) norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
     out.per_token += norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
     // Sandwich norms (gemma2/3: post_attention_layernorm and post_feedforward_layernorm, litgpt's post_attention_norm
     // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
@@ -134,7 +134,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // whatever was asked (litgpt/model.py CausalSelfAttention.scaled_dot_product_attention, "with softcapping
     // we cannot use SDPA", @00af8b0d), and the tanh between the scores and the softmax keeps its output.
     const bool softcap = m.attn_logit_softcapping > 0;
-    if (t.attention == "eager" || (softcap && t.framework == "litgpt")) {
+    if (t.attention == Attention::Eager || (softcap && t.framework == Framework::Litgpt)) {
         // repeat_kv copies k and v up to every head; scores softmax in fp32, cast back, and dropout.
         out.per_token += a * 2 * (q - kv);
         double probs = (a == 4 ? 4 : 4 + a) * heads * s;
@@ -176,7 +176,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
     // reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
     // dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
-    if (t.method == "lora" || t.method == "qlora") {
+    if (t.method == Method::Lora || t.method == Method::Qlora) {
         const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
         const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
         const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
@@ -184,7 +184,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         bool qkv_dropout_counted = false;
         for (const std::string& target : t.lora_targets) {
             if (target == "q_proj" || target == "k_proj" || target == "v_proj") {
-                const double in = t.framework == "litgpt" && qkv_dropout_counted ? 0 : h;
+                const double in = t.framework == Framework::Litgpt && qkv_dropout_counted ? 0 : h;
                 qkv_dropout_counted = true;
                 out.per_token += a * r + drop * in;
             } else if (target == "o_proj") {
@@ -231,8 +231,8 @@ Breakdown training_memory(const Scenario& sc) {
     double largest_tensor = std::max(shard.largest_tensor, head_copy);
 
     // ---- Which parameters train.
-    bool adapters = t.method == "lora" || t.method == "qlora";
-    bool partial = t.method == "frozen";
+    bool adapters = t.method == Method::Lora || t.method == Method::Qlora;
+    bool partial = t.method == Method::Frozen;
     double trainable = P_gpu, frozen = 0, lora = 0;
     if (partial) {
         // Seed 004's partial training: the top `trainable_layers` layers (on this stage: the last one holds
@@ -268,13 +268,13 @@ Breakdown training_memory(const Scenario& sc) {
     double weights = 0, grads = 0, master = 0, states = 0, dequant_temp = 0;
     if (adapters) {
         double base = frozen * rc.frozen_weight;
-        if (t.method == "qlora") {
+        if (t.method == Method::Qlora) {
             // bitsandbytes on the layers' linear matrices, sized by the format catalogue; 4-bit with the
             // QLoRA paper's double quant (an 8-bit absmax per 64 plus an fp32 scale per 256 of them).
             // The rest stays in the compute dtype.
             // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
             double linear = std::min(shard.linear_params + head_copy, frozen);
-            Format base_format = *sc.format(t.quantization);
+            Format base_format = *sc.format(name(t.quantization));
             // Double quant: off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
             if (t.double_quant) apply_double_quant(base_format);
             double bytes4 = base_format.bytes_per_param();
@@ -328,14 +328,14 @@ Breakdown training_memory(const Scenario& sc) {
                                         {"optimizer_states", trainable > 0 ? states / trainable : 0.0}};
 
     // ---- Sharding over data parallelism.
-    const Name& type = eng.type;
+    const EngineType type = eng.type;
     double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
     double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (below)
     double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (below)
     const bool accumulate = t.gradient_accumulation_steps > 1;
     double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
     double layer_gpu = shard.layer_params;
-    if (type == "ddp" && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
+    if (type == EngineType::Ddp && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
         temporaries_persistent += grads;  // the reducer's flat bucket copy of every gradient
         why["ddp_bucket_copy_bytes"] = grads;
     }
@@ -343,11 +343,11 @@ Breakdown training_memory(const Scenario& sc) {
     // State shards over every rank that holds the same model slice: data x context parallel
     // (FSDP's dp_shard x cp mesh, Megatron's distributed optimizer over DP x CP).
     double shard_group = dp * static_cast<double>(par.cp);
-    if (type == "deepspeed" || type == "megatron_deepspeed") stage = eng.zero_stage;
-    if (type == "fsdp") {
-        if (eng.fsdp_sharding == "full_shard") stage = 3;
-        else if (eng.fsdp_sharding == "shard_grad_op") stage = 2;
-        else if (eng.fsdp_sharding == "hybrid_shard") { stage = 3; shard_group = std::min(shard_group, 8.0); }
+    if (type == EngineType::DeepSpeed || type == EngineType::MegatronDeepSpeed) stage = eng.zero_stage;
+    if (type == EngineType::Fsdp) {
+        if (eng.fsdp_sharding == FsdpSharding::FullShard) stage = 3;
+        else if (eng.fsdp_sharding == FsdpSharding::ShardGradOp) stage = 2;
+        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) { stage = 3; shard_group = std::min(shard_group, 8.0); }
     }
     // Expert weights are replicated only over the data-parallel ranks of one expert-parallel group
     // (Megatron's expert_data_parallel = dp x cp / ep; FSDP2/torchtitan shard experts over dp_shard / ep),
@@ -358,14 +358,14 @@ Breakdown training_memory(const Scenario& sc) {
         return bytes * ((1 - expert_share) / shard_group + expert_share / expert_group);
     };
     why["expert_state_shard_group"] = expert_group;
-    if (type == "megatron") {  // distributed optimizer: fp32 master + states sharded over DP x CP
+    if (type == EngineType::Megatron) {  // distributed optimizer: fp32 master + states sharded over DP x CP
         master = shard_state(master);
         states = shard_state(states);
     }
     if (stage >= 1) { master = shard_state(master); states = shard_state(states); }
     if (stage >= 2) {
         double g = shard_state(grads);
-        if (type != "fsdp") temporaries_persistent += bucket_elems * (grads / std::max(trainable, 1.0));
+        if (type != EngineType::Fsdp) temporaries_persistent += bucket_elems * (grads / std::max(trainable, 1.0));
         grads = g;
     }
     if (stage == 3) {
@@ -375,25 +375,25 @@ Breakdown training_memory(const Scenario& sc) {
         // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
         // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
         double a = compute_dtype_bytes(t.dtype);
-        const double prefetched = type == "fsdp" ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
+        const double prefetched = type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
         // torchtune shards the token embeddings and the output projection as units of their own
         // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
         // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
         // fully_shard on each such module): with a 128k vocabulary the output unit (vocab x hidden) outweighs a
         // decoder layer, and it is the running unit at the start of backward, beside the prefetched last layer.
         double running_unit = layer_gpu;
-        if (type == "fsdp" && t.framework == "torchtune" && !adapters && par.pp == 1)
+        if (type == EngineType::Fsdp && t.framework == Framework::Torchtune && !adapters && par.pp == 1)
             running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
         gathered = (running_unit + prefetched) * a;
         // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
         // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
         // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
         // reduce bucket, above.
-        if (type == "fsdp" && !adapters) {
+        if (type == EngineType::Fsdp && !adapters) {
             fsdp_unsharded_grads = running_unit * rc.grad;
             why["fsdp_unsharded_gradient_bytes"] = fsdp_unsharded_grads;
         }
-        if (type == "fsdp" && par.pp > 1) {
+        if (type == EngineType::Fsdp && par.pp > 1) {
             // FSDP under a pipeline schedule (torch.distributed.pipelining's stage: reshard_after_backward
             // and gradient sync off until the last micro-batch; torchtitan: reshard_after_forward off with
             // PP): the stage's parameters stay gathered in the compute dtype for the whole step, and its
@@ -403,7 +403,7 @@ Breakdown training_memory(const Scenario& sc) {
             why["fsdp_pipeline_unsharded_gradient_bytes"] = pp_unsharded_grads;
         }
         why["zero3_gathered_bytes"] = gathered;
-        if (type == "fsdp" && t.framework == "litgpt" && par.pp == 1) {
+        if (type == EngineType::Fsdp && t.framework == Framework::Litgpt && par.pp == 1) {
             // litgpt shards through Lightning Fabric's FSDPStrategy, which is FSDP1 (FullyShardedDataParallel) with
             // auto_wrap_policy={Block}: every Block is a unit and the root unit holds what is left, the embeddings,
             // the final norm and the lm_head. FSDP1 does not free the root's unsharded parameters after forward
@@ -425,7 +425,7 @@ Breakdown training_memory(const Scenario& sc) {
             why["fsdp1_root_gathered_bytes"] = fsdp1_root;
             why["fsdp1_no_sync_unsharded_gradient_bytes"] = nosync_grads;
         }
-        if (type == "fsdp" && t.framework == "torchtitan" && par.pp == 1) {
+        if (type == EngineType::Fsdp && t.framework == Framework::Torchtitan && par.pp == 1) {
             // torchtitan applies fully_shard (FSDP2) to each TransformerBlock and then to the whole model, whose own
             // group is tok_embeddings, norm and output (torchtitan/parallelisms/parallelize_llama.py:334-339
             // @9dec370; models/llama3/parallelize_llama.py:362-367 @e7c0cae). FSDP2 does not reshard the root after
@@ -443,17 +443,17 @@ Breakdown training_memory(const Scenario& sc) {
     why["shard_group"] = shard_group;
 
     // Offload: optimizer (and master) to host; ZeRO-Offload keeps fp32 gradients there too.
-    if (eng.offload_optimizer != "none") {
+    if (eng.offload_optimizer != Offload::None) {
         double moved = master + states;
-        (eng.offload_optimizer == "cpu" ? out.host_bytes : out.nvme_bytes) += moved;
-        if (eng.offload_optimizer == "nvme") out.host_bytes += 0;  // pinned staging buffers: issue 4
-        out.host_bytes += (t.precision == "mixed_master_fp32" ? P_gpu / shard_group * 4 : 0);
+        (eng.offload_optimizer == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += moved;
+        if (eng.offload_optimizer == Offload::Nvme) out.host_bytes += 0;  // pinned staging buffers: issue 4
+        out.host_bytes += (t.precision == Precision::MixedMasterFp32 ? P_gpu / shard_group * 4 : 0);
         master = states = 0;
     }
-    if (eng.offload_param != "none") {
-        (eng.offload_param == "cpu" ? out.host_bytes : out.nvme_bytes) += weights;
+    if (eng.offload_param != Offload::None) {
+        (eng.offload_param == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += weights;
         weights = 0;
-        if (type == "fsdp") {
+        if (type == EngineType::Fsdp) {
             // FSDP's CPU offload moves the sharded gradients with the parameters (FSDP1 CPUOffload(offload_params=True),
             // FSDP2 CPUOffloadPolicy: "offloads parameters, gradients and optimizer step to CPU").
             out.host_bytes += grads;
@@ -465,7 +465,7 @@ Breakdown training_memory(const Scenario& sc) {
     bool paged = t.optimizer.rfind("paged_", 0) == 0;
 
     // ---- Activations.
-    const bool megatron_engine = type == "megatron" || type == "megatron_deepspeed";
+    const bool megatron_engine = type == EngineType::Megatron || type == EngineType::MegatronDeepSpeed;
     // Image tokens (multimodal) join the sequence.
     double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
     double tokens = static_cast<double>(t.batch_size) * s;
@@ -473,8 +473,8 @@ Breakdown training_memory(const Scenario& sc) {
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
     double layer_full = la.per_token * tokens;
     double layer_saved = layer_full;
-    if (t.activation_checkpointing == "full") layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
-    else if (t.activation_checkpointing == "selective")
+    if (t.activation_checkpointing == Checkpointing::Full) layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
+    else if (t.activation_checkpointing == Checkpointing::Selective)
         layer_saved = (megatron_engine ? la.per_token - la.attention_scores : la.op_selective) * tokens;
     why["selective_checkpointing"] = megatron_engine ? "Megatron: recompute the attention core (s² terms)"
                                                      : "per-op policy: keep every other matmul output and the attention output";
@@ -497,7 +497,7 @@ Breakdown training_memory(const Scenario& sc) {
         why["offloaded_activation_bytes"] = acts - on_gpu;
         acts = on_gpu;
     }
-    double recompute = t.activation_checkpointing == "none" || act_layers == 0 ? 0 : layer_full;  // one layer rebuilt in backward
+    double recompute = t.activation_checkpointing == Checkpointing::None || act_layers == 0 ? 0 : layer_full;  // one layer rebuilt in backward
     // Gradients alive while one layer is differentiated: the gradient of its output and of its
     // residual input, plus the MLP's intermediates (gate, up and their product) or attention's
     // q, k, v and output, whichever is larger.
@@ -516,14 +516,14 @@ Breakdown training_memory(const Scenario& sc) {
     // A compiled loss (torch.compile of the cross-entropy) fuses the fp32 upcast and log-softmax into
     // reductions over the logits: the forward keeps the logits and a log-sum-exp per token, and the
     // backward writes the logits' gradient in the compute dtype from one kernel (softmax - one-hot).
-    const bool compiled_loss = t.compile == "layers_and_loss";
-    if (t.loss == "standard" && compiled_loss) {
+    const bool compiled_loss = t.compile == Compile::LayersAndLoss;
+    if (t.loss == Loss::Standard && compiled_loss) {
         logits_fwd = a * tokens * V + 4 * tokens;
         logits_peak = 2 * a * tokens * V + 4 * tokens;
-    } else if (t.loss == "standard") {
+    } else if (t.loss == Loss::Standard) {
         logits_fwd = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
         logits_peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
-    } else if (t.loss == "chunked") {
+    } else if (t.loss == Loss::Chunked) {
         double chunks = std::max(1.0, sc.tunable("chunked_loss_chunks"));
         logits_fwd = a * tokens * V + (compiled_loss ? 4 * tokens : 4 * tokens * V / chunks);
         logits_peak = a * tokens * V + (compiled_loss ? a : 4 * copies) * tokens * V / chunks;
@@ -542,8 +542,8 @@ Breakdown training_memory(const Scenario& sc) {
                          t.optimizer == "radam" || t.optimizer == "amsgrad" || t.optimizer == "adabelief");
     // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary. So does torchtune,
     // whose recipes' configs build torch.optim.AdamW with fused=True.
-    bool torch_optimizer = (type == "none" || type == "ddp" || type == "fsdp") && t.framework != "torchtune";
-    if (foreach_adam && torch_optimizer && eng.offload_optimizer == "none") {
+    bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) && t.framework != Framework::Torchtune;
+    if (foreach_adam && torch_optimizer && eng.offload_optimizer == Offload::None) {
         // one temporary the size of the second moment, on the GPU's share of the state
         double per_state = trainable > 0 ? states / (t.optimizer == "amsgrad" ? 3 : 2) : 0;
         step_temp = per_state * sc.tunable("optimizer_step_temp_copies");
@@ -573,7 +573,7 @@ Breakdown training_memory(const Scenario& sc) {
     double retained = 0;
     if (t.retains_previous_step) {
         retained = a * tokens * V;
-        if (t.method == "qlora") {
+        if (t.method == Method::Qlora) {
             double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
             double inputs = shared_norm * static_cast<double>(m.hidden_size) + qd + (m.num_experts ? 0 : I_tp);
             retained += a * tokens * inputs * shard.layers;

@@ -39,7 +39,7 @@ void evaluations(const char* name, const json& doc, int rounds) {
                 gpumem::detail::Layout l;
                 l.tp = tp, l.pp = pp, l.dp = 64 / (tp * pp), l.batch_size = mb, l.grad_accum = 4;
                 l.sequence_parallel = tp > 1;
-                l.checkpointing = mb > 2 ? "full" : "none";
+                l.checkpointing = mb > 2 ? gpumem::detail::Checkpointing::Full : gpumem::detail::Checkpointing::None;
                 if (gpumem::detail::layout_problem(s.model, l, 4096).empty()) layouts.push_back(l);
             }
     std::vector<double> rate;

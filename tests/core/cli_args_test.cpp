@@ -172,3 +172,15 @@ TEST(CliArgs, FlagsThatCannotApplyToTheFileAreInvalidInputNotAnException) {
     EXPECT_FALSE(r.error_document);
     EXPECT_NE(r.error.find("seq_len"), std::string::npos) << r.error;
 }
+
+TEST(CliArgs, SettingsTakesJsonOrMarkdownAndReadsNothing) {
+    Args a = parse_args({"settings", "--markdown"});
+    EXPECT_EQ(a.command, Command::Settings);
+    EXPECT_EQ(a.exit_code, kOk) << a.error;
+    EXPECT_TRUE(a.markdown);
+    EXPECT_TRUE(parse_args({"settings", "--json"}).json_out);
+    Files files;
+    Request r = build({"settings"}, files);
+    EXPECT_EQ(r.exit_code, kOk);
+    EXPECT_TRUE(files.asked.empty());
+}

@@ -42,7 +42,7 @@ json with_layout(json doc, const gpumem::detail::Layout& l, bool training) {
     doc[section]["batch_size"] = l.batch_size;
     if (training) {
         doc["training"]["gradient_accumulation_steps"] = l.grad_accum;
-        if (l.checkpointing) doc["training"]["activation_checkpointing"] = l.checkpointing;
+        if (l.checkpointing) doc["training"]["activation_checkpointing"] = gpumem::detail::name(*l.checkpointing);
         if (l.seq_len) doc["training"]["seq_len"] = l.seq_len;
     } else if (l.seq_len) {
         doc["inference"]["context_len"] = l.seq_len;
@@ -74,7 +74,8 @@ int compare(const json& base, const std::vector<gpumem::detail::Layout>& layouts
 
 std::vector<gpumem::detail::Layout> training_layouts(bool moe) {
     std::vector<gpumem::detail::Layout> out;
-    const char* ckpt[] = {"none", "selective", "full"};
+    using gpumem::detail::Checkpointing;
+    const Checkpointing ckpt[] = {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full};
     int i = 0;
     for (std::uint64_t tp : {1, 2, 4})
         for (std::uint64_t pp : {1, 2})

@@ -225,6 +225,16 @@ nlohmann::json list_gpus();
 // "about", "bytes_per_param"}, ...]. A scenario adds its own under "formats" in the same shape.
 nlohmann::json list_formats();
 
+// Every enumerated setting of the scenario, from the core's own tables (core/src/settings.h), so
+// front ends need no copies: {"training.optimizer": {"default": "adamw", "help": "...",
+// "values": [{"name": "adamw", "aliases": ["adamw_torch"], "label": "AdamW (foreach)",
+// "help": "..."}, ...]}, ...}, keyed by the field's dotted path. "name" is what a resolved
+// scenario holds; "aliases" are also accepted on input (case and '-' / '_' are ignored);
+// "label" is short, for a combo box; "help" is one line. "default" is what an absent field
+// takes before it is resolved ("auto" values are resolved from the rest of the scenario).
+// docs/scenario.md is generated from this (gpumem settings --markdown).
+nlohmann::json settings();
+
 //-----------------------------------------------------------------------------
 // [SECTION] The estimate
 //-----------------------------------------------------------------------------
@@ -313,6 +323,7 @@ std::string estimate_json(const std::string& scenario_text);
 std::string params_json(const std::string& hf_config_text);
 std::string presets_json();
 std::string maxfit_json(const std::string& scenario_text);
+std::string settings_json();  // settings()
 std::string plan_json(const std::string& request_text);  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
 
 }  // namespace gpumem
