@@ -27,6 +27,8 @@ export interface GpumemModule {
   maxfit(scenarioJson: string): string;
   /** A scenario document with a "plan" section -> the cluster's layouts that fit, fastest first (JSON text). */
   plan(requestJson: string): string;
+  /** Every enumerated setting: {path: {default, help, values: [{name, aliases, label, help}]}} (JSON text). */
+  settings(): string;
   /** The version, "MAJOR.MINOR.PATCH" (plain text, not JSON). */
   version(): string;
 }
