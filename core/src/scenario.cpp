@@ -127,6 +127,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         issues.push_back({"model", "give exactly one of preset, hf_config or the model's fields by hand", ""});
         return;
     }
+    s.model_input = m;
     ModelRead read;
     if (has_preset) {
         if (!m["preset"].is_string()) {
@@ -344,25 +345,25 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.weight_format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
+    // The checkpoint's own format: quantization_config when it has one, else its dtype. A format
+    // given that equals the checkpoint's quantization is that quantization (its unconverted modules
+    // and groups too), so a resolved scenario, which names the format, gives the same figures.
+    std::string quantized_as;
+    if (q && q->method == "bitsandbytes") quantized_as = q->bits == 4 ? (q->quant_type == "nf4" ? "nf4" : "fp4") : "int8";
+    else if (q && (q->method == "gptq" || q->method == "awq")) quantized_as = q->bits == 8 ? "int8" : "int4";
+    else if (q && q->method == "fp8") quantized_as = "fp8";
+    else if (q && q->method == "mxfp4") quantized_as = "mxfp4";
     if (x.weight_format == "auto") {
-        // The checkpoint's own format: quantization_config when it has one, else its dtype.
-        std::string from, why = "the checkpoint's dtype";
-        if (q && q->method == "bitsandbytes") from = q->bits == 4 ? (q->quant_type == "nf4" ? "nf4" : "fp4") : "int8";
-        else if (q && (q->method == "gptq" || q->method == "awq")) from = q->bits == 8 ? "int8" : "int4";
-        else if (q && q->method == "fp8") from = "fp8";
-        else if (q && q->method == "mxfp4") from = "mxfp4";
-        if (!from.empty()) {
-            why = "quantization_config: " + q->method;
-            x.weight_format_from_checkpoint = true;
-            if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
-        } else {
-            if (q && !q->method.empty())
-                s.warnings.push_back("quantization_config method '" + q->method + "' is not modelled: weights taken in " +
-                                     s.model.checkpoint_dtype);
-            from = s.model.checkpoint_dtype;
-        }
-        x.weight_format = from;
+        std::string why = quantized_as.empty() ? "the checkpoint's dtype" : "quantization_config: " + q->method;
+        if (quantized_as.empty() && q && !q->method.empty())
+            s.warnings.push_back("quantization_config method '" + q->method + "' is not modelled: weights taken in " +
+                                 s.model.checkpoint_dtype);
+        x.weight_format = quantized_as.empty() ? s.model.checkpoint_dtype : quantized_as;
         s.defaults_applied.push_back("inference.weight_format = \"" + x.weight_format + "\" (" + why + ")");
+    }
+    if (!quantized_as.empty() && x.weight_format == quantized_as) {
+        x.weight_format_from_checkpoint = true;
+        if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
     }
     if (x.weight_format == "int4") {
         x.group_size = group.value_or(128);
@@ -595,7 +596,12 @@ ScenarioRead read_scenario(const json& doc) {
 }
 
 json Scenario::to_json() const {
-    json model_json = {{"name", model.name}, {"source", model_source}, {"model_type", model.model_type}};
+    // The model as it was given (a preset, a config.json or a model by hand), so that this document
+    // is a valid scenario that gives the same figures, with what the reader made of it beside.
+    json model_json = model_input.is_object() ? model_input : json::object();
+    model_json["name"] = model.name;
+    model_json["source"] = model_source;
+    model_json["model_type"] = model.model_type;
     json out = {{"version", 1}, {"model", model_json}, {"mode", name(mode)}};
     if (mode == Mode::Training) {
         const auto& t = training;

@@ -139,6 +139,8 @@ struct Scenario {
     ModelSpec model;
     ParamCount params;
     std::string model_source;              // "preset meta-llama/Llama-3.1-8B", "hf_config", "manual"
+    json model_input;                      // the scenario's "model" as given: to_json() returns it, so the
+                                           // resolved scenario runs again as it stands
     Mode mode = Mode::Training;
     TrainingSettings training;
     InferenceSettings inference;

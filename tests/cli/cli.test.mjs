@@ -669,3 +669,24 @@ test('the CLI needs no shared library but libc, libm and libcurl', (t) => {
   assert.ok(needed.length > 0, readelf.stdout);
   assert.deepEqual(needed.filter((n) => !allowed.test(n)), [], `needed: ${needed.join(', ')}`);
 });
+
+// What gpumem prints as the scenario (every default filled in, the model as given) is a valid
+// scenario that gives the same figures, and reading it again changes nothing.
+test('every result\'s own scenario runs again to the same figures', () => {
+  const parses = (f) => { try { readScenario(f); return true; } catch { return false; } };
+  const files = fs.readdirSync(scenarioDir).filter((f) => f.endsWith('.json') && parses(f)).sort();
+  const first = run(['estimate', '--jsonl'], files.map((f) => JSON.stringify(readScenario(f))).join('\n') + '\n');
+  const results = first.stdout.split('\n').filter((l) => l !== '').map((l, i) => parseJson(l, files[i]));
+  assert.equal(results.length, files.length);
+  const ok = results.map((r, i) => [files[i], r]).filter(([, r]) => r.ok);
+  assert.ok(ok.length >= 30, `${ok.length} valid scenarios`);
+  const again = run(['estimate', '--jsonl'], ok.map(([, r]) => JSON.stringify(r.scenario)).join('\n') + '\n');
+  const second = again.stdout.split('\n').filter((l) => l !== '').map((l, i) => parseJson(l, `${ok[i][0]} again`));
+  ok.forEach(([name, r], i) => {
+    const s = second[i];
+    assert.equal(s.ok, true, `${name}: the resolved scenario is valid: ${JSON.stringify(s.errors)}`);
+    assert.deepEqual(s.per_gpu, r.per_gpu, `${name}: same per-GPU figures`);
+    assert.deepEqual(s.parameters, r.parameters, `${name}: same parameters`);
+    assert.deepEqual(s.scenario, r.scenario, `${name}: reading it again changes nothing`);
+  });
+});
