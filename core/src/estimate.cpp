@@ -81,35 +81,52 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
         notes.push_back("does not fit even with one layer per GPU: use a smaller weight format or context");
         return nullptr;
     }
+    // Memory falls as dp grows; the first dp that fits, by doubling then bisecting (0: none up to
+    // a million GPUs).
+    auto first_fitting_dp = [](detail::Scenario trial) -> std::uint64_t {
+        auto fits_at = [&trial](std::uint64_t dp) {
+            trial.parallel.dp = dp;
+            trial.hardware.num_gpus = trial.parallel.world();
+            return evaluate(trial).fits;
+        };
+        std::uint64_t lo = trial.parallel.dp, hi = trial.parallel.dp;
+        while (!fits_at(hi)) {
+            lo = hi;
+            hi *= 2;
+            if (hi > (1u << 20)) return 0;
+        }
+        while (hi - lo > 1) {
+            std::uint64_t mid = lo + (hi - lo) / 2;
+            (fits_at(mid) ? hi : lo) = mid;
+        }
+        return hi;
+    };
     const auto& e = s.engine;
     bool shards = (e.type == detail::EngineType::DeepSpeed || e.type == detail::EngineType::MegatronDeepSpeed) ? e.zero_stage > 0
                   : e.type == detail::EngineType::Fsdp ? e.fsdp_sharding != detail::FsdpSharding::NoShard : e.type == detail::EngineType::Megatron;
+    const std::uint64_t model_parallel = s.parallel.tp * s.parallel.pp * s.parallel.cp;
     if (!shards) {
-        notes.push_back("more GPUs of this kind do not help with engine " + std::string(detail::name(e.type)) +
-                        " (every GPU holds the whole model state): shard it with ZeRO or FSDP");
+        // Every GPU of this engine holds the whole model state: more of them alone do not help, but
+        // the same run sharded with ZeRO-3 may fit, and on how many GPUs is what the user needs next.
+        trial.engine.type = detail::EngineType::DeepSpeed;
+        trial.engine.zero_stage = 3;
+        const std::uint64_t dp = first_fitting_dp(trial);
+        const std::string engine = std::string(detail::name(e.type)) +
+                                   (e.type == detail::EngineType::Fsdp ? " (no_shard)" : "");
+        notes.push_back("with engine " + engine + " every GPU holds the whole model state, so more GPUs alone do not help; " +
+                        (dp > 0 ? "sharded with DeepSpeed ZeRO-3 (engine.type \"deepspeed\", engine.zero_stage 3) it fits on " +
+                                      std::to_string(dp * model_parallel) + " GPUs"
+                                : std::string("it does not fit even sharded with ZeRO-3: the unsharded part (activations, "
+                                              "gathered layers) alone exceeds the card")));
         return nullptr;
     }
-    // Memory falls as dp grows; find the first dp that fits by doubling, then bisecting.
-    std::uint64_t lo = s.parallel.dp, hi = s.parallel.dp;
-    auto fits_at = [&](std::uint64_t dp) {
-        trial.parallel.dp = dp;
-        trial.hardware.num_gpus = trial.parallel.world();
-        return evaluate(trial).fits;
-    };
-    while (!fits_at(hi)) {
-        lo = hi;
-        hi *= 2;
-        if (hi > (1u << 20)) {
-            notes.push_back("does not fit on up to a million GPUs: the unsharded part (activations, gathered layers) "
-                            "alone exceeds the card");
-            return nullptr;
-        }
+    const std::uint64_t dp = first_fitting_dp(trial);
+    if (dp == 0) {
+        notes.push_back("does not fit on up to a million GPUs: the unsharded part (activations, gathered layers) "
+                        "alone exceeds the card");
+        return nullptr;
     }
-    while (hi - lo > 1) {
-        std::uint64_t mid = lo + (hi - lo) / 2;
-        (fits_at(mid) ? hi : lo) = mid;
-    }
-    return hi * s.parallel.tp * s.parallel.pp * s.parallel.cp;
+    return dp * model_parallel;
 }
 
 }  // namespace
