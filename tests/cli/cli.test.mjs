@@ -425,7 +425,7 @@ describe('params', () => {
     const dir = path.join(repo, 'presets', 'models');
     const tally = {};
     const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
-    assert.ok(files.length >= 81, `${files.length} bundled presets`);
+    assert.ok(files.length >= 150, `${files.length} bundled presets`);
     for (const f of files) {
       const record = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
       const r = run(['params', '--hf-config', writeTmp(`preset-${f}`, record.config), '--json']);

@@ -145,7 +145,7 @@ TEST(Api, NearestPresetsForATypoAWrongOrganisationOrAVariant) {
     EXPECT_EQ(gpumem::nearest_presets("qwen/qwen2.5-7b-instruct").at(0), "Qwen/Qwen2.5-7B") << "a variant";
     EXPECT_EQ(gpumem::nearest_presets("someorg/Qwen2.5-7B").at(0), "Qwen/Qwen2.5-7B") << "a wrong organisation";
     EXPECT_EQ(gpumem::nearest_presets("Qwen/Qwen2.5-7C").at(0), "Qwen/Qwen2.5-7B") << "a typo";
-    EXPECT_TRUE(gpumem::nearest_presets("completely-different/thing-entirely").empty());
+    EXPECT_TRUE(gpumem::nearest_presets("completely-different/something-else-entirely").empty());
     EXPECT_LE(gpumem::nearest_presets("llama", 2).size(), 2u);
 }
 
