@@ -434,7 +434,7 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
     }
 
     const nlohmann::json& f = result["scenario"];
-    // A v1 document keeps its own shape; seed 001's format is replaced by its v1 reading.
+    // A v1 document keeps its own shape; gpu-mem-calculator's config format is replaced by its v1 reading.
     const bool v1 = doc.contains("version");
     const nlohmann::json& raw = v1 ? doc : f;
     state.extra = raw;

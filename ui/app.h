@@ -73,7 +73,7 @@ struct HubState
     nlohmann::json  pending_scenario;           // a share link's scenario, applied once the model arrives
 };
 
-// A model entered by hand: seed 001's fields ("7B" sizes allowed).
+// A model entered by hand: gpu-mem-calculator's model fields ("7B" sizes allowed).
 struct ManualModel
 {
     char            num_parameters[32] = "7B";
@@ -255,7 +255,7 @@ bool UpdateEstimate(AppState& state);
 // in state.link_message.
 void OpenFromPage(AppState& state, const nlohmann::json& request);
 
-// Loads a scenario document (v1 or seed 001's format) into the controls. Fields no control owns
+// Loads a scenario document (v1 or gpu-mem-calculator's config format) into the controls. Fields no control owns
 // are kept as they are. Returns false, with state.import_message saying why, when it is not a
 // scenario the core accepts.
 bool ImportScenario(AppState& state, const nlohmann::json& doc);

@@ -180,7 +180,7 @@ void ShowConfigLoader(AppState& state)
 void ShowManualModel(AppState& state)
 {
     ManualModel& m = state.manual;
-    FormRow("Parameters", "Total parameters: \"7B\", \"1.3e9\" or a plain number (seed 001's format).");
+    FormRow("Parameters", "Total parameters: \"7B\", \"1.3e9\" or a plain number.");
     ImGui::InputText("##manual_params", m.num_parameters, sizeof(m.num_parameters));
     auto field = [](const char* label, const char* id, int& value, int lo, int hi) {
         FormRow(label);
@@ -554,7 +554,7 @@ void ShowHardwarePanel(AppState& state)
     if (ImGui::InputInt("##num_gpus", &state.num_gpus))
         state.num_gpus = std::clamp(state.num_gpus, 1, 4096);
     RecordItemRect(state, "num_gpus");
-    FormRow("Custom size (GiB)", "A card with this much memory (GiB, 2^30 bytes, as seed 001's gpu_memory_gb) "
+    FormRow("Custom size (GiB)", "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
                                  "instead of the catalogue's figure: for cards not listed, or memory already "
                                  "taken. 0: the catalogue's.");
     if (ImGui::InputFloat("##gpu_memory_gb", &state.custom_gpu_gb, 0.0f, 0.0f, "%g"))

@@ -146,7 +146,7 @@ void ShowTimelinePanel(AppState& state)
 }
 
 //-----------------------------------------------------------------------------
-// [SECTION] Which GPUs fit (seed 003) and which layouts fit
+// [SECTION] Which GPUs fit and which layouts fit
 //-----------------------------------------------------------------------------
 
 void ShowGpuTablePanel(AppState& state)
@@ -487,7 +487,7 @@ void ShowSharePanel(AppState& state)
     RecordItemRect(state, "import");
     ImGui::EndDisabled();
 
-    ImGui::TextDisabled("Or paste a scenario (v1 or seed 001's format) or a model's config.json:");
+    ImGui::TextDisabled("Or paste a scenario (v1 or gpu-mem-calculator's config format) or a model's config.json:");
     ImGui::InputTextMultiline("##paste", state.paste_buffer.data(), state.paste_buffer.size(),
                               ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 6.0f));
     RecordItemRect(state, "paste");

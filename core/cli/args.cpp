@@ -46,7 +46,7 @@ commands:
              hardware:  --gpu ID  --num-gpus N  --gpu-mem GB
              flags override the same fields of --scenario.
   params     exact parameter count: --hf-config FILE | --model ID [--revision REV]  [--json]
-  quick      seed 001's quick look from a size: quick SIZE_IN_BILLIONS --gpus N [--engine E] [--zero N]
+  quick      a quick look from a size alone: quick SIZE_IN_BILLIONS --gpus N [--engine E] [--zero N]
              [--gpu-mem GB] [--json]
   maxfit     the largest batch_size and seq_len (training) or batch_size (concurrent sequences) and
              context_len (inference) that fit, each with the others as given; exact at the boundary
@@ -265,7 +265,7 @@ void quick_model(const Args& a, json& scenario) {
     } else {
         scenario["model"] = {{"name", a.positional[0] + "B model"}, {"num_parameters", count}};
     }
-    // seed 001's quick look shards with ZeRO-3 when DeepSpeed is named without a stage.
+    // The quick look (as gpu-mem-calculator's) shards with ZeRO-3 when DeepSpeed is named without a stage.
     if (scenario.contains("engine") && scenario["engine"].value("type", "") == "deepspeed" &&
         !scenario["engine"].contains("zero_stage"))
         scenario["engine"]["zero_stage"] = 3;

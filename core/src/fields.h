@@ -51,7 +51,7 @@ public:
         auto e = setting<E>(key);
         return e ? std::optional<std::string>(name(*e)) : std::nullopt;
     }
-    // A count such as 7000000000, 7e9, "7B", "1.3e9", "350M" (seed 001).
+    // A count such as 7000000000, 7e9, "7B", "1.3e9", "350M" (gpu-mem-calculator's config format).
     std::optional<std::uint64_t> count(const std::string& key, std::uint64_t min, std::uint64_t max);
 
     void fail(const std::string& key, const std::string& problem, const json* value) const;

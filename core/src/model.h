@@ -42,7 +42,7 @@ std::uint64_t layer_count(const ModelSpec& model, Layers layers);
 // which scales the guessed shape's parameters to the declared total; 1 for a counted model.
 double declared_scale(const ModelSpec& model);
 
-// A model entered by hand (seed 001's fields) or only by size; fills shapes it can derive and
+// A model entered by hand (gpu-mem-calculator's model fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.
 ModelRead read_manual_model(const json& model, const std::string& prefix,
                             std::vector<std::string>& defaults_applied);

@@ -106,7 +106,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const json* mp = doc.contains("model") ? &doc["model"] : nullptr;
     if (!mp || mp->is_null()) {
         issues.push_back({"model", "is required: {\"preset\": \"meta-llama/Llama-3.1-8B\"}, {\"hf_config\": {...}} or "
-                                   "seed 001's fields (\"num_parameters\": \"7B\", ...)", ""});
+                                   "the model's fields by hand (\"num_parameters\": \"7B\", ...)", ""});
         return;
     }
     const json& m = *mp;
@@ -168,7 +168,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
 }
 
-// Images per sample and tokens per image (seed 004: image tokens count toward the sequence).
+// Images per sample and tokens per image (image tokens count toward the sequence).
 void read_images(FieldReader& r, const Scenario& s, const std::string& section, std::uint64_t& images,
                  std::uint64_t& image_tokens, std::vector<std::string>& defaults_applied) {
     images = r.uint("images", 0, 100000).value_or(0);
@@ -204,7 +204,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
     x.optimizer = read_setting_name(r, d, kOptimizerField);
     x.optimizer_state_dtype = name(given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback));
-    // activation_checkpointing: a name, or seed 001's 0/1 / true/false.
+    // activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config format).
     std::optional<Checkpointing> ckpt;
     if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
         if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
@@ -491,7 +491,7 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     } else {
         s.hardware.gpu = "custom";
     }
-    // An explicit size wins over the catalogue (seed 001's gpu_memory_gb: a marketed size in GiB-sized units).
+    // An explicit size wins over the catalogue (gpu_memory_gb: a marketed size in GiB-sized units).
     if (mem_gb) s.hardware.gpu_memory_bytes = static_cast<std::uint64_t>(*mem_gb * static_cast<double>(kGiB));
 
     // Layout against the model.

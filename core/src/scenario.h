@@ -60,7 +60,7 @@ struct TrainingSettings {
     Quantization quantization = Quantization::Nf4;  // base weights for qlora
     std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
     std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
-    // "frozen" (partial) training, seed 004: the top `trainable_layers` decoder layers train, plus
+    // "frozen" (partial) training: the top `trainable_layers` decoder layers train, plus
     // `trainable_input_parameters` in a module that feeds the first layer (a projector); everything else is frozen.
     std::uint64_t trainable_layers = 0;
     std::uint64_t trainable_input_parameters = 0;
@@ -125,7 +125,7 @@ struct Hardware {
     std::uint64_t gpu_memory_bytes = 0;    // what the driver reports for one card
 };
 
-// A named, documented, overridable factor of the memory model (seed 002's tunables).
+// A named, documented, overridable factor of the memory model (what a calibration fits).
 struct Tunable {
     const char* name;
     double value;

@@ -271,7 +271,7 @@ inline constexpr Field<StateDtype> kStateDtypeField{
     "training.optimizer_state_dtype", StateDtype::Auto, "the dtype of the optimizer's moments (8-bit optimizers fix their own)"};
 inline constexpr Field<Checkpointing> kCheckpointingField{
     "training.activation_checkpointing", Checkpointing::None,
-    "activation (gradient) checkpointing; true/false and seed 001's 1/0 are read as full/none, as is gradient_checkpointing"};
+    "activation (gradient) checkpointing; true/false and 1/0 (gpu-mem-calculator's config format) are read as full/none, as is gradient_checkpointing"};
 inline constexpr Field<Attention> kTrainingAttentionField{"training.attention", Attention::Sdpa, "the attention kernel"};
 inline constexpr Field<Loss> kLossField{"training.loss", Loss::Standard, "how the cross-entropy is computed"};
 inline constexpr Field<Quantization> kQuantizationField{

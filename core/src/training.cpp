@@ -170,7 +170,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
     out.op_selective = a * h_part + a * q + 4 * heads + a * matmuls / 2;
     // A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
-    // and the activation gradients (seed 004); what frozen weights let autograd skip is not modelled.
+    // and the activation gradients; what frozen weights let autograd skip is not modelled.
     // The adapters add their own: B keeps A's output (rank r) for its weight gradient, and with
     // lora.dropout > 0, A's input is a dropped-out copy of the linear's input (compute dtype) whose
     // mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
@@ -235,7 +235,7 @@ Breakdown training_memory(const Scenario& sc) {
     bool partial = t.method == Method::Frozen;
     double trainable = P_gpu, frozen = 0, lora = 0;
     if (partial) {
-        // Seed 004's partial training: the top `trainable_layers` layers (on this stage: the last one holds
+        // Partial training: the top `trainable_layers` layers (on this stage: the last one holds
         // them), the head if asked, and a trainable module feeding the first layer; the rest is frozen.
         double head = m.tie_word_embeddings && head_copy == 0 ? 0 : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
         double layers_here = std::min(static_cast<double>(t.trainable_layers), shard.layers);
@@ -484,7 +484,7 @@ Breakdown training_memory(const Scenario& sc) {
     // Layers that keep activations: every layer, except in partial training with nothing trainable below
     // the top layers: frozen layers under the lowest trainable one run without an autograd graph. A
     // trainable module under the first layer (a projector) needs activation gradients through every frozen
-    // layer above it (seed 004), so they all keep their tensors.
+    // layer above it, so they all keep their tensors.
     double act_layers = shard.layers;
     if (partial && t.trainable_input_parameters == 0)
         act_layers = std::min(static_cast<double>(t.trainable_layers), shard.layers);

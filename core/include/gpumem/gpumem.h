@@ -69,7 +69,7 @@ struct Issue {
 enum class LayerAttention { Full, SlidingWindow };
 
 // A decoder-only transformer as the estimator sees it. Filled from a Hugging Face config.json
-// (read_hf_config), from a bundled preset, or by hand (seed 001's fields).
+// (read_hf_config), from a bundled preset, or by hand (gpu-mem-calculator's model fields).
 struct ModelSpec {
     std::string name;          // Hub id or user-given name
     std::string model_type;    // config.json `model_type` ("llama", "qwen2", ...; "manual" by hand)
@@ -167,7 +167,7 @@ struct ModelSpec {
     };
     std::optional<Quantization> quantization;
 
-    // A model entered only by its size (seed 001: "num_parameters": "7B") has no exact count;
+    // A model entered only by its size ("num_parameters": "7B", as gpu-mem-calculator's config format has it) has no exact count;
     // the declared figure is used and the result says so.
     std::optional<std::uint64_t> declared_parameters;
 };
