@@ -241,7 +241,7 @@ struct AppState
 // default card, and runs the first estimate.
 void AppInit(AppState& state);
 
-// The scenario document (docs/SCENARIO.md) that the current state describes.
+// The scenario document (docs/scenario.md) that the current state describes.
 nlohmann::json BuildScenario(const AppState& state);
 
 // Re-estimates when the scenario changed since the last call; returns true when it did.

@@ -1,4 +1,4 @@
-// Inference memory with Hugging Face transformers' generate() (MEMORY_MODEL.md §4): weights by
+// Inference memory with Hugging Face transformers' generate(): weights by
 // storage format, the KV cache by attention type, and the prefill's transient working set.
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Reading a v1 scenario (docs: SCENARIO.md). One place resolves every default and records it, so
+// Reading a v1 scenario (docs/scenario.md lists its settings). One place resolves every default and records it, so
 // the CLI and the page can show the assumptions behind a number.
 
 #include "scenario.h"
@@ -19,8 +19,8 @@ namespace {
 std::map<std::string, Tunable, std::less<>> default_tunables() {
     const Tunable list[] = {
         {"cuda_context_gib", 0.5, "GiB",
-         "CUDA context, kernels and library handles outside PyTorch's allocator (MEMORY_MODEL.md §5: 0.3-1 GiB "
-         "by card and CUDA version); counts in the device total only"},
+         "CUDA context, kernels and library handles outside PyTorch's allocator (0.3-1 GiB by card and CUDA "
+         "version); counts in the device total only"},
         {"allocator_fragmentation", 0.05, "fraction of allocated",
          "caching-allocator slack: reserved = allocated x (1 + this); block rounding to 2 MiB segments"},
         {"nccl_buffers_gib", 0.25, "GiB",
@@ -305,7 +305,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
                              "are not modelled in training yet");
 
-    // Precision recipe. "auto" follows the engine (MEMORY_MODEL.md §2).
+    // Precision recipe. "auto" follows the engine.
     if (x.precision == Precision::Auto) {
         Precision resolved;
         const EngineType e = s.engine.type;

@@ -1,4 +1,4 @@
-// Training and fine-tuning memory (MEMORY_MODEL.md §2, §3): model state by precision recipe and
+// Training and fine-tuning memory: model state by precision recipe and
 // sharding, activations per saved tensor of the block, logits and loss, and the step timeline.
 
 #include <algorithm>
@@ -94,7 +94,7 @@ double state_bytes(const std::string& opt, double state_dtype_bytes, double rows
     return 2 * n * state_dtype_bytes;  // adam, adamw(_fused), nadam, radam, adabelief, lamb, sparse_adam
 }
 
-// Bytes autograd keeps for one decoder layer per token (MEMORY_MODEL.md §3), for the block as
+// Bytes autograd keeps for one decoder layer per token, for the block as
 // transformers builds it. `s` is the sequence length one rank sees.
 struct LayerActivations {
     double per_token = 0;           // everything saved for backward

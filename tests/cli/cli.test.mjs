@@ -71,7 +71,7 @@ const llamaTraining = {
 };
 const COMPONENTS = ['weights', 'gradients', 'optimizer_states', 'activations', 'logits', 'kv_cache', 'overheads'];
 
-// The result keys docs/SCENARIO.md makes the contract.
+// The result keys docs/scenario.md makes the contract.
 function checkResult(res, what) {
   assert.equal(res.ok, true, `${what}: ok is not true: ${JSON.stringify(res.errors ?? res).slice(0, 500)}`);
   assert.equal(typeof res.parameters?.total, 'number', `${what}: parameters.total`);
