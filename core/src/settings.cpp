@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "fields.h"
+#include "scenario/fields.h"
 
 namespace gpumem::detail {
 

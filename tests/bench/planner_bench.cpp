@@ -11,7 +11,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "planner.h"
+#include "planner/planner.h"
 
 namespace {
 

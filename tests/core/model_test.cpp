@@ -3,7 +3,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "model.h"
+#include "model/model.h"
 
 using nlohmann::json;
 

@@ -9,7 +9,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "planner.h"
+#include "planner/planner.h"
 
 using nlohmann::json;
 

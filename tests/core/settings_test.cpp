@@ -7,8 +7,8 @@
 
 #include <gpumem/gpumem.h>
 
-#include "fields.h"
-#include "presets.h"
+#include "scenario/fields.h"
+#include "catalogue/presets.h"
 #include "settings.h"
 
 using nlohmann::json;

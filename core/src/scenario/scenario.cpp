@@ -1,14 +1,14 @@
 // Reading a v1 scenario (docs/scenario.md lists its settings). One place resolves every default and records it, so
 // the CLI and the page can show the assumptions behind a number.
 
-#include "scenario.h"
+#include "scenario/scenario.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
-#include "model.h"
-#include "presets.h"
+#include "model/model.h"
+#include "catalogue/presets.h"
 
 namespace gpumem::detail {
 

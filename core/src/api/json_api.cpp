@@ -4,7 +4,7 @@
 #include <exception>
 #include <optional>
 
-#include "fields.h"
+#include "scenario/fields.h"
 
 namespace gpumem {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "memory.h"
+#include "memory/memory.h"
 
 namespace gpumem::detail {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "model.h"
+#include "model/model.h"
 
 namespace gpumem::detail {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "scenario.h"
+#include "model/model.h"
+#include "scenario/scenario.h"
 
 namespace gpumem::detail {
 

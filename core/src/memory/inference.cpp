@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "memory.h"
+#include "memory/memory.h"
 
 namespace gpumem::detail {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "memory.h"
+#include "memory/memory.h"
 
 namespace gpumem::detail {
 

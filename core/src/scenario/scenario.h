@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "fields.h"
+#include "scenario/fields.h"
 #include "gpumem/gpumem.h"
-#include "presets.h"
+#include "catalogue/presets.h"
 
 namespace gpumem::detail {
 

@@ -68,7 +68,7 @@
 #include <cstring>
 #include <map>
 
-#include "planner.h"
+#include "planner/planner.h"
 
 namespace gpumem::detail {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "fields.h"
+#include "scenario/fields.h"
 
 namespace gpumem::detail {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fields.h"
+#include "scenario/fields.h"
 #include "gpumem/gpumem.h"
 
 namespace gpumem::detail {

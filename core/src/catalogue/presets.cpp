@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "presets.h"
+#include "catalogue/presets.h"
 
 namespace gpumem::detail {
 

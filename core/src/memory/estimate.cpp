@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "memory.h"
+#include "memory/memory.h"
 
 namespace gpumem {
 
