@@ -10,6 +10,7 @@
 // [SECTION] The scenario (what to estimate)
 // [SECTION] The estimate (what comes back)
 // [SECTION] Max-fit solvers and the planner (what fits, and the best way to run it)
+// [SECTION] Exporters (the config files and command lines that run a scenario)
 // [SECTION] JSON API (what the CLI, the WebAssembly module and the page call)
 //
 // Quick start:
@@ -308,6 +309,26 @@ nlohmann::json maxfit(const nlohmann::json& scenario);
 nlohmann::json plan(const nlohmann::json& request);
 
 //-----------------------------------------------------------------------------
+// [SECTION] Exporters
+//-----------------------------------------------------------------------------
+// A scenario written as what runs it: {"format": "deepspeed" | "accelerate" | "torchrun" |
+// "torchtune" | "axolotl" | "litgpt" | "vllm" | "llama.cpp", "scenario": {...},
+// "gpus_per_node": 8 (default min(GPUs, 8)), "script": "train.py" (torchrun)} ->
+//   {"ok": true, "format", "kind": "json" | "yaml" | "command", "file_name", "text",
+//    "notes": [what the user still sets in code or data], "scenario": <resolved>,
+//    "estimate": <estimate() of that scenario>}
+// A field the format needs and the scenario leaves out takes the format's value (vllm sets
+// inference.engine, torchtune training.framework, deepspeed engine.type); a field the format cannot
+// express is an error naming the field and what the format takes.
+nlohmann::json export_config(const nlohmann::json& request);
+
+// A DeepSpeed ds_config.json read as the scenario fields it decides (micro-batch, accumulation,
+// data-parallel size from train_batch_size, dtype, ZeRO stage, offload devices, bucket sizes):
+//   {"ok": true, "scenario": {"mode", "training", "engine", "parallelism", "overheads"}, "notes": [...]}
+// "auto" values are left out (the training script decides them) and noted.
+nlohmann::json import_deepspeed(const nlohmann::json& ds_config);
+
+//-----------------------------------------------------------------------------
 // [SECTION] JSON API (strings in, strings out)
 //-----------------------------------------------------------------------------
 // What the WebAssembly module exports one-to-one. Malformed JSON text is an error object, not an
@@ -321,9 +342,11 @@ std::optional<nlohmann::json> parse_json(const std::string& text, std::string& e
 
 std::string estimate_json(const std::string& scenario_text);
 std::string params_json(const std::string& hf_config_text);
-std::string presets_json();
+std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
 std::string maxfit_json(const std::string& scenario_text);
 std::string settings_json();  // settings()
-std::string plan_json(const std::string& request_text);  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
+std::string plan_json(const std::string& request_text);
+std::string export_json(const std::string& request_text);            // export_config()
+std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
 
 }  // namespace gpumem

@@ -79,6 +79,14 @@ std::string plan_json(const std::string& request_text) {
     return guarded(request_text, [](const json& doc) { return plan(doc); });
 }
 
+std::string export_json(const std::string& request_text) {
+    return guarded(request_text, [](const json& doc) { return export_config(doc); });
+}
+
+std::string import_deepspeed_json(const std::string& ds_config_text) {
+    return guarded(ds_config_text, [](const json& doc) { return import_deepspeed(doc); });
+}
+
 std::string presets_json() {
     try {
         return json{{"models", list_presets()}, {"gpus", list_gpus()}, {"formats", list_formats()}}.dump();
