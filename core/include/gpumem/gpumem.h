@@ -308,6 +308,21 @@ nlohmann::json maxfit(const nlohmann::json& scenario);
 // then device_total_bytes (smaller first), then the layout's fields in the order listed (smaller first).
 nlohmann::json plan(const nlohmann::json& request);
 
+// What would make the scenario fit: the smallest changes, each evaluated by estimate() (and the
+// sizes by maxfit()), ranked by how much of the run they change ("tier": same_math < slower <
+// numerics < data < hardware < method), then by the memory they leave. When the scenario fits
+// already, the changes that lower its peak (how much headroom each buys).
+//   {"ok": true, "fits", "device_total_bytes", "capacity_bytes", "headroom_bytes",
+//    "suggestions": [{"change": "activation checkpointing: full", "cost": "...", "tier": "slower",
+//                     "set": {"training.activation_checkpointing": "full"},  // dotted fields changed
+//                     "fits", "device_total_bytes", "saves_bytes", "host_bytes",
+//                     "scenario": {...},     // the scenario with the change: runs as it stands
+//                     "estimate": {...}}, ...],
+//    "estimate": <estimate() of the scenario as given>}
+// When no single change short of more hardware or another method fits, one more suggestion combines
+// them (largest saving first) until it fits.
+nlohmann::json fit(const nlohmann::json& scenario);
+
 //-----------------------------------------------------------------------------
 // [SECTION] Exporters
 //-----------------------------------------------------------------------------
@@ -346,6 +361,7 @@ std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus(), 
 std::string maxfit_json(const std::string& scenario_text);
 std::string settings_json();  // settings()
 std::string plan_json(const std::string& request_text);
+std::string fit_json(const std::string& scenario_text);               // fit()
 std::string export_json(const std::string& request_text);            // export_config()
 std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
 
