@@ -323,6 +323,30 @@ nlohmann::json plan(const nlohmann::json& request);
 // them (largest saving first) until it fits.
 nlohmann::json fit(const nlohmann::json& scenario);
 
+// Calibration: the runtime overheads (cuda_context_gib, allocator_fragmentation, nccl_buffers_gib,
+// vllm_cuda_graph_gib) fitted to measured peaks, the memory model's physics left alone.
+//   request: {"records": [{"id", "source", "scenario": {...},
+//                          "measured": {"metric": "allocated" | "reserved" | "device_total" | "unknown",
+//                                       "gib": 18.9}}, ...],
+//             "name": "my-cluster"}
+//   result:  {"ok": true,
+//             "calibration": {"gpumem_calibration": 1, "gpumem_version", "name",
+//                             "overheads": {name: value}, "records": [{"id", "source", "class"}]},
+//             "report": {"before" | "after" | "leave_one_out":
+//                        {class: {"n", "median_pct", "p90_pct", "within_10"}, "all": {...}}}}
+// The fit minimises the sum of absolute relative errors (robust to a few odd records). "after" is
+// in-sample; "leave_one_out" predicts each record from a fit on the others. A record's scenario that
+// gives an overhead itself keeps it.
+nlohmann::json calibrate(const nlohmann::json& request);
+
+// The scenario with a calibration's overheads (where the scenario gives none):
+//   {"ok": true, "scenario": {...}, "calibration": {"name", "hash"}}, or an error when the file is
+// not a calibration or was fitted by another gpumem version (its overheads belong to that model).
+nlohmann::json apply_calibration(const nlohmann::json& scenario, const nlohmann::json& calibration);
+
+// A calibration's identity: 16 hex digits of FNV-1a over its compact JSON (links carry name + hash).
+std::string calibration_hash(const nlohmann::json& calibration);
+
 //-----------------------------------------------------------------------------
 // [SECTION] Exporters
 //-----------------------------------------------------------------------------
@@ -362,6 +386,7 @@ std::string maxfit_json(const std::string& scenario_text);
 std::string settings_json();  // settings()
 std::string plan_json(const std::string& request_text);
 std::string fit_json(const std::string& scenario_text);               // fit()
+std::string calibrate_json(const std::string& request_text);          // calibrate()
 std::string export_json(const std::string& request_text);            // export_config()
 std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
 

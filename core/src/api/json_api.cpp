@@ -83,6 +83,10 @@ std::string fit_json(const std::string& scenario_text) {
     return guarded(scenario_text, [](const json& doc) { return fit(doc); });
 }
 
+std::string calibrate_json(const std::string& request_text) {
+    return guarded(request_text, [](const json& doc) { return calibrate(doc); });
+}
+
 std::string export_json(const std::string& request_text) {
     return guarded(request_text, [](const json& doc) { return export_config(doc); });
 }
