@@ -1,4 +1,4 @@
-// The WebAssembly surface of gpumem: seven functions, JSON strings in, JSON strings out.
+// The WebAssembly surface of gpumem: eleven functions, JSON strings in, JSON strings out.
 //
 // One EMSCRIPTEN_BINDINGS block and no logic. Everything here maps one-to-one onto the core's
 // JSON API (core/include/gpumem/gpumem.h, [SECTION] JSON API), which never throws: malformed
@@ -27,5 +27,9 @@ EMSCRIPTEN_BINDINGS(gpumem) {
     emscripten::function("maxfit", &gpumem::maxfit_json);      // scenario JSON -> largest sizes that fit
     emscripten::function("plan", &gpumem::plan_json);          // scenario + "plan" JSON -> ranked layouts
     emscripten::function("settings", &gpumem::settings_json);  // -> {field path: {default, help, values}}
+    emscripten::function("fit", &gpumem::fit_json);            // scenario JSON -> the changes that make it fit
+    emscripten::function("exportConfig", &gpumem::export_json);  // {format, scenario} -> the config / command line
+    emscripten::function("importDeepspeed", &gpumem::import_deepspeed_json);  // ds_config.json -> scenario fields
+    emscripten::function("calibrate", &gpumem::calibrate_json);  // {records} -> a calibration and its report
     emscripten::function("version", &version_string);          // -> "MAJOR.MINOR.PATCH"
 }

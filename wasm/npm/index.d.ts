@@ -29,6 +29,16 @@ export interface GpumemModule {
   plan(requestJson: string): string;
   /** Every enumerated setting: {path: {default, help, values: [{name, aliases, label, help}]}} (JSON text). */
   settings(): string;
+  /** A scenario document -> the smallest changes that make it fit, each with its scenario and estimate (JSON text). */
+  fit(scenarioJson: string): string;
+  /** {"format": "deepspeed" | "accelerate" | "torchrun" | "torchtune" | "axolotl" | "litgpt" | "vllm" | "llama.cpp",
+   *  "scenario": {...}} -> {"ok", "format", "kind", "file_name", "text", "notes", "scenario", "estimate"} (JSON text). */
+  exportConfig(requestJson: string): string;
+  /** A DeepSpeed ds_config.json (JSON text) -> {"ok", "scenario": the fields it decides, "notes"} (JSON text). */
+  importDeepspeed(dsConfigJson: string): string;
+  /** {"records": [{"id", "source", "scenario", "measured": {"metric", "gib"}}], "name"} -> a calibration file and
+   *  its before / after / leave-one-out report (JSON text). */
+  calibrate(requestJson: string): string;
   /** The version, "MAJOR.MINOR.PATCH" (plain text, not JSON). */
   version(): string;
 }
