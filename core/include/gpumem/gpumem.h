@@ -344,6 +344,16 @@ nlohmann::json calibrate(const nlohmann::json& request);
 // not a calibration or was fitted by another gpumem version (its overheads belong to that model).
 nlohmann::json apply_calibration(const nlohmann::json& scenario, const nlohmann::json& calibration);
 
+// Peak memory against one size: {"scenario": {...}, "field": "training.seq_len" | "training.batch_size"
+// | "inference.context_len" | "inference.batch_size", "max": N (default twice the larger of the
+// scenario's value and the max-fit value)} ->
+//   {"ok": true, "field", "label", "capacity_bytes", "current": {"value", "device_total_bytes"},
+//    "max_fit", "points": [{"value", "device_total_bytes", "fits"}], "model", "gpu"}
+// at powers of two from 1 up to "max" (and "max" itself), each an estimate().
+nlohmann::json sweep(const nlohmann::json& request);
+// A sweep drawn as a 640 x 360 SVG: the peak, the card's capacity and the max-fit point.
+std::string sweep_svg(const nlohmann::json& sweep_result);
+
 // A calibration's identity: 16 hex digits of FNV-1a over its compact JSON (links carry name + hash).
 std::string calibration_hash(const nlohmann::json& calibration);
 
@@ -387,6 +397,7 @@ std::string settings_json();  // settings()
 std::string plan_json(const std::string& request_text);
 std::string fit_json(const std::string& scenario_text);               // fit()
 std::string calibrate_json(const std::string& request_text);          // calibrate()
+std::string sweep_json(const std::string& request_text);              // sweep()
 std::string export_json(const std::string& request_text);            // export_config()
 std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
 

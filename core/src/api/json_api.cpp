@@ -87,6 +87,10 @@ std::string calibrate_json(const std::string& request_text) {
     return guarded(request_text, [](const json& doc) { return calibrate(doc); });
 }
 
+std::string sweep_json(const std::string& request_text) {
+    return guarded(request_text, [](const json& doc) { return sweep(doc); });
+}
+
 std::string export_json(const std::string& request_text) {
     return guarded(request_text, [](const json& doc) { return export_config(doc); });
 }
