@@ -20,11 +20,11 @@ Figures evaluate(const Scenario& s) {
     f.allocated = tl.empty() ? 0 : tl[f.peak].allocated();
     // Slack on what the caching allocator hands out piecemeal; a preallocated KV pool (vLLM) is one block.
     double pooled = 0;
-    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.count("kv_cache")) pooled = tl[f.peak].bytes.at("kv_cache");
-    f.slack = (f.allocated - pooled) * s.tunable("allocator_fragmentation");
+    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache)) pooled = tl[f.peak].bytes[Component::KvCache];
+    f.slack = (f.allocated - pooled) * s.tunable(Tunable::AllocatorFragmentation);
     f.reserved = f.allocated + f.slack;
-    f.context = s.tunable("cuda_context_gib") * static_cast<double>(kGiB);
-    if (s.hardware.num_gpus > 1) f.context += s.tunable("nccl_buffers_gib") * static_cast<double>(kGiB);
+    f.context = s.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
+    if (s.hardware.num_gpus > 1) f.context += s.tunable(Tunable::NcclBuffersGib) * static_cast<double>(kGiB);
     f.device = f.reserved + f.context + f.breakdown.outside_allocator;
     // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi.
     if (f.breakdown.claimed > 0) {
@@ -147,10 +147,15 @@ json detail::estimate_result(const Scenario& scenario) {
         return detail::error_document({{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
 
     json components = json::object();
-    for (const std::string& name : detail::component_names()) components[name] = 0;
-    const auto& names = detail::component_names();
-    for (std::size_t i = 0; i < names.size(); ++i)
-        if (tl[f.peak].bytes.has(i)) components[names[i]] = bytes(tl[f.peak].bytes[i]);
+    for (const char* name : detail::kComponentNames) components[name] = 0;
+    // The components a phase lists, by name.
+    auto listed = [](const detail::ComponentBytes& b, json& out) {
+        for (std::size_t i = 0; i < detail::kComponents; ++i) {
+            const auto c = static_cast<detail::Component>(i);
+            if (b.has(c)) out[detail::name(c)] = bytes(b[c]);
+        }
+    };
+    listed(tl[f.peak].bytes, components);
     // Paged optimizer state is on the GPU but outside the allocator; it shows under its own name too.
     if (f.breakdown.outside_allocator > 0)
         components["optimizer_states"] = components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
@@ -159,14 +164,13 @@ json detail::estimate_result(const Scenario& scenario) {
     json timeline = json::array();
     for (const auto& p : tl) {
         json c = json::object();
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (p.bytes.has(i)) c[names[i]] = bytes(p.bytes[i]);
+        listed(p.bytes, c);
         timeline.push_back({{"phase", p.name}, {"allocated_bytes", bytes(p.allocated())}, {"components", c}});
     }
 
     json overheads = json::object();
-    for (const auto& [name, t] : s.overheads)
-        overheads[name] = {{"value", t.value}, {"unit", t.unit}, {"about", t.doc}};
+    for (const detail::TunableRow& t : detail::kTunables)
+        overheads[t.name] = {{"value", s.overheads[t.id]}, {"unit", t.unit}, {"about", t.doc}};
 
     std::vector<std::string> warnings = s.warnings;
     warnings.insert(warnings.end(), f.breakdown.warnings.begin(), f.breakdown.warnings.end());

@@ -14,6 +14,7 @@ namespace {
 }  // namespace
 
 Breakdown inference_memory(const Scenario& sc) {
+    using C = Component;
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
     const Parallelism& par = sc.parallel;
@@ -26,18 +27,17 @@ Breakdown inference_memory(const Scenario& sc) {
     // so), as do modules the checkpoint's quantization_config leaves unconverted. GGUF files
     // quantize every matrix.
     Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
-    double a = compute_dtype_bytes(x.weight_format);
-    const auto& qc = m.quantization;
     // The format's bytes per weight, from the catalogue (presets/dtypes.json or the scenario's own);
     // GPTQ/AWQ groups come from the checkpoint or the scenario, bitsandbytes' double quant from the checkpoint.
-    Format fmt = *sc.format(x.weight_format);
-    if (x.weight_format == "int4") fmt.group_size = static_cast<double>(x.group_size);
+    Format fmt = sc.weight_format();
+    double a = fmt.compute_bytes();
+    const auto& qc = m.quantization;
+    if (fmt.builtin == WeightFormat::Int4) fmt.group_size = static_cast<double>(x.group_size);
     if (qc && qc->double_quant) apply_double_quant(fmt);
     double fb = fmt.bytes_per_param();
-    double total_params = shard.total();
-    total_params *= declared_scale(m);  // known only by size: the guessed shape scaled to the declared total
-    bool quantized = fmt.scope == "layers";
-    double in_format = fmt.scope == "layers" ? shard.linear_params : total_params;
+    double total_params = shard.params();
+    bool quantized = fmt.scope == FormatScope::Layers;
+    double in_format = quantized ? shard.linear_params : total_params;
     bool keeps_attention = qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),
                                             [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
     if (quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= shard.attention_linear_params;
@@ -45,13 +45,12 @@ Breakdown inference_memory(const Scenario& sc) {
     double weights = in_format * fb + (total_params - in_format) * rest_bytes;
     why["weight_bytes_per_param"] = fb;
     why["params_in_weight_format"] = in_format;
-    if (fmt.scope == "matrices" && x.engine != InferenceEngine::LlamaCpp)
+    if (fmt.scope == FormatScope::Matrices && x.engine != InferenceEngine::LlamaCpp)
         out.warnings.push_back("GGUF formats are llama.cpp's: set inference.engine to llama.cpp for its cache and buffers");
 
     // ---- KV cache: K and V for every kv head on every layer of this stage; sliding-window layers
     // keep at most the window.
-    // int4 (quanto's quantized cache): 4 bits + an fp16 scale and zero point per group of 64.
-    double kv_bytes = x.kv_cache_dtype == "int4" ? 0.5 + 4.0 / 64 : dtype_bytes(x.kv_cache_dtype).value_or(2);
+    double kv_bytes = storage_bytes(x.kv_cache_dtype);
     double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / tp);  // replicated when kv < tp
     double per_token_layer = 2 * kv_heads * static_cast<double>(m.head_dim) * kv_bytes;
     if (m.kv_lora_rank > 0) {
@@ -136,7 +135,7 @@ Breakdown inference_memory(const Scenario& sc) {
         double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
         double acts = forward_bytes(static_cast<double>(x.max_num_batched_tokens), 0, false);
         double logits = 256 * V * (a + 4);
-        double non_torch = (sc.tunable("vllm_cuda_graph_gib") + sc.tunable("cuda_context_gib")) * static_cast<double>(kGiB);
+        double non_torch = (sc.tunable(Tunable::VllmCudaGraphGib) + sc.tunable(Tunable::CudaContextGib)) * static_cast<double>(kGiB);
         double pool = budget - weights - acts - logits - non_torch;
         double block = static_cast<double>(x.block_size);
         double per_block = 0;  // one block on every cached layer
@@ -164,10 +163,10 @@ Breakdown inference_memory(const Scenario& sc) {
             out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
                                    " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
                                    std::to_string(x.batch_size) + ": vLLM would queue the rest");
-        out.timeline.push_back({"load", {{"weights", weights}}});
-        if (encode > 0) out.timeline.push_back({"encode_images", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", encode}}});
-        out.timeline.push_back({"profile", {{"weights", weights}, {"activations", acts}, {"logits", logits}}});
-        out.timeline.push_back({"serve", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", acts}, {"logits", logits}}});
+        out.timeline.push_back({"load", {{C::Weights, weights}}});
+        if (encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, encode}}});
+        out.timeline.push_back({"profile", {{C::Weights, weights}, {C::Activations, acts}, {C::Logits, logits}}});
+        out.timeline.push_back({"serve", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, acts}, {C::Logits, logits}}});
         return out;
     }
 
@@ -203,8 +202,8 @@ Breakdown inference_memory(const Scenario& sc) {
         why["llama_cpp_gpu_layers"] = static_cast<double>(on_gpu);
         why["llama_cpp_n_ctx"] = n_ctx;
         why["llama_cpp_compute_buffer_bytes"] = compute;
-        out.timeline.push_back({"load", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}}});
-        out.timeline.push_back({"prompt", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}, {"temporaries", compute}}});
+        out.timeline.push_back({"load", {{C::Weights, gpu_weights}, {C::KvCache, kv_gpu}}});
+        out.timeline.push_back({"prompt", {{C::Weights, gpu_weights}, {C::KvCache, kv_gpu}, {C::Temporaries, compute}}});
         if (encode > 0) out.warnings.push_back("llama.cpp encodes images with its own projector (mmproj): not modelled");
         if (on_gpu < L)
             out.warnings.push_back(std::to_string(L - on_gpu) + " layers run on the CPU from host RAM (host_bytes)");
@@ -219,10 +218,10 @@ Breakdown inference_memory(const Scenario& sc) {
     double logits = b * V * (a + 4);
     why["prefill_tokens"] = b * ctx;
 
-    out.timeline.push_back({"load", {{"weights", weights}}});
-    if (encode > 0) out.timeline.push_back({"encode_images", {{"weights", weights}, {"activations", encode}}});
-    out.timeline.push_back({"prefill", {{"weights", weights}, {"kv_cache", kv}, {"activations", acts}, {"logits", logits}}});
-    out.timeline.push_back({"decode", {{"weights", weights}, {"kv_cache", kv}, {"logits", logits}}});
+    out.timeline.push_back({"load", {{C::Weights, weights}}});
+    if (encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::Activations, encode}}});
+    out.timeline.push_back({"prefill", {{C::Weights, weights}, {C::KvCache, kv}, {C::Activations, acts}, {C::Logits, logits}}});
+    out.timeline.push_back({"decode", {{C::Weights, weights}, {C::KvCache, kv}, {C::Logits, logits}}});
     if (!x.kv_cache)
         out.warnings.push_back("without a KV cache every generated token re-runs the whole prefix: memory stays at the prefill's");
     return out;

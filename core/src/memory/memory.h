@@ -3,7 +3,7 @@
 
 #include <array>
 #include <initializer_list>
-#include <map>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -15,46 +15,29 @@
 
 namespace gpumem::detail {
 
-// Component names, in display order. Their sum at the peak is the device total.
-inline const std::vector<std::string>& component_names() {
-    static const std::vector<std::string> names = {"weights", "gradients", "optimizer_states", "activations",
-                                                   "logits", "kv_cache", "temporaries", "overheads"};
-    return names;
-}
-constexpr std::size_t kComponents = 8;
-// The index of a component name in component_names(); throws std::logic_error on a name that is
-// not one (a programming error, caught by the JSON API's guard). Inline: the names are literals at
-// every call, so the compiler resolves them (every phase names up to six, every evaluation).
-inline std::size_t component_index(const char* name) {
-    constexpr std::size_t lengths[kComponents] = {7, 9, 16, 11, 6, 8, 11, 9};  // "weights", "gradients", ...
-    std::size_t i = kComponents;
-    switch (name[0]) {
-        case 'w': i = 0; break;
-        case 'g': i = 1; break;
-        case 'o': i = name[1] == 'p' ? 2 : 7; break;
-        case 'a': i = 3; break;
-        case 'l': i = 4; break;
-        case 'k': i = 5; break;
-        case 't': i = 6; break;
-        default: break;
-    }
-    if (i == kComponents || name[lengths[i]] != '\0') throw std::logic_error(std::string("unknown memory component ") + name);
-    return i;
-}
+// The components of a phase's bytes, declared once: the enum and, in its order, the JSON names
+// (display order). Their sum at the peak is the device total.
+enum class Component { Weights, Gradients, OptimizerStates, Activations, Logits, KvCache, Temporaries, Overheads };
+inline constexpr const char* kComponentNames[] = {"weights", "gradients", "optimizer_states", "activations",
+                                                  "logits", "kv_cache", "temporaries", "overheads"};
+constexpr std::size_t kComponents = sizeof(kComponentNames) / sizeof(kComponentNames[0]);
+static_assert(static_cast<std::size_t>(Component::Overheads) + 1 == kComponents, "one name per component");
+constexpr const char* name(Component c) { return kComponentNames[static_cast<std::size_t>(c)]; }
 
 // Bytes by component at one phase: a fixed array (no allocation), written as the map it replaces:
-// {{"weights", w}, {"kv_cache", kv}}. Only the components a phase names are listed in its output.
+// {{Component::Weights, w}, {Component::KvCache, kv}}. Only the components a phase names are listed in its output.
 class ComponentBytes {
 public:
     ComponentBytes() = default;
-    ComponentBytes(std::initializer_list<std::pair<const char*, double>> list) {
-        for (const auto& [name, b] : list) set(component_index(name), b);
+    ComponentBytes(std::initializer_list<std::pair<Component, double>> list) {
+        for (const auto& [c, b] : list) set(c, b);
     }
-    void set(std::size_t i, double b) { value_[i] = b; present_ |= 1u << i; }
-    bool has(std::size_t i) const { return present_ & (1u << i); }
-    double operator[](std::size_t i) const { return value_[i]; }
-    std::size_t count(const char* name) const { return has(component_index(name)) ? 1 : 0; }
-    double at(const char* name) const { return value_[component_index(name)]; }
+    void set(Component c, double b) {
+        value_[index(c)] = b;
+        present_ |= 1u << index(c);
+    }
+    bool has(Component c) const { return present_ & (1u << index(c)); }
+    double operator[](Component c) const { return value_[index(c)]; }
     // In the names' alphabetical order, as the std::map this replaced summed them (same rounding).
     double sum() const {
         static constexpr std::size_t order[kComponents] = {3, 1, 5, 4, 2, 7, 6, 0};
@@ -64,6 +47,7 @@ public:
     }
 
 private:
+    static constexpr std::size_t index(Component c) { return static_cast<std::size_t>(c); }
     std::array<double, kComponents> value_{};
     unsigned present_ = 0;
 };
@@ -176,7 +160,10 @@ struct Shard {
     double attention_linear_params = 0;  // of those, attention's q/k/v/o matrices
     double largest_layer_matrix = 0;     // the largest weight matrix in a layer, one GPU's part
     double largest_tensor = 0;           // the largest tensor of the model, one GPU's part
+    double scale = 1;            // a model known only by size: its declared total over its guessed shape's (declared_scale)
     double total() const { return layers * layer_params + non_layer_params; }
+    // The parameters one GPU holds: total(), scaled to the declared size for a model known only by it.
+    double params() const { return total() * scale; }
 };
 Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
 Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
@@ -206,10 +193,10 @@ template <typename Fn>
 std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype, Fn compute);
 
 struct ModelCache {
-    std::array<std::uint64_t, 12> fingerprint{};  // the model's shape it was built for
+    std::array<std::uint64_t, 13> fingerprint{};  // the model's shape it was built for
     std::vector<Tensor> tensors;
     std::unordered_map<std::uint64_t, Shard> shards;  // by packed (tp, pp, ep)
-    std::string optimizer;                             // the optimizer and state dtype `states` is for
+    std::optional<Optimizer> optimizer;                // the optimizer and state dtype `states` is for
     double state_dtype = -1;
     std::unordered_map<std::uint64_t, std::pair<double, double>> states;  // by packed (tp, ep)
 };

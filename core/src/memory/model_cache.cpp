@@ -11,10 +11,11 @@ namespace gpumem::detail {
 
 namespace {
 
-std::array<std::uint64_t, 12> fingerprint(const ModelSpec& m) {
+std::array<std::uint64_t, 13> fingerprint(const ModelSpec& m) {
     return {m.num_layers, m.hidden_size, m.vocab_size, m.num_attention_heads, m.num_key_value_heads, m.head_dim,
             m.intermediate_size, m.num_experts, m.moe_intermediate_size, m.shared_expert_intermediate_size,
-            m.kv_lora_rank, (m.tie_word_embeddings ? 1u : 0u) + (m.declared_parameters ? 2u : 0u)};
+            m.kv_lora_rank, (m.tie_word_embeddings ? 1u : 0u) + (m.declared_parameters ? 2u : 0u),
+            m.declared_parameters.value_or(0)};
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
             head += n;  // final norm and lm_head live on the last stage
         }
     }
+    s.scale = declared_scale(m);
     s.layers = std::ceil(static_cast<double>(m.num_layers) / static_cast<double>(pp));
     // Megatron keeps a copy of tied embeddings on the last stage to compute the logits.
     double tied_copy = m.tie_word_embeddings ? emb : 0;
@@ -54,7 +55,7 @@ struct Recipe {
 };
 
 Recipe recipe_of(const TrainingSettings& t) {
-    double a = compute_dtype_bytes(t.dtype);  // fp8 training keeps bf16 weights
+    double a = compute_bytes(t.dtype);  // fp8 training keeps bf16 weights
     Recipe r;
     r.frozen_weight = a;
     if (t.precision == Precision::AmpFp32Weights) r = {4, 4, 0, 4};
@@ -65,33 +66,39 @@ Recipe recipe_of(const TrainingSettings& t) {
 }
 
 // Optimizer state bytes for `n` trainable elements of a tensor of shape rows × cols.
-double state_bytes(const std::string& opt, double state_dtype_bytes, double rows, double cols) {
+double state_bytes(Optimizer opt, double state_dtype_bytes, double rows, double cols) {
     double n = rows * cols;
     bool matrix = cols > 1;
-    if (opt == "sgd") return 0;
-    if (opt == "sgd_momentum" || opt == "nesterov" || opt == "adagrad" || opt == "rmsprop" || opt == "lion")
-        return n * state_dtype_bytes;
-    if (opt == "amsgrad") return 3 * n * state_dtype_bytes;
-    if (opt == "adafactor")  // factored second moment for matrices (row + column sums), full for vectors
-        return (matrix ? rows + cols : n) * state_dtype_bytes;
-    if (opt == "adamw_8bit" || opt == "paged_adamw_8bit") {
-        // bitsandbytes: 2 states × 1 byte + an fp32 absmax per 2048-element block; tensors under 4096
-        // elements stay 32-bit (min_8bit_size).
-        if (n < 4096) return 2 * n * 4;
-        return 2 * (n + 4 * std::ceil(n / 2048));
+    switch (opt) {
+        case Optimizer::Sgd: return 0;
+        case Optimizer::SgdMomentum: case Optimizer::Nesterov: case Optimizer::Adagrad: case Optimizer::Rmsprop:
+        case Optimizer::Lion:
+            return n * state_dtype_bytes;
+        case Optimizer::Amsgrad: return 3 * n * state_dtype_bytes;
+        case Optimizer::Adafactor:  // factored second moment for matrices (row + column sums), full for vectors
+            return (matrix ? rows + cols : n) * state_dtype_bytes;
+        case Optimizer::Adamw8bit: case Optimizer::PagedAdamw8bit:
+            // bitsandbytes: 2 states × 1 byte + an fp32 absmax per 2048-element block; tensors under 4096
+            // elements stay 32-bit (min_8bit_size).
+            if (n < 4096) return 2 * n * 4;
+            return 2 * (n + 4 * std::ceil(n / 2048));
+        case Optimizer::Muon:  // momentum for hidden matrices; AdamW (2 states) for the rest
+            return (matrix ? 1 : 2) * n * state_dtype_bytes;
+        case Optimizer::Shampoo: {
+            // Distributed Shampoo: per block of at most 1024×1024, left and right preconditioners and their
+            // inverse roots (4 matrices), plus an Adagrad grafting state per element.
+            const double B = 1024;
+            if (!matrix) return 2 * n * state_dtype_bytes;
+            double br = std::min(rows, B), bc = std::min(cols, B);
+            double blocks = std::ceil(rows / B) * std::ceil(cols / B);
+            return (blocks * 2 * (br * br + bc * bc) + n) * state_dtype_bytes;
+        }
+        case Optimizer::Adam: case Optimizer::Adamw: case Optimizer::AdamwFused: case Optimizer::Nadam:
+        case Optimizer::Radam: case Optimizer::Adabelief: case Optimizer::Lamb: case Optimizer::SparseAdam:
+        case Optimizer::PagedAdamw32bit:
+            break;
     }
-    if (opt == "muon")  // momentum for hidden matrices; AdamW (2 states) for the rest
-        return (matrix ? 1 : 2) * n * state_dtype_bytes;
-    if (opt == "shampoo") {
-        // Distributed Shampoo: per block of at most 1024×1024, left and right preconditioners and their
-        // inverse roots (4 matrices), plus an Adagrad grafting state per element.
-        const double B = 1024;
-        if (!matrix) return 2 * n * state_dtype_bytes;
-        double br = std::min(rows, B), bc = std::min(cols, B);
-        double blocks = std::ceil(rows / B) * std::ceil(cols / B);
-        return (blocks * 2 * (br * br + bc * bc) + n) * state_dtype_bytes;
-    }
-    return 2 * n * state_dtype_bytes;  // adam, adamw(_fused), nadam, radam, adabelief, lamb, sparse_adam
+    return 2 * n * state_dtype_bytes;  // two moments
 }
 
 // Bytes autograd keeps for one decoder layer per token, for the block as
@@ -103,7 +110,7 @@ struct LayerActivations {
 };
 
 LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp) {
-    double a = compute_dtype_bytes(t.dtype);
+    double a = compute_bytes(t.dtype);
     double h = static_cast<double>(m.hidden_size);
     double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
     double kv = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
@@ -182,17 +189,17 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
         const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
         bool qkv_dropout_counted = false;
-        for (const std::string& target : t.lora_targets) {
-            if (target == "q_proj" || target == "k_proj" || target == "v_proj") {
+        for (LoraTarget target : t.lora_targets) {
+            if (target == LoraTarget::QProj || target == LoraTarget::KProj || target == LoraTarget::VProj) {
                 const double in = t.framework == Framework::Litgpt && qkv_dropout_counted ? 0 : h;
                 qkv_dropout_counted = true;
                 out.per_token += a * r + drop * in;
-            } else if (target == "o_proj") {
+            } else if (target == LoraTarget::OProj) {
                 out.per_token += a * r + drop * q;
-            } else if (target == "gate_proj" || target == "up_proj" || target == "down_proj") {
+            } else if (target == LoraTarget::GateProj || target == LoraTarget::UpProj || target == LoraTarget::DownProj) {
                 // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
                 // MoE layer; the down projection reads the intermediate activation.
-                const bool down = target == "down_proj";
+                const bool down = target == LoraTarget::DownProj;
                 out.per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
             }  // lm_head: once per token, not per layer (small beside the logits)
         }
@@ -212,8 +219,7 @@ Breakdown training_memory(const Scenario& sc) {
 
     const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
     Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
-    double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
-    P_gpu *= declared_scale(m);  // known only by size: the guessed shape scaled to the declared total
+    double P_gpu = shard.params();  // parameters held by one GPU before data-parallel sharding
 
     // A framework that keeps its own lm_head copy of tied embeddings (litgpt converts tied checkpoints
     // that way: convert_hf_checkpoint copies transformer.wte.weight to lm_head.weight) holds one more
@@ -249,11 +255,11 @@ Breakdown training_memory(const Scenario& sc) {
         double h = static_cast<double>(m.hidden_size), q = static_cast<double>(m.num_attention_heads * m.head_dim),
                kv = static_cast<double>(m.num_key_value_heads * m.head_dim), I = static_cast<double>(m.intermediate_size);
         double r = static_cast<double>(t.lora_rank), per_layer = 0, head_adapter = 0;
-        for (const std::string& target : t.lora_targets) {
-            if (target == "lm_head") head_adapter = r * (h + static_cast<double>(m.vocab_size));
-            else if (target == "q_proj") per_layer += r * (h + q);
-            else if (target == "k_proj" || target == "v_proj") per_layer += r * (h + kv);
-            else if (target == "o_proj") per_layer += r * (q + h);
+        for (LoraTarget target : t.lora_targets) {
+            if (target == LoraTarget::LmHead) head_adapter = r * (h + static_cast<double>(m.vocab_size));
+            else if (target == LoraTarget::QProj) per_layer += r * (h + q);
+            else if (target == LoraTarget::KProj || target == LoraTarget::VProj) per_layer += r * (h + kv);
+            else if (target == LoraTarget::OProj) per_layer += r * (q + h);
             else per_layer += r * (h + I);  // gate_proj, up_proj, down_proj
         }
         lora = per_layer * shard.layers + head_adapter;
@@ -264,7 +270,7 @@ Breakdown training_memory(const Scenario& sc) {
 
     // ---- Model state by precision recipe (bytes per parameter).
     Recipe rc = recipe_of(t);
-    double state_dtype = dtype_bytes(t.optimizer_state_dtype).value_or(4);  // int8: 8-bit optimizers
+    double state_dtype = storage_bytes(t.optimizer_state_dtype);  // int8: 8-bit optimizers
     double weights = 0, grads = 0, master = 0, states = 0, dequant_temp = 0;
     if (adapters) {
         double base = frozen * rc.frozen_weight;
@@ -274,7 +280,7 @@ Breakdown training_memory(const Scenario& sc) {
             // The rest stays in the compute dtype.
             // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
             double linear = std::min(shard.linear_params + head_copy, frozen);
-            Format base_format = *sc.format(name(t.quantization));
+            Format base_format = *sc.format(weight_format_of(t.quantization));
             // Double quant: off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
             if (t.double_quant) apply_double_quant(base_format);
             double bytes4 = base_format.bytes_per_param();
@@ -283,13 +289,13 @@ Breakdown training_memory(const Scenario& sc) {
             // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
             // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
             // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
-            dequant_temp = std::max(largest_layer_matrix, head_copy) * compute_dtype_bytes(t.dtype);
+            dequant_temp = std::max(largest_layer_matrix, head_copy) * compute_bytes(t.dtype);
             why["qlora_dequantized_matrix_bytes"] = dequant_temp;
         }
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
         weights = base + lora * 4;
         grads = lora * 4;
-        state_dtype = t.optimizer.find("8bit") != std::string::npos ? 1 : 4;
+        state_dtype = is_8bit(t.optimizer) ? storage_bytes(StateDtype::Int8) : storage_bytes(StateDtype::Fp32);
         states = state_bytes(t.optimizer, state_dtype, lora, 1);
     } else if (partial) {
         weights = frozen * rc.frozen_weight + trainable * rc.weight;
@@ -333,9 +339,9 @@ Breakdown training_memory(const Scenario& sc) {
     double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (below)
     double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (below)
     const bool accumulate = t.gradient_accumulation_steps > 1;
-    double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
+    double bucket_elems = std::min(sc.tunable(Tunable::ZeroReduceBucketElements), trainable);
     double layer_gpu = shard.layer_params;
-    if (type == EngineType::Ddp && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
+    if (type == EngineType::Ddp && sc.tunable(Tunable::DdpBucketView) == 0 && dp > 1) {
         temporaries_persistent += grads;  // the reducer's flat bucket copy of every gradient
         why["ddp_bucket_copy_bytes"] = grads;
     }
@@ -374,8 +380,8 @@ Breakdown training_memory(const Scenario& sc) {
         // up to stage3_prefetch_bucket_size elements; FSDP: the next whole unit, since its all-gather is
         // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
         // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
-        double a = compute_dtype_bytes(t.dtype);
-        const double prefetched = type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
+        double a = compute_bytes(t.dtype);
+        const double prefetched = type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable(Tunable::Zero3PrefetchElements), layer_gpu);
         // torchtune shards the token embeddings and the output projection as units of their own
         // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
         // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
@@ -462,14 +468,14 @@ Breakdown training_memory(const Scenario& sc) {
     }
 
     // Paged optimizers live in CUDA unified memory, outside PyTorch's allocator.
-    bool paged = t.optimizer.rfind("paged_", 0) == 0;
+    bool paged = is_paged(t.optimizer);
 
     // ---- Activations.
     const bool megatron_engine = type == EngineType::Megatron || type == EngineType::MegatronDeepSpeed;
     // Image tokens (multimodal) join the sequence.
     double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
     double tokens = static_cast<double>(t.batch_size) * s;
-    double a = compute_dtype_bytes(t.dtype);
+    double a = compute_bytes(t.dtype);
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
     double layer_full = la.per_token * tokens;
     double layer_saved = layer_full;
@@ -511,7 +517,7 @@ Breakdown training_memory(const Scenario& sc) {
 
     // ---- Logits and loss (on the last stage; vocab-parallel under TP).
     double V = static_cast<double>(m.vocab_size) / tp;
-    double copies = sc.tunable("loss_fp32_copies");
+    double copies = sc.tunable(Tunable::LossFp32Copies);
     double logits_fwd = 0, logits_peak = 0;
     // A compiled loss (torch.compile of the cross-entropy) fuses the fp32 upcast and log-softmax into
     // reductions over the logits: the forward keeps the logits and a log-sum-exp per token, and the
@@ -524,7 +530,7 @@ Breakdown training_memory(const Scenario& sc) {
         logits_fwd = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
         logits_peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
     } else if (t.loss == Loss::Chunked) {
-        double chunks = std::max(1.0, sc.tunable("chunked_loss_chunks"));
+        double chunks = std::max(1.0, sc.tunable(Tunable::ChunkedLossChunks));
         logits_fwd = a * tokens * V + (compiled_loss ? 4 * tokens : 4 * tokens * V / chunks);
         logits_peak = a * tokens * V + (compiled_loss ? a : 4 * copies) * tokens * V / chunks;
     } else {  // fused linear + cross-entropy: logits exist one token chunk at a time
@@ -538,18 +544,19 @@ Breakdown training_memory(const Scenario& sc) {
     double opt_alloc = paged ? 0 : opt_total;
     if (paged) out.outside_allocator = opt_total;
     double step_temp = 0;
-    bool foreach_adam = (t.optimizer == "adam" || t.optimizer == "adamw" || t.optimizer == "nadam" ||
-                         t.optimizer == "radam" || t.optimizer == "amsgrad" || t.optimizer == "adabelief");
+    const Optimizer opt = t.optimizer;
+    bool foreach_adam = opt == Optimizer::Adam || opt == Optimizer::Adamw || opt == Optimizer::Nadam || opt == Optimizer::Radam ||
+                        opt == Optimizer::Amsgrad || opt == Optimizer::Adabelief;
     // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary. So does torchtune,
     // whose recipes' configs build torch.optim.AdamW with fused=True.
     bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) && t.framework != Framework::Torchtune;
     if (foreach_adam && torch_optimizer && eng.offload_optimizer == Offload::None) {
         // one temporary the size of the second moment, on the GPU's share of the state
-        double per_state = trainable > 0 ? states / (t.optimizer == "amsgrad" ? 3 : 2) : 0;
-        step_temp = per_state * sc.tunable("optimizer_step_temp_copies");
+        double per_state = trainable > 0 ? states / (opt == Optimizer::Amsgrad ? 3 : 2) : 0;
+        step_temp = per_state * sc.tunable(Tunable::OptimizerStepTempCopies);
     }
     if (t.optimizer_in_backward) step_temp = 0;  // each parameter steps alone from its gradient hook
-    double grads_live_fwd = accumulate || sc.tunable("zero_grad_set_to_none") == 0 ? grads : 0;
+    double grads_live_fwd = accumulate || sc.tunable(Tunable::ZeroGradSetToNone) == 0 ? grads : 0;
     // Optimizer in backward: a gradient lives from its accumulation until its parameter has stepped, so at
     // most about the largest tensor's gradient is alive (and nothing accumulates across micro-batches).
     double grads_peak = grads;
@@ -560,8 +567,8 @@ Breakdown training_memory(const Scenario& sc) {
         why["optimizer_in_backward_gradient_bytes"] = grads_peak;
     }
     auto phase = [&](const char* name, double w, double g, double o, double act, double logit, double temp) {
-        out.timeline.push_back({name, {{"weights", w}, {"gradients", g}, {"optimizer_states", o}, {"activations", act},
-                                       {"logits", logit}, {"temporaries", temp}}});
+        out.timeline.push_back({name, {{Component::Weights, w}, {Component::Gradients, g}, {Component::OptimizerStates, o}, {Component::Activations, act},
+                                       {Component::Logits, logit}, {Component::Temporaries, temp}}});
     };
     double persistent_temp = temporaries_persistent + gathered;
     // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
@@ -606,7 +613,7 @@ Breakdown training_memory(const Scenario& sc) {
     why["optimizer_step_temp_bytes"] = step_temp;
     if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
                                       " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
-    if (t.dtype == "fp8") out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
+    if (t.dtype == Dtype::Fp8) out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
     return out;
 }
 

@@ -395,7 +395,7 @@ double gather_or_scatter(const Cluster& k, double bytes, double n, double bw) {
 StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout& l, const EngineVariant& v,
                        const ModelFigures& mf, const Cluster& k, double global_batch) {
     StepTime t;
-    const double a = detail::compute_dtype_bytes(s.training.dtype);
+    const double a = detail::compute_bytes(s.training.dtype);
     const double seq = static_cast<double>(s.training.seq_len);
     const double tokens = global_batch * seq;
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp), cp = static_cast<double>(l.cp),
@@ -491,7 +491,7 @@ StepTime inference_step(const Scenario& s, const detail::Figures& f, const Layou
     const double b = static_cast<double>(l.batch_size), ctx = static_cast<double>(s.inference.context_len);
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp);
     const auto& peak = f.breakdown.timeline[f.peak].bytes;
-    double weights = peak[0], kv = peak[5];
+    double weights = peak[detail::Component::Weights], kv = peak[detail::Component::KvCache];
     if (f.breakdown.claimed > 0 && max_sequences > 0) kv *= std::min(1.0, b / max_sequences);  // vLLM: the pool is larger than the batch's
     double flops = b * (2 * mf.n_compute + 4 * mf.attn * ctx);  // one decoded token per sequence
     t.model_flops = flops;

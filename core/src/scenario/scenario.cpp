@@ -14,41 +14,11 @@ namespace gpumem::detail {
 
 namespace {
 
-// The default tunables. Each value says where it comes from; every one can be overridden in the
-// scenario's "overheads" object and is listed in the result.
-std::map<std::string, Tunable, std::less<>> default_tunables() {
-    const Tunable list[] = {
-        {"cuda_context_gib", 0.5, "GiB",
-         "CUDA context, kernels and library handles outside PyTorch's allocator (0.3-1 GiB by card and CUDA "
-         "version); counts in the device total only"},
-        {"allocator_fragmentation", 0.05, "fraction of allocated",
-         "caching-allocator slack: reserved = allocated x (1 + this); block rounding to 2 MiB segments"},
-        {"nccl_buffers_gib", 0.25, "GiB",
-         "NCCL communicator buffers when more than one GPU talks: NCCL_BUFFSIZE 4 MiB x 2 directions x up to 32 "
-         "channels; device total only"},
-        {"ddp_bucket_view", 0, "0/1",
-         "1 when DDP's gradient_as_bucket_view=True; 0 (PyTorch's default) keeps a second, flat copy of the "
-         "gradients in the reducer's buckets"},
-        {"zero_reduce_bucket_elements", 5e8, "elements",
-         "DeepSpeed reduce_bucket_size default (500,000,000): ZeRO-2/3 gradient reduction buffer, capped at the "
-         "model's size"},
-        {"zero3_prefetch_elements", 5e7, "elements",
-         "DeepSpeed stage3_prefetch_bucket_size default (50,000,000): parameters gathered ahead under ZeRO-3"},
-        {"zero_grad_set_to_none", 1, "0/1",
-         "1: zero_grad() frees the gradients after each step (set_to_none=True, PyTorch's default from 2.0); "
-         "0: they stay allocated, zeroed, through the next forward (PyTorch 1.x's default)"},
-        {"optimizer_step_temp_copies", 1, "state-sized copies",
-         "multi-tensor (foreach) Adam-family steps allocate one temporary of the second-moment size "
-         "(torch._foreach_sqrt); fused and 8-bit optimizers do not"},
-        {"loss_fp32_copies", 3, "fp32 logits-sized tensors",
-         "standard loss: fp32 upcast of the logits and log_softmax output in the forward, then the loss gradient "
-         "and log_softmax's gradient in the backward; at most 3 alive at once with the bf16 logits"},
-        {"chunked_loss_chunks", 8, "chunks",
-         "chunked cross-entropy (torchtune CEWithChunkedOutputLoss) upcasts one of this many chunks at a time"},
-        {"vllm_cuda_graph_gib", 0.5, "GiB", "reserved for CUDA graphs by vLLM-style engines"},
-    };
-    std::map<std::string, Tunable, std::less<>> out;
-    for (const Tunable& t : list) out.emplace(t.name, t);
+// The JSON names of a list of values.
+template <typename E>
+std::vector<std::string> names_of(const std::vector<E>& values) {
+    std::vector<std::string> out;
+    for (E v : values) out.emplace_back(name(v));
     return out;
 }
 
@@ -82,12 +52,6 @@ E apply_setting(Defaults& d, std::optional<E> given, E fallback, const char* pat
 template <typename E>
 E read_setting(FieldReader& r, Defaults& d, const Field<E>& f) {
     return apply_setting(d, given_setting(r, f), f.fallback, f.path);
-}
-
-// The same, as the value's JSON name (for the fields the memory model keeps as names).
-template <typename E>
-std::string read_setting_name(FieldReader& r, Defaults& d, const Field<E>& f) {
-    return name(read_setting(r, d, f));
 }
 
 // The object doc[name]; an empty object when absent, and an issue when present but not an object.
@@ -168,6 +132,13 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
 }
 
+// A warning when `tokens` (the field at `path`) is longer than the model's max_position_embeddings.
+void warn_if_longer_than_model(Scenario& s, const char* path, std::uint64_t tokens) {
+    if (s.model.max_position_embeddings && tokens > s.model.max_position_embeddings)
+        s.warnings.push_back(std::string(path) + " " + std::to_string(tokens) + " is longer than the model's " +
+                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+}
+
 // Images per sample and tokens per image (image tokens count toward the sequence).
 void read_images(FieldReader& r, const Scenario& s, const std::string& section, std::uint64_t& images,
                  std::uint64_t& image_tokens, std::vector<std::string>& defaults_applied) {
@@ -199,11 +170,11 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
     std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
     x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
-    x.dtype = read_setting_name(r, d, kDtypeField);
+    x.dtype = read_setting(r, d, kDtypeField);
     x.precision = given_setting(r, kPrecisionField).value_or(kPrecisionField.fallback);
     // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
-    x.optimizer = read_setting_name(r, d, kOptimizerField);
-    x.optimizer_state_dtype = name(given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback));
+    x.optimizer = read_setting(r, d, kOptimizerField);
+    x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback);
     // activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config format).
     std::optional<Checkpointing> ckpt;
     if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
@@ -227,18 +198,19 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
         lora_dropout = lr.number("dropout", 0, 0.999);
         if (const json* tm = lr.get("target_modules")) {
-            std::vector<std::string> targets;
+            std::vector<LoraTarget> targets;
             bool ok = tm->is_array() && !tm->empty();
             if (ok)
                 for (const json& e : *tm) {
                     auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
                     if (!target) ok = false;
-                    else targets.push_back(name(*target));
+                    else targets.push_back(*target);
                 }
             if (!ok)
                 lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
-            else if (std::find(targets.begin(), targets.end(), "all_linear") != targets.end())
-                x.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+            else if (std::find(targets.begin(), targets.end(), LoraTarget::AllLinear) != targets.end())
+                x.lora_targets = {LoraTarget::QProj, LoraTarget::KProj, LoraTarget::VProj, LoraTarget::OProj,
+                                  LoraTarget::GateProj, LoraTarget::UpProj, LoraTarget::DownProj};
             else
                 x.lora_targets = targets;
         } else {
@@ -309,7 +281,7 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     if (x.precision == Precision::Auto) {
         Precision resolved;
         const EngineType e = s.engine.type;
-        if (x.dtype == "fp32") resolved = Precision::Pure;
+        if (x.dtype == Dtype::Fp32) resolved = Precision::Pure;
         else if (adapters) resolved = Precision::Pure;  // frozen base in the compute dtype; adapters handled apart
         else if (e == EngineType::DeepSpeed) resolved = Precision::MixedMasterFp32;
         else if (e == EngineType::Megatron || e == EngineType::MegatronDeepSpeed) resolved = Precision::MixedFp32Grads;
@@ -317,16 +289,17 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         s.defaults_applied.push_back("training.precision = \"" + std::string(name(resolved)) + "\" (auto for engine " + name(e) + ")");
         x.precision = resolved;
     }
-    if (x.optimizer_state_dtype == "auto") {
-        std::string resolved = x.precision == Precision::Pure && !adapters ? x.dtype : "fp32";
-        if (x.optimizer.find("8bit") != std::string::npos) resolved = "int8";
-        if (x.dtype == "fp8" && resolved == "fp8") resolved = "bf16";
-        s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + resolved + "\" (follows the precision recipe)");
+    if (x.optimizer_state_dtype == StateDtype::Auto) {
+        // The compute dtype under a pure recipe (fp8 keeps bf16 moments), int8 for 8-bit optimizers, else fp32.
+        StateDtype resolved = StateDtype::Fp32;
+        if (x.precision == Precision::Pure && !adapters)
+            resolved = x.dtype == Dtype::Fp32 ? StateDtype::Fp32 : x.dtype == Dtype::Fp16 ? StateDtype::Fp16 : StateDtype::Bf16;
+        if (is_8bit(x.optimizer)) resolved = StateDtype::Int8;
+        s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + std::string(name(resolved)) +
+                                     "\" (follows the precision recipe)");
         x.optimizer_state_dtype = resolved;
     }
-    if (s.model.max_position_embeddings && x.seq_len > s.model.max_position_embeddings)
-        s.warnings.push_back("training.seq_len " + std::to_string(x.seq_len) + " is longer than the model's " +
-                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+    warn_if_longer_than_model(s, "training.seq_len", x.seq_len);
 }
 
 void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
@@ -342,7 +315,7 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     for (const auto& row : kWeightFormats) format_ids.push_back(row.name);
     for (const Format& f : s.formats)
         if (!parse_setting<WeightFormat>(f.id)) format_ids.push_back(f.id);
-    x.weight_format = r.choice("weight_format", format_ids).value_or("auto");
+    std::string format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
     // The checkpoint's own format: quantization_config when it has one, else its dtype. A format
@@ -353,33 +326,44 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     else if (q && (q->method == "gptq" || q->method == "awq")) quantized_as = q->bits == 8 ? "int8" : "int4";
     else if (q && q->method == "fp8") quantized_as = "fp8";
     else if (q && q->method == "mxfp4") quantized_as = "mxfp4";
-    if (x.weight_format == "auto") {
+    if (format == "auto") {
         std::string why = quantized_as.empty() ? "the checkpoint's dtype" : "quantization_config: " + q->method;
         if (quantized_as.empty() && q && !q->method.empty())
             s.warnings.push_back("quantization_config method '" + q->method + "' is not modelled: weights taken in " +
                                  s.model.checkpoint_dtype);
-        x.weight_format = quantized_as.empty() ? s.model.checkpoint_dtype : quantized_as;
-        s.defaults_applied.push_back("inference.weight_format = \"" + x.weight_format + "\" (" + why + ")");
+        format = quantized_as.empty() ? s.model.checkpoint_dtype : quantized_as;
+        s.defaults_applied.push_back("inference.weight_format = \"" + format + "\" (" + why + ")");
     }
-    if (!quantized_as.empty() && x.weight_format == quantized_as) {
+    const Format* resolved = s.format(format);
+    if (!resolved) {
+        r.fail("weight_format", "is needed: the checkpoint's dtype \"" + format + "\" is not a weight format", nullptr);
+        return;
+    }
+    x.weight_format = static_cast<std::size_t>(resolved - s.formats.data());
+    if (!quantized_as.empty() && format == quantized_as) {
         x.weight_format_from_checkpoint = true;
         if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
     }
-    if (x.weight_format == "int4") {
+    if (resolved->builtin == WeightFormat::Int4) {
         x.group_size = group.value_or(128);
         if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
     x.engine = read_setting(r, d, kInferenceEngineField);
-    x.kv_cache_dtype = name(given_setting(r, kKvCacheDtypeField).value_or(kKvCacheDtypeField.fallback));
-    if (x.kv_cache_dtype == "auto" && x.engine == InferenceEngine::LlamaCpp) {
-        x.kv_cache_dtype = "fp16";  // llama.cpp's cache_type_k / cache_type_v default: f16
+    x.kv_cache_dtype = given_setting(r, kKvCacheDtypeField).value_or(kKvCacheDtypeField.fallback);
+    if (x.kv_cache_dtype == KvCacheDtype::Auto && x.engine == InferenceEngine::LlamaCpp) {
+        x.kv_cache_dtype = KvCacheDtype::Fp16;  // llama.cpp's cache_type_k / cache_type_v default: f16
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
     }
-    if (x.kv_cache_dtype == "auto") {
-        bool plain = x.weight_format == "fp32" || x.weight_format == "fp16" || x.weight_format == "bf16";
-        x.kv_cache_dtype = plain ? x.weight_format : (s.model.checkpoint_dtype == "fp32" ? "bf16" : s.model.checkpoint_dtype);
-        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
+    if (x.kv_cache_dtype == KvCacheDtype::Auto) {
+        // The activation dtype: a plain float format's own, else the checkpoint's (bf16 for an fp32
+        // checkpoint, or one no cache dtype names).
+        const auto w = resolved->builtin;
+        bool plain = w == WeightFormat::Fp32 || w == WeightFormat::Fp16 || w == WeightFormat::Bf16;
+        auto checkpoint = parse_setting<KvCacheDtype>(s.model.checkpoint_dtype);
+        x.kv_cache_dtype = plain ? *parse_setting<KvCacheDtype>(resolved->id)
+                                 : checkpoint && *checkpoint != KvCacheDtype::Fp32 ? *checkpoint : KvCacheDtype::Bf16;
+        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + std::string(name(x.kv_cache_dtype)) + "\" (the activation dtype)");
     }
     x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
                                 x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
@@ -399,9 +383,7 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     x.ubatch = llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
     read_images(r, s, "inference", x.images, x.image_tokens, s.defaults_applied);
-    if (s.model.max_position_embeddings && x.context_len > s.model.max_position_embeddings)
-        s.warnings.push_back("inference.context_len " + std::to_string(x.context_len) + " is longer than the model's " +
-                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+    warn_if_longer_than_model(s, "inference.context_len", x.context_len);
 }
 
 void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
@@ -544,7 +526,6 @@ ScenarioRead read_scenario(const json& doc) {
     }
     if (doc.contains("version") && !(doc["version"].is_number_integer() && doc["version"].get<std::int64_t>() == 1))
         issues.push_back({"version", "must be 1 (the only scenario version so far)", show(doc["version"])});
-    s.overheads = default_tunables();
 
     // Weight formats: the catalogue's, plus the scenario's own ("formats": [{"id", "bits", ...}]).
     s.formats = builtin_formats();
@@ -581,13 +562,16 @@ ScenarioRead read_scenario(const json& doc) {
         } else {
             FieldReader r(o, "overheads", issues);
             for (auto it = o.begin(); it != o.end(); ++it) {
-                auto t = s.overheads.find(it.key());
-                if (t == s.overheads.end()) {
+                auto t = find_tunable(it.key());
+                if (!t) {
+                    std::vector<std::string> known;
+                    for (const TunableRow& row : kTunables) known.emplace_back(row.name);
+                    std::sort(known.begin(), known.end());
                     std::string names;
-                    for (const auto& [n, _] : s.overheads) names += (names.empty() ? "" : ", ") + n;
+                    for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
                     r.fail(it.key(), "is not a tunable (known: " + names + ")", &*it);
                 } else if (auto v = r.number(it.key(), 0, 1e15)) {
-                    t->second.value = *v;
+                    s.overheads[*t] = *v;
                 }
             }
         }
@@ -607,13 +591,13 @@ json Scenario::to_json() const {
         const auto& t = training;
         out["training"] = {{"method", name(t.method)}, {"batch_size", t.batch_size},
                            {"gradient_accumulation_steps", t.gradient_accumulation_steps}, {"seq_len", t.seq_len},
-                           {"dtype", t.dtype}, {"precision", name(t.precision)}, {"optimizer", t.optimizer},
-                           {"optimizer_state_dtype", t.optimizer_state_dtype},
+                           {"dtype", name(t.dtype)}, {"precision", name(t.precision)}, {"optimizer", name(t.optimizer)},
+                           {"optimizer_state_dtype", name(t.optimizer_state_dtype)},
                            {"activation_checkpointing", name(t.activation_checkpointing)}, {"attention", name(t.attention)},
                            {"loss", name(t.loss)}};
         if (t.method == Method::Lora || t.method == Method::Qlora)
             out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"dropout", t.lora_dropout},
-                                       {"target_modules", t.lora_targets}};
+                                       {"target_modules", names_of(t.lora_targets)}};
         if (t.method == Method::Qlora) out["training"]["quantization"] = name(t.quantization);
         if (t.method == Method::Frozen) {
             out["training"]["trainable_layers"] = t.trainable_layers;
@@ -635,8 +619,8 @@ json Scenario::to_json() const {
     } else {
         const auto& i = inference;
         out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
-                            {"weight_format", i.weight_format}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
-                            {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", name(i.engine)}, {"attention", name(i.attention)}};
+                            {"weight_format", weight_format().id}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
+                            {"kv_cache_dtype", name(i.kv_cache_dtype)}, {"engine", name(i.engine)}, {"attention", name(i.attention)}};
         if (i.images) {
             out["inference"]["images"] = i.images;
             out["inference"]["image_tokens"] = i.image_tokens;
@@ -658,7 +642,7 @@ json Scenario::to_json() const {
     out["hardware"] = {{"gpu", hardware.gpu}, {"num_gpus", hardware.num_gpus},
                        {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};
     json o = json::object();
-    for (const auto& [name, t] : overheads) o[name] = t.value;
+    for (const TunableRow& t : kTunables) o[t.name] = overheads[t.id];
     out["overheads"] = o;
     return out;
 }
