@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "memory/memory.h"
+#include "memory/model_cache.h"
 
 namespace gpumem::detail {
 

@@ -69,6 +69,7 @@
 #include <map>
 
 #include "planner/planner.h"
+#include "memory/model_cache.h"
 
 namespace gpumem::detail {
 
