@@ -159,10 +159,24 @@ void read_images(FieldReader& r, const Scenario& s, const std::string& section, 
     }
 }
 
-void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& t = section(doc, "training", issues);
-    FieldReader r(t, "training", issues);
-    Defaults d{s.defaults_applied};
+// training.activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config
+// format), or gradient_checkpointing as a boolean.
+Checkpointing read_checkpointing(FieldReader& r, Defaults& d) {
+    std::optional<Checkpointing> ckpt;
+    if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
+        if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
+    } else {
+        ckpt = given_setting(r, kCheckpointingField);
+    }
+    if (!ckpt && r.get("gradient_checkpointing")) {
+        if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
+    }
+    return apply_setting(d, ckpt, kCheckpointingField.fallback, kCheckpointingField.path);
+}
+
+// The step's shape and the settings every method has: batch, sequence, dtype, optimizer,
+// checkpointing, attention and loss. Precision and state dtype as given (resolve_precision).
+void read_step(FieldReader& r, Defaults& d, Scenario& s) {
     TrainingSettings& x = s.training;
     x.method = read_setting(r, d, kMethodField);
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
@@ -175,69 +189,72 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
     x.optimizer = read_setting(r, d, kOptimizerField);
     x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback);
-    // activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config format).
-    std::optional<Checkpointing> ckpt;
-    if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
-        if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
-    } else {
-        ckpt = given_setting(r, kCheckpointingField);
-    }
-    if (!ckpt && r.get("gradient_checkpointing")) {
-        if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
-    }
-    x.activation_checkpointing = apply_setting(d, ckpt, kCheckpointingField.fallback, kCheckpointingField.path);
+    x.activation_checkpointing = read_checkpointing(r, d);
     x.attention = read_setting(r, d, kTrainingAttentionField);
     x.loss = read_setting(r, d, kLossField);
+}
 
-    bool adapters = x.method == Method::Lora || x.method == Method::Qlora;
-    std::optional<double> lora_dropout;
-    if (adapters) {
-        const json& l = section(t, "lora", issues, "training");
-        FieldReader lr(l, "training.lora", issues);
-        x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
-        x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
-        lora_dropout = lr.number("dropout", 0, 0.999);
-        if (const json* tm = lr.get("target_modules")) {
-            std::vector<LoraTarget> targets;
-            bool ok = tm->is_array() && !tm->empty();
-            if (ok)
-                for (const json& e : *tm) {
-                    auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
-                    if (!target) ok = false;
-                    else targets.push_back(*target);
-                }
-            if (!ok)
-                lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
-            else if (std::find(targets.begin(), targets.end(), LoraTarget::AllLinear) != targets.end())
-                x.lora_targets = {LoraTarget::QProj, LoraTarget::KProj, LoraTarget::VProj, LoraTarget::OProj,
-                                  LoraTarget::GateProj, LoraTarget::UpProj, LoraTarget::DownProj};
-            else
-                x.lora_targets = targets;
-        } else {
-            s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
-        }
+// training.lora (lora and qlora): rank, alpha and target modules; the dropout as given (its default
+// depends on the framework, read later).
+std::optional<double> read_lora(const json& t, Defaults& d, Scenario& s, std::vector<Issue>& issues) {
+    TrainingSettings& x = s.training;
+    const json& l = section(t, "lora", issues, "training");
+    FieldReader lr(l, "training.lora", issues);
+    x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
+    x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
+    std::optional<double> dropout = lr.number("dropout", 0, 0.999);
+    const json* tm = lr.get("target_modules");
+    if (!tm) {
+        s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
+        return dropout;
     }
-    if (x.method == Method::Qlora)
-        x.quantization = read_setting(r, d, kQuantizationField);
-    if (x.method == Method::Frozen) {
-        x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
-                                     "training.trainable_layers", "the top N decoder layers train");
-        x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
-                                               "training.trainable_input_parameters", "a trainable module feeding the first layer");
-        x.train_lm_head = d.apply(r.boolean("train_lm_head"), false, "training.train_lm_head");
-        if (x.trainable_layers == 0 && x.trainable_input_parameters == 0 && !x.train_lm_head)
-            r.fail("method", "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
-                   r.get("method"));
-    } else {
+    std::vector<LoraTarget> targets;
+    bool ok = tm->is_array() && !tm->empty();
+    if (ok)
+        for (const json& e : *tm) {
+            auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
+            if (!target) ok = false;
+            else targets.push_back(*target);
+        }
+    if (!ok)
+        lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
+    else if (std::find(targets.begin(), targets.end(), LoraTarget::AllLinear) != targets.end())
+        x.lora_targets = {LoraTarget::QProj, LoraTarget::KProj, LoraTarget::VProj, LoraTarget::OProj,
+                          LoraTarget::GateProj, LoraTarget::UpProj, LoraTarget::DownProj};
+    else
+        x.lora_targets = targets;
+    return dropout;
+}
+
+// Method "frozen": what trains (the top layers, the head, a module under the first layer); the
+// same fields under any other method are an issue.
+void read_trained_layers(FieldReader& r, Defaults& d, Scenario& s) {
+    TrainingSettings& x = s.training;
+    if (x.method != Method::Frozen) {
         for (const char* k : {"trainable_layers", "trainable_input_parameters", "train_lm_head"})
             if (r.get(k)) r.fail(k, "applies to method \"frozen\" only", r.get(k));
+        return;
     }
+    x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
+                                 "training.trainable_layers", "the top N decoder layers train");
+    x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
+                                           "training.trainable_input_parameters", "a trainable module feeding the first layer");
+    x.train_lm_head = d.apply(r.boolean("train_lm_head"), false, "training.train_lm_head");
+    if (x.trainable_layers == 0 && x.trainable_input_parameters == 0 && !x.train_lm_head)
+        r.fail("method", "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
+               r.get("method"));
+}
+
+// The training loop and the habits whose defaults it sets (LoRA dropout, litgpt's untied head copy
+// and retained previous step), torch.compile, and the switches that follow no framework.
+void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<double> lora_dropout) {
+    TrainingSettings& x = s.training;
     std::vector<std::string> quiet;
     Defaults q{quiet};
     x.framework = read_setting(r, d, kFrameworkField);
     const bool litgpt = x.framework == Framework::Litgpt;
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
-    if (adapters)
+    if (x.method == Method::Lora || x.method == Method::Qlora)
         x.lora_dropout = d.apply(lora_dropout, litgpt ? 0.05 : 0.0, "training.lora.dropout",
                                  litgpt ? "litgpt's default" : "PEFT's and torchtune's default");
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
@@ -259,25 +276,29 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
                                  "bitsandbytes' bnb_4bit_use_double_quant default");
     if (x.untie_embeddings && !s.model.tie_word_embeddings)
         s.warnings.push_back("training.untie_embeddings has no effect: the model's embeddings are not tied");
-    // Pipeline micro-batches: the step's micro-batches go through the pipeline; a schedule with fewer
-    // micro-batches than stages leaves stages idle, so engines split into at least pp of them
-    // (torchtitan's default n_microbatches = pipeline degree; Megatron needs >= pp for 1F1B).
+}
+
+// Pipeline micro-batches: the step's micro-batches go through the pipeline; a schedule with fewer
+// micro-batches than stages leaves stages idle, so engines split into at least pp of them
+// (torchtitan's default n_microbatches = pipeline degree; Megatron needs >= pp for 1F1B).
+void read_pipeline_microbatches(FieldReader& r, Scenario& s) {
     std::uint64_t pp = s.parallel.pp;
     auto micro = r.uint("pipeline_microbatches", 1, 1 << 20);
     s.parallel.pipeline_microbatches_given = micro.has_value();
-    if (micro) s.parallel.pipeline_microbatches = *micro;
-    else {
-        s.parallel.pipeline_microbatches = std::max(x.gradient_accumulation_steps, pp);
-        if (pp > 1)
-            s.defaults_applied.push_back("training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
-                                         " (max of gradient_accumulation_steps and the pipeline degree)");
+    if (micro) {
+        s.parallel.pipeline_microbatches = *micro;
+        return;
     }
-    read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
-    if (x.images)
-        s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
-                             "are not modelled in training yet");
+    s.parallel.pipeline_microbatches = std::max(s.training.gradient_accumulation_steps, pp);
+    if (pp > 1)
+        s.defaults_applied.push_back("training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
+                                     " (max of gradient_accumulation_steps and the pipeline degree)");
+}
 
-    // Precision recipe. "auto" follows the engine.
+// The precision recipe ("auto" follows the engine) and the optimizer's state dtype (follows the recipe).
+void resolve_precision(Scenario& s) {
+    TrainingSettings& x = s.training;
+    const bool adapters = x.method == Method::Lora || x.method == Method::Qlora;
     if (x.precision == Precision::Auto) {
         Precision resolved;
         const EngineType e = s.engine.type;
@@ -299,6 +320,26 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
                                      "\" (follows the precision recipe)");
         x.optimizer_state_dtype = resolved;
     }
+}
+
+// The "training" section, in the order its defaults are listed.
+void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& t = section(doc, "training", issues);
+    FieldReader r(t, "training", issues);
+    Defaults d{s.defaults_applied};
+    TrainingSettings& x = s.training;
+    read_step(r, d, s);
+    std::optional<double> lora_dropout;
+    if (x.method == Method::Lora || x.method == Method::Qlora) lora_dropout = read_lora(t, d, s, issues);
+    if (x.method == Method::Qlora) x.quantization = read_setting(r, d, kQuantizationField);
+    read_trained_layers(r, d, s);
+    read_framework(r, d, s, lora_dropout);
+    read_pipeline_microbatches(r, s);
+    read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
+    if (x.images)
+        s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
+                             "are not modelled in training yet");
+    resolve_precision(s);
     warn_if_longer_than_model(s, "training.seq_len", x.seq_len);
 }
 
