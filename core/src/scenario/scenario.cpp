@@ -457,10 +457,8 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         r.fail("offload_param", "FSDP offloads to cpu only", r.get("offload_param"));
 }
 
-void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& p = section(doc, "parallelism", issues);
-    const json& h = section(doc, "hardware", issues);
-    FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
+// The parallel sizes and the GPU count: data parallelism from num_gpus when only that is given.
+void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h, Scenario& s) {
     Parallelism& x = s.parallel;
     const std::uint64_t kMax = 1 << 20;
     auto dp = pr.uint("data_parallel_size", 1, kMax);
@@ -489,8 +487,10 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     if (s.hardware.num_gpus != x.world())
         hr.fail("num_gpus", "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) + ")",
                 hr.get("num_gpus"));
+}
 
-    // The GPU: a catalogue id, or any name with gpu_memory_gb.
+// The GPU: a catalogue id, or any name with gpu_memory_gb.
+void read_gpu(FieldReader& hr, Scenario& s) {
     auto gpu = hr.string("gpu");
     auto mem_gb = hr.number("gpu_memory_gb", 0.1, 100000);
     if (gpu) {
@@ -516,8 +516,11 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     }
     // An explicit size wins over the catalogue (gpu_memory_gb: a marketed size in GiB-sized units).
     if (mem_gb) s.hardware.gpu_memory_bytes = static_cast<std::uint64_t>(*mem_gb * static_cast<double>(kGiB));
+}
 
-    // Layout against the model.
+// The layout against the model: heads and kv heads by TP, layers by PP, experts by EP, EP inside DP x CP.
+void check_layout(FieldReader& pr, Scenario& s) {
+    const Parallelism& x = s.parallel;
     const ModelSpec& m = s.model;
     if (m.num_attention_heads && x.tp > 1) {
         if (m.num_attention_heads % x.tp != 0)
@@ -543,8 +546,12 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
                 pr.get("expert_parallel_size"));
     if (x.sequence_parallel && x.tp == 1)
         s.warnings.push_back("parallelism.sequence_parallel has no effect with tensor_parallel_size 1");
+}
 
-    // Engine against layout.
+// The engine against the layout: ddp when data parallel with none named; a note when model
+// parallelism runs under an engine that is not Megatron's.
+void engine_for_layout(Scenario& s) {
+    const Parallelism& x = s.parallel;
     EngineSettings& e = s.engine;
     if (e.type == EngineType::None && x.dp > 1) {
         e.type = EngineType::Ddp;
@@ -553,6 +560,16 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     if ((x.tp > 1 || x.pp > 1 || x.cp > 1) && e.type != EngineType::Megatron && e.type != EngineType::MegatronDeepSpeed)
         s.warnings.push_back("tensor/pipeline/context parallelism is modelled the Megatron way (column/row-parallel "
                              "matrices, stages of whole layers) for engine " + std::string(name(e.type)));
+}
+
+void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& p = section(doc, "parallelism", issues);
+    const json& h = section(doc, "hardware", issues);
+    FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
+    read_layout(pr, hr, p, h, s);
+    read_gpu(hr, s);
+    check_layout(pr, s);
+    engine_for_layout(s);
 }
 
 }  // namespace
