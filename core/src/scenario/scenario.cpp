@@ -343,14 +343,12 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     warn_if_longer_than_model(s, "training.seq_len", x.seq_len);
 }
 
-void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& t = section(doc, "inference", issues);
-    FieldReader r(t, "inference", issues);
-    Defaults d{s.defaults_applied};
+// inference.weight_format: "auto" resolves to the checkpoint's own format (quantization_config when
+// it has one, else its dtype). A format given that equals the checkpoint's quantization is that
+// quantization (its unconverted modules and groups too), so a resolved scenario, which names the
+// format, gives the same figures. nullptr (and an issue) when the checkpoint's dtype is no format.
+const Format* read_weight_format(FieldReader& r, Scenario& s) {
     InferenceSettings& x = s.inference;
-    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
-    std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
-    x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
     // The table's names (settings.h: "auto" and the catalogue's, in its order), then the scenario's own formats.
     std::vector<std::string> format_ids;
     for (const auto& row : kWeightFormats) format_ids.push_back(row.name);
@@ -359,9 +357,6 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     std::string format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
-    // The checkpoint's own format: quantization_config when it has one, else its dtype. A format
-    // given that equals the checkpoint's quantization is that quantization (its unconverted modules
-    // and groups too), so a resolved scenario, which names the format, gives the same figures.
     std::string quantized_as;
     if (q && q->method == "bitsandbytes") quantized_as = q->bits == 4 ? (q->quant_type == "nf4" ? "nf4" : "fp4") : "int8";
     else if (q && (q->method == "gptq" || q->method == "awq")) quantized_as = q->bits == 8 ? "int8" : "int4";
@@ -378,7 +373,7 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const Format* resolved = s.format(format);
     if (!resolved) {
         r.fail("weight_format", "is needed: the checkpoint's dtype \"" + format + "\" is not a weight format", nullptr);
-        return;
+        return nullptr;
     }
     x.weight_format = static_cast<std::size_t>(resolved - s.formats.data());
     if (!quantized_as.empty() && format == quantized_as) {
@@ -389,26 +384,32 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         x.group_size = group.value_or(128);
         if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
-    x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
-    x.engine = read_setting(r, d, kInferenceEngineField);
+    return resolved;
+}
+
+// inference.kv_cache_dtype: "auto" is llama.cpp's f16, else the activation dtype: a plain float
+// format's own, else the checkpoint's (bf16 for an fp32 checkpoint, or one no cache dtype names).
+void read_kv_cache_dtype(FieldReader& r, const Format& weights, Scenario& s) {
+    InferenceSettings& x = s.inference;
     x.kv_cache_dtype = given_setting(r, kKvCacheDtypeField).value_or(kKvCacheDtypeField.fallback);
     if (x.kv_cache_dtype == KvCacheDtype::Auto && x.engine == InferenceEngine::LlamaCpp) {
         x.kv_cache_dtype = KvCacheDtype::Fp16;  // llama.cpp's cache_type_k / cache_type_v default: f16
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
     }
     if (x.kv_cache_dtype == KvCacheDtype::Auto) {
-        // The activation dtype: a plain float format's own, else the checkpoint's (bf16 for an fp32
-        // checkpoint, or one no cache dtype names).
-        const auto w = resolved->builtin;
+        const auto w = weights.builtin;
         bool plain = w == WeightFormat::Fp32 || w == WeightFormat::Fp16 || w == WeightFormat::Bf16;
         auto checkpoint = parse_setting<KvCacheDtype>(s.model.checkpoint_dtype);
-        x.kv_cache_dtype = plain ? *parse_setting<KvCacheDtype>(resolved->id)
+        x.kv_cache_dtype = plain ? *parse_setting<KvCacheDtype>(weights.id)
                                  : checkpoint && *checkpoint != KvCacheDtype::Fp32 ? *checkpoint : KvCacheDtype::Bf16;
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + std::string(name(x.kv_cache_dtype)) + "\" (the activation dtype)");
     }
-    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
-                                x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
-                                kInferenceAttentionField.path);
+}
+
+// The serving engines' own settings: vLLM's share of the card, step and block; llama.cpp's GPU
+// layers and ubatch. Their defaults are listed only for the engine in use.
+void read_engine_settings(FieldReader& r, Scenario& s) {
+    InferenceSettings& x = s.inference;
     std::vector<std::string> quiet;
     Defaults vllm{x.engine == InferenceEngine::Vllm ? s.defaults_applied : quiet},
         llamacpp{x.engine == InferenceEngine::LlamaCpp ? s.defaults_applied : quiet};
@@ -423,6 +424,26 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         llamacpp.list.push_back("inference.gpu_layers = -1 (every layer on the GPU)");
     }
     x.ubatch = llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
+}
+
+// The "inference" section, in the order its defaults are listed.
+void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& t = section(doc, "inference", issues);
+    FieldReader r(t, "inference", issues);
+    Defaults d{s.defaults_applied};
+    InferenceSettings& x = s.inference;
+    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
+    std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
+    x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
+    const Format* weights = read_weight_format(r, s);
+    if (!weights) return;
+    x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
+    x.engine = read_setting(r, d, kInferenceEngineField);
+    read_kv_cache_dtype(r, *weights, s);
+    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
+                                x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
+                                kInferenceAttentionField.path);
+    read_engine_settings(r, s);
     read_images(r, s, "inference", x.images, x.image_tokens, s.defaults_applied);
     warn_if_longer_than_model(s, "inference.context_len", x.context_len);
 }
