@@ -71,6 +71,51 @@ struct LayerActivations {
     double op_selective = 0;        // what per-op selective checkpointing keeps (see below)
 };
 
+// Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's "op"
+// mode): the layer input, the attention kernel's output and log-sum-exp, and every other matmul
+// output (q, k, v, o and the MLP's) are kept per token; everything else is recomputed.
+double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_part, double q, double kv, double heads, double I) {
+    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
+    double matmuls = q + 2 * kv + h_part;
+    if (m.num_experts)
+        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
+                   static_cast<double>(m.num_experts_per_tok);
+    else
+        matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
+    return a * h_part + a * q + 4 * heads + a * matmuls / 2;
+}
+
+// LoRA and QLoRA: what the adapters of one layer keep per token, added to `per_token` one adapter at
+// a time. A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
+// and the activation gradients; what frozen weights let autograd skip is not modelled.
+// The adapters add their own: B keeps A's output (rank r) for its weight gradient, and with
+// lora.dropout > 0, A's input is a dropped-out copy of the linear's input (compute dtype) whose
+// mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
+// reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
+// dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
+void add_lora_activations(double& per_token, const ModelSpec& m, const TrainingSettings& t, double a, double tp, double h,
+                          double q, double I) {
+    const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
+    const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
+    const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
+    const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
+    bool qkv_dropout_counted = false;
+    for (LoraTarget target : t.lora_targets) {
+        if (target == LoraTarget::QProj || target == LoraTarget::KProj || target == LoraTarget::VProj) {
+            const double in = t.framework == Framework::Litgpt && qkv_dropout_counted ? 0 : h;
+            qkv_dropout_counted = true;
+            per_token += a * r + drop * in;
+        } else if (target == LoraTarget::OProj) {
+            per_token += a * r + drop * q;
+        } else if (target == LoraTarget::GateProj || target == LoraTarget::UpProj || target == LoraTarget::DownProj) {
+            // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
+            // MoE layer; the down projection reads the intermediate activation.
+            const bool down = target == LoraTarget::DownProj;
+            per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
+        }  // lm_head: once per token, not per layer (small beside the logits)
+    }
+}
+
 LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp) {
     double a = compute_bytes(t.dtype);
     double h = static_cast<double>(m.hidden_size);
@@ -127,45 +172,8 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         out.per_token += dense_mlp;
     }
     if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
-    // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's
-    // "op" mode): the layer input, the attention kernel's output and log-sum-exp, and every other
-    // matmul output (q, k, v, o and the MLP's) are kept; everything else is recomputed.
-    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
-    double matmuls = q + 2 * kv + h_part;
-    if (m.num_experts)
-        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
-                   static_cast<double>(m.num_experts_per_tok);
-    else
-        matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
-    out.op_selective = a * h_part + a * q + 4 * heads + a * matmuls / 2;
-    // A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
-    // and the activation gradients; what frozen weights let autograd skip is not modelled.
-    // The adapters add their own: B keeps A's output (rank r) for its weight gradient, and with
-    // lora.dropout > 0, A's input is a dropped-out copy of the linear's input (compute dtype) whose
-    // mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
-    // reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
-    // dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
-    if (t.method == Method::Lora || t.method == Method::Qlora) {
-        const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
-        const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
-        const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
-        const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
-        bool qkv_dropout_counted = false;
-        for (LoraTarget target : t.lora_targets) {
-            if (target == LoraTarget::QProj || target == LoraTarget::KProj || target == LoraTarget::VProj) {
-                const double in = t.framework == Framework::Litgpt && qkv_dropout_counted ? 0 : h;
-                qkv_dropout_counted = true;
-                out.per_token += a * r + drop * in;
-            } else if (target == LoraTarget::OProj) {
-                out.per_token += a * r + drop * q;
-            } else if (target == LoraTarget::GateProj || target == LoraTarget::UpProj || target == LoraTarget::DownProj) {
-                // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
-                // MoE layer; the down projection reads the intermediate activation.
-                const bool down = target == LoraTarget::DownProj;
-                out.per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
-            }  // lm_head: once per token, not per layer (small beside the logits)
-        }
-    }
+    out.op_selective = op_selective_per_token(m, a, tp, h_part, q, kv, heads, I);
+    if (t.method == Method::Lora || t.method == Method::Qlora) add_lora_activations(out.per_token, m, t, a, tp, h, q, I);
     return out;
 }
 
