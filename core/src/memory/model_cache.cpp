@@ -1,5 +1,5 @@
 // What every evaluation of one model shares, computed once: the tensor list and, per layout, the
-// shard and the optimizer-state totals (memory.h, ModelCache). Memoised, never approximated: a
+// shard and the optimizer-state totals (model_cache.h). Memoised, never approximated: a
 // cached figure is the one the uncached code computes.
 
 #include <algorithm>

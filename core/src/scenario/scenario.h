@@ -2,9 +2,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <string_view>
 #include <string>
 #include <vector>
 
@@ -118,11 +116,11 @@ struct Scenario {
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
 
-    double tunable(Tunable t) const { return overheads[t]; }
+    double tunable(Tunable t) const { return overheads[t]; }  // by name: find_tunable (scenario/tunables.h)
     // false: leave out what is only for people (assumptions, warnings), as the planner's fast path
     // does; every figure is computed the same way either way.
     bool details = true;
-    // Memo of the model's tensor list and per-layout aggregates (memory.h), shared by copies.
+    // Memo of the model's tensor list and per-layout aggregates (memory/model_cache.h), shared by copies.
     mutable std::shared_ptr<ModelCache> cache;
     const Format* format(const std::string& id) const {
         for (const Format& f : formats)
