@@ -593,6 +593,50 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     engine_for_layout(s);
 }
 
+// Weight formats: the catalogue's, plus the scenario's own ("formats": [{"id", "bits", ...}]).
+void read_formats(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    s.formats = builtin_formats();
+    const json* custom = doc.contains("formats") && !doc["formats"].is_null() ? &doc["formats"] : nullptr;
+    if (!custom) return;
+    if (!custom->is_array()) {
+        issues.push_back({"formats", "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
+                                     "\"scale_bytes\", \"scope\"}", show(*custom)});
+        return;
+    }
+    for (std::size_t i = 0; i < custom->size() && i < 256; ++i) {
+        std::string prefix = "formats[" + std::to_string(i) + "]";
+        auto f = read_format((*custom)[i], prefix, issues);
+        if (!f) continue;
+        std::transform(f->id.begin(), f->id.end(), f->id.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (s.format(f->id)) issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
+        else s.formats.push_back(*f);
+    }
+}
+
+// "overheads": tunables by name (scenario/tunables.h), each a number; an unknown name lists the known ones.
+void read_overheads(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    if (!doc.contains("overheads") || doc["overheads"].is_null()) return;
+    const json& o = doc["overheads"];
+    if (!o.is_object()) {
+        issues.push_back({"overheads", "must be an object of tunable name to number", show(o)});
+        return;
+    }
+    FieldReader r(o, "overheads", issues);
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        auto t = find_tunable(it.key());
+        if (!t) {
+            std::vector<std::string> known;
+            for (const TunableRow& row : kTunables) known.emplace_back(row.name);
+            std::sort(known.begin(), known.end());
+            std::string names;
+            for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
+            r.fail(it.key(), "is not a tunable (known: " + names + ")", &*it);
+        } else if (auto v = r.number(it.key(), 0, 1e15)) {
+            s.overheads[*t] = *v;
+        }
+    }
+}
+
 }  // namespace
 
 ScenarioRead read_scenario(const json& doc) {
@@ -605,24 +649,7 @@ ScenarioRead read_scenario(const json& doc) {
     }
     if (doc.contains("version") && !(doc["version"].is_number_integer() && doc["version"].get<std::int64_t>() == 1))
         issues.push_back({"version", "must be 1 (the only scenario version so far)", show(doc["version"])});
-
-    // Weight formats: the catalogue's, plus the scenario's own ("formats": [{"id", "bits", ...}]).
-    s.formats = builtin_formats();
-    if (const json* custom = doc.contains("formats") && !doc["formats"].is_null() ? &doc["formats"] : nullptr) {
-        if (!custom->is_array()) {
-            issues.push_back({"formats", "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
-                                         "\"scale_bytes\", \"scope\"}", show(*custom)});
-        } else {
-            for (std::size_t i = 0; i < custom->size() && i < 256; ++i) {
-                std::string prefix = "formats[" + std::to_string(i) + "]";
-                auto f = read_format((*custom)[i], prefix, issues);
-                if (!f) continue;
-                std::transform(f->id.begin(), f->id.end(), f->id.begin(), [](unsigned char c) { return std::tolower(c); });
-                if (s.format(f->id)) issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
-                else s.formats.push_back(*f);
-            }
-        }
-    }
+    read_formats(doc, s, issues);
     read_model(doc, s, issues);
     FieldReader top(doc, "", issues);
     Defaults d{s.defaults_applied};
@@ -633,28 +660,7 @@ ScenarioRead read_scenario(const json& doc) {
     read_parallelism_and_hardware(doc, s, issues);
     if (s.mode == Mode::Training) read_training(doc, s, issues);
     else read_inference(doc, s, issues);
-
-    if (doc.contains("overheads") && !doc["overheads"].is_null()) {
-        const json& o = doc["overheads"];
-        if (!o.is_object()) {
-            issues.push_back({"overheads", "must be an object of tunable name to number", show(o)});
-        } else {
-            FieldReader r(o, "overheads", issues);
-            for (auto it = o.begin(); it != o.end(); ++it) {
-                auto t = find_tunable(it.key());
-                if (!t) {
-                    std::vector<std::string> known;
-                    for (const TunableRow& row : kTunables) known.emplace_back(row.name);
-                    std::sort(known.begin(), known.end());
-                    std::string names;
-                    for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
-                    r.fail(it.key(), "is not a tunable (known: " + names + ")", &*it);
-                } else if (auto v = r.number(it.key(), 0, 1e15)) {
-                    s.overheads[*t] = *v;
-                }
-            }
-        }
-    }
+    read_overheads(doc, s, issues);
     return out;
 }
 
