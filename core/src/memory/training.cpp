@@ -17,14 +17,16 @@ struct Recipe {
 };
 
 Recipe recipe_of(const TrainingSettings& t) {
-    double a = compute_bytes(t.dtype);  // fp8 training keeps bf16 weights
-    Recipe r;
-    r.frozen_weight = a;
-    if (t.precision == Precision::AmpFp32Weights) r = {4, 4, 0, 4};
-    else if (t.precision == Precision::Pure) r = {a, a, 0, a};
-    else if (t.precision == Precision::MixedMasterFp32) r = {a, a, 4, a};
-    else if (t.precision == Precision::MixedFp32Grads) r = {a, 4, 4, a};
-    return r;
+    const double a = compute_bytes(t.dtype);  // fp8 training keeps bf16 weights
+    const double fp32 = storage_bytes(Dtype::Fp32);
+    switch (t.precision) {
+        case Precision::AmpFp32Weights: return {fp32, fp32, 0, fp32};
+        case Precision::Pure: return {a, a, 0, a};
+        case Precision::MixedMasterFp32: return {a, a, fp32, a};
+        case Precision::MixedFp32Grads: return {a, fp32, fp32, a};
+        case Precision::Auto: break;  // resolved by the reader (resolve_precision in scenario.cpp)
+    }
+    return {a, a, 0, a};
 }
 
 // Optimizer state bytes for `n` trainable elements of a tensor of shape rows × cols.
