@@ -343,6 +343,18 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     warn_if_longer_than_model(s, "training.seq_len", x.seq_len);
 }
 
+// The weight format a checkpoint's quantization_config stores its layers in; nullopt when it has
+// none, or one that is not modelled.
+std::optional<WeightFormat> checkpoint_format(const ModelSpec& m) {
+    const auto& q = m.quantization;
+    if (!q) return std::nullopt;
+    if (q->method == "bitsandbytes") return q->bits == 4 ? (q->quant_type == "nf4" ? WeightFormat::Nf4 : WeightFormat::Fp4) : WeightFormat::Int8;
+    if (q->method == "gptq" || q->method == "awq") return q->bits == 8 ? WeightFormat::Int8 : WeightFormat::Int4;
+    if (q->method == "fp8") return WeightFormat::Fp8;
+    if (q->method == "mxfp4") return WeightFormat::Mxfp4;
+    return std::nullopt;
+}
+
 // inference.weight_format: "auto" resolves to the checkpoint's own format (quantization_config when
 // it has one, else its dtype). A format given that equals the checkpoint's quantization is that
 // quantization (its unconverted modules and groups too), so a resolved scenario, which names the
@@ -357,17 +369,13 @@ const Format* read_weight_format(FieldReader& r, Scenario& s) {
     std::string format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
-    std::string quantized_as;
-    if (q && q->method == "bitsandbytes") quantized_as = q->bits == 4 ? (q->quant_type == "nf4" ? "nf4" : "fp4") : "int8";
-    else if (q && (q->method == "gptq" || q->method == "awq")) quantized_as = q->bits == 8 ? "int8" : "int4";
-    else if (q && q->method == "fp8") quantized_as = "fp8";
-    else if (q && q->method == "mxfp4") quantized_as = "mxfp4";
+    const std::optional<WeightFormat> quantized_as = checkpoint_format(s.model);
     if (format == "auto") {
-        std::string why = quantized_as.empty() ? "the checkpoint's dtype" : "quantization_config: " + q->method;
-        if (quantized_as.empty() && q && !q->method.empty())
+        std::string why = !quantized_as ? "the checkpoint's dtype" : "quantization_config: " + q->method;
+        if (!quantized_as && q && !q->method.empty())
             s.warnings.push_back("quantization_config method '" + q->method + "' is not modelled: weights taken in " +
                                  s.model.checkpoint_dtype);
-        format = quantized_as.empty() ? s.model.checkpoint_dtype : quantized_as;
+        format = quantized_as ? name(*quantized_as) : s.model.checkpoint_dtype;
         s.defaults_applied.push_back("inference.weight_format = \"" + format + "\" (" + why + ")");
     }
     const Format* resolved = s.format(format);
@@ -376,7 +384,7 @@ const Format* read_weight_format(FieldReader& r, Scenario& s) {
         return nullptr;
     }
     x.weight_format = static_cast<std::size_t>(resolved - s.formats.data());
-    if (!quantized_as.empty() && format == quantized_as) {
+    if (quantized_as && resolved->builtin == quantized_as) {
         x.weight_format_from_checkpoint = true;
         if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
     }
