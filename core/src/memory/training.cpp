@@ -11,6 +11,9 @@ namespace gpumem::detail {
 
 namespace {
 
+// Bytes of an fp32 element (settings.h): master copies, fp32 weights and gradients, LoRA adapters.
+constexpr double kFp32 = storage_bytes(Dtype::Fp32);
+
 struct Recipe {
     double weight = 2, grad = 2, master = 0;  // bytes per trainable parameter
     double frozen_weight = 2;                 // bytes per frozen parameter
@@ -18,12 +21,11 @@ struct Recipe {
 
 Recipe recipe_of(const TrainingSettings& t) {
     const double a = compute_bytes(t.dtype);  // fp8 training keeps bf16 weights
-    const double fp32 = storage_bytes(Dtype::Fp32);
     switch (t.precision) {
-        case Precision::AmpFp32Weights: return {fp32, fp32, 0, fp32};
+        case Precision::AmpFp32Weights: return {kFp32, kFp32, 0, kFp32};
         case Precision::Pure: return {a, a, 0, a};
-        case Precision::MixedMasterFp32: return {a, a, fp32, a};
-        case Precision::MixedFp32Grads: return {a, fp32, fp32, a};
+        case Precision::MixedMasterFp32: return {a, a, kFp32, a};
+        case Precision::MixedFp32Grads: return {a, kFp32, kFp32, a};
         case Precision::Auto: break;  // resolved by the reader (resolve_precision in scenario.cpp)
     }
     return {a, a, 0, a};
@@ -315,9 +317,9 @@ States model_states(const Scenario& sc, const Params& p, Notes& why) {
     if (p.adapters) {
         double base = t.method == Method::Qlora ? qlora_base_bytes(sc, p, rc, st, why) : p.frozen * rc.frozen_weight;
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
-        st.weights = base + p.lora * 4;
-        st.grads = p.lora * 4;
-        state_dtype = is_8bit(t.optimizer) ? storage_bytes(StateDtype::Int8) : storage_bytes(StateDtype::Fp32);
+        st.weights = base + p.lora * kFp32;
+        st.grads = p.lora * kFp32;
+        state_dtype = storage_bytes(is_8bit(t.optimizer) ? StateDtype::Int8 : StateDtype::Fp32);
         st.states = state_bytes(t.optimizer, state_dtype, p.lora, 1);
     } else if (p.partial) {
         st.weights = p.frozen * rc.frozen_weight + p.trainable * rc.weight;
@@ -332,7 +334,7 @@ States model_states(const Scenario& sc, const Params& p, Notes& why) {
         auto [model_tp, model_states] = model_optimizer_totals(sc, state_dtype);
         st.states = model_tp > 0 ? model_states * p.P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, p.P_gpu, 1);
     }
-    why["bytes_per_trainable_param"] = {{"weights", p.adapters ? 4.0 : rc.weight}, {"gradients", p.adapters ? 4.0 : rc.grad},
+    why["bytes_per_trainable_param"] = {{"weights", p.adapters ? kFp32 : rc.weight}, {"gradients", p.adapters ? kFp32 : rc.grad},
                                         {"master", p.adapters ? 0.0 : rc.master},
                                         {"optimizer_states", p.trainable > 0 ? st.states / p.trainable : 0.0}};
     return st;
@@ -370,7 +372,7 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
         // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
         // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
         // enabled=is_accumulating)).
-        if (t.gradient_accumulation_steps > 1) e.nosync_grads = p.trainable * (p.adapters ? 4.0 : st.rc.grad);
+        if (t.gradient_accumulation_steps > 1) e.nosync_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
         if (!p.adapters)
             e.root_grad_assembly = p.shard.non_layer_params * st.rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
         why["fsdp1_root_gathered_bytes"] = e.fsdp1_root;
@@ -426,7 +428,7 @@ void gathered_units(const Scenario& sc, const Params& p, const States& st, Engin
         // PP): the stage's parameters stay gathered in the compute dtype for the whole step, and its
         // unsharded gradients accumulate in the reduce dtype (FSDP2 upcasts them to reduce_dtype).
         e.gathered = p.P_gpu * a;
-        e.pp_unsharded_grads = p.trainable * (p.adapters ? 4.0 : st.rc.grad);
+        e.pp_unsharded_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
         why["fsdp_pipeline_unsharded_gradient_bytes"] = e.pp_unsharded_grads;
     }
     why["zero3_gathered_bytes"] = e.gathered;
@@ -489,7 +491,7 @@ void offload(const Scenario& sc, const Params& p, const EngineBytes& e, States& 
         double moved = st.master + st.states;
         (eng.offload_optimizer == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += moved;
         // ZeRO-Offload keeps fp32 gradients on the host too.
-        out.host_bytes += (sc.training.precision == Precision::MixedMasterFp32 ? p.P_gpu / e.shard_group * 4 : 0);
+        out.host_bytes += (sc.training.precision == Precision::MixedMasterFp32 ? p.P_gpu / e.shard_group * kFp32 : 0);
         st.master = st.states = 0;
     }
     if (eng.offload_param != Offload::None) {
