@@ -6,6 +6,7 @@
 // zxing-cpp's BarcodeFormat.)
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -361,6 +362,78 @@ std::string names_text() {
 template <typename E>
 std::string allowed_text() {
     return "must be one of " + names_text<E>();
+}
+
+//-----------------------------------------------------------------------------
+// Bytes per element
+//-----------------------------------------------------------------------------
+
+// Storage bytes of one element of each element type a setting or a checkpoint names: the one table
+// of them. dtype_bytes() (scenario/fields.h) reads a checkpoint's dtype with it, and each setting's
+// bytes below are its rows' names looked up here.
+struct ElementSize {
+    const char* name;
+    double bytes;
+};
+inline constexpr ElementSize kElementSizes[] = {
+    {"fp32", 4}, {"fp16", 2}, {"bf16", 2}, {"fp8", 1}, {"int8", 1}, {"int4", 0.5}, {"fp4", 0.5},
+};
+
+constexpr bool same_name(const char* a, const char* b) {
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    return *a == *b;
+}
+
+// The bytes of the element type called `name`; 0 when the table has none ("auto").
+constexpr double element_bytes(const char* name) {
+    for (const ElementSize& e : kElementSizes)
+        if (same_name(e.name, name)) return e.bytes;
+    return 0;
+}
+
+// Whether a table's rows are in its enum's order, so that the enum indexes them.
+template <typename E, std::size_t N>
+constexpr bool in_enum_order(const Setting<E> (&rows)[N]) {
+    for (std::size_t i = 0; i < N; ++i)
+        if (static_cast<std::size_t>(rows[i].value) != i) return false;
+    return true;
+}
+
+// Each row's element bytes, indexed by the enum.
+template <typename E, std::size_t N>
+constexpr std::array<double, N> bytes_by_row(const Setting<E> (&rows)[N]) {
+    std::array<double, N> out{};
+    for (std::size_t i = 0; i < N; ++i) out[i] = element_bytes(rows[i].name);
+    return out;
+}
+
+static_assert(in_enum_order(kDtypes) && in_enum_order(kStateDtypes) && in_enum_order(kKvCacheDtypes) &&
+              in_enum_order(kWeightFormats) && in_enum_order(kOptimizers) && in_enum_order(kLoraTargets));
+inline constexpr auto kDtypeBytes = bytes_by_row(kDtypes);
+inline constexpr auto kStateDtypeBytes = bytes_by_row(kStateDtypes);
+inline constexpr auto kKvCacheDtypeBytes = bytes_by_row(kKvCacheDtypes);
+
+// Storage bytes of a training dtype (fp8: 1).
+constexpr double storage_bytes(Dtype d) { return kDtypeBytes[static_cast<std::size_t>(d)]; }
+// Bytes per element in a compute dtype: what activations, gathered layers, dequantized copies and
+// gradient traffic take. fp8 runs keep bf16 weights and activations (the fp8 copies are transient).
+constexpr double compute_bytes(Dtype d) { return storage_bytes(d == Dtype::Fp8 ? Dtype::Bf16 : d); }
+// Bytes of one optimizer moment (int8: the 8-bit optimizers' 1; Auto is resolved before use).
+constexpr double storage_bytes(StateDtype d) { return kStateDtypeBytes[static_cast<std::size_t>(d)]; }
+// Bytes of one KV-cache element. int4 is quanto's quantized cache: 4 bits plus an fp16 scale and
+// zero point per group of 64.
+constexpr double storage_bytes(KvCacheDtype d) {
+    return d == KvCacheDtype::Int4 ? element_bytes("int4") + 4.0 / 64 : kKvCacheDtypeBytes[static_cast<std::size_t>(d)];
+}
+
+// The bitsandbytes 8-bit optimizers: int8 moments whatever the recipe.
+constexpr bool is_8bit(Optimizer o) { return o == Optimizer::Adamw8bit || o == Optimizer::PagedAdamw8bit; }
+// The paged optimizers: their state in CUDA unified memory, outside PyTorch's allocator.
+constexpr bool is_paged(Optimizer o) { return o == Optimizer::PagedAdamw8bit || o == Optimizer::PagedAdamw32bit; }
+
+// The weight format a QLoRA base is quantized to.
+constexpr WeightFormat weight_format_of(Quantization q) {
+    return q == Quantization::Nf4 ? WeightFormat::Nf4 : q == Quantization::Fp4 ? WeightFormat::Fp4 : WeightFormat::Int8;
 }
 
 }  // namespace gpumem::detail

@@ -9,6 +9,7 @@
 
 #include "scenario/fields.h"
 #include "catalogue/presets.h"
+#include "scenario/tunables.h"
 #include "settings.h"
 
 using nlohmann::json;
@@ -139,4 +140,64 @@ TEST(Settings, SettingsListsEveryFieldWithItsDefaultAndValues) {
     EXPECT_EQ(s["training.optimizer"]["default"], "adamw");
     EXPECT_EQ(s["training.quantization"]["values"][1]["name"], "fp4");
     EXPECT_EQ(json::parse(gpumem::settings_json()), s);
+}
+
+TEST(Settings, BytesPerElementComeFromOneTable) {
+    // kElementSizes: fp32 4, fp16 / bf16 2, fp8 / int8 1, int4 / fp4 half a byte.
+    EXPECT_EQ(storage_bytes(Dtype::Fp32), 4);
+    EXPECT_EQ(storage_bytes(Dtype::Bf16), 2);
+    EXPECT_EQ(storage_bytes(Dtype::Fp8), 1);
+    // Compute: fp8 runs keep bf16 weights and activations.
+    EXPECT_EQ(compute_bytes(Dtype::Fp8), 2);
+    EXPECT_EQ(compute_bytes(Dtype::Fp32), 4);
+    EXPECT_EQ(storage_bytes(StateDtype::Int8), 1);
+    EXPECT_EQ(storage_bytes(StateDtype::Fp16), 2);
+    // quanto's int4 cache: 4 bits + an fp16 scale and zero point per 64 = 0.5 + 4/64 bytes.
+    EXPECT_EQ(storage_bytes(KvCacheDtype::Int4), 0.5 + 4.0 / 64);
+    EXPECT_EQ(storage_bytes(KvCacheDtype::Fp8), 1);
+    EXPECT_EQ(dtype_bytes("bfloat16"), 2.0);
+    EXPECT_FALSE(dtype_bytes("auto"));
+    // Every settings row that names an element type has its bytes.
+    for (const auto& row : kDtypes) EXPECT_GT(element_bytes(row.name), 0) << row.name;
+    for (const auto& row : kKvCacheDtypes) {
+        if (row.value == KvCacheDtype::Auto) continue;
+        EXPECT_GT(storage_bytes(row.value), 0) << row.name;
+    }
+}
+
+TEST(Settings, TunablesAreOneTableFoundByName) {
+    std::set<std::string> names;
+    TunableValues defaults;
+    for (const TunableRow& t : kTunables) {
+        SCOPED_TRACE(t.name);
+        EXPECT_TRUE(names.insert(t.name).second);
+        ASSERT_TRUE(find_tunable(t.name));
+        EXPECT_EQ(*find_tunable(t.name), t.id);
+        EXPECT_EQ(defaults[t.id], t.fallback);
+        EXPECT_TRUE(*t.unit && *t.doc);
+    }
+    EXPECT_FALSE(find_tunable("nope"));
+    // The result lists every tunable with its value, unit and doc, and an override by name.
+    json r = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"overheads", {{"loss_fp32_copies", 2}}}});
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+    EXPECT_EQ(r["assumptions"]["overheads"].size(), kTunableCount);
+    EXPECT_EQ(r["assumptions"]["overheads"]["loss_fp32_copies"]["value"], 2.0);
+    EXPECT_EQ(r["scenario"]["overheads"]["loss_fp32_copies"], 2.0);
+    EXPECT_EQ(r["assumptions"]["overheads"]["cuda_context_gib"]["unit"], "GiB");
+    json bad = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"overheads", {{"nope", 1}}}});
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("known: allocator_fragmentation, chunked_loss_chunks"),
+              std::string::npos);
+}
+
+TEST(Settings, ManualModelDtypeThatIsNoWeightFormatIsAnIssue) {
+    // It was a null dereference: the checkpoint's dtype resolved to a format the scenario does not have.
+    json r = gpumem::estimate({{"model", {{"num_parameters", "7B"}, {"dtype", "foo"}}}, {"mode", "inference"}});
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_EQ(r["errors"][0]["field"], "inference.weight_format");
+    // A plain dtype resolves to its format, and the KV cache to that dtype.
+    json ok = gpumem::estimate({{"model", {{"num_parameters", "7B"}, {"dtype", "fp16"}}}, {"mode", "inference"}});
+    ASSERT_TRUE(ok["ok"].get<bool>()) << ok.dump();
+    EXPECT_EQ(ok["scenario"]["inference"]["weight_format"], "fp16");
+    EXPECT_EQ(ok["scenario"]["inference"]["kv_cache_dtype"], "fp16");
 }

@@ -77,6 +77,7 @@ struct Catalogue {
         for (json& f : formats_json) {
             std::vector<Issue> ignored;  // the shipped catalogue is checked by the tests
             if (auto fmt = read_format(f, "formats", ignored)) {
+                fmt->builtin = parse_setting<WeightFormat>(fmt->id);
                 formats.push_back(*fmt);
                 f["bytes_per_param"] = fmt->bytes_per_param();
             }
@@ -110,7 +111,7 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
     if (!r.has("bits")) r.fail("bits", "is required: bits per weight (e.g. 4)", nullptr);
     f.group_size = r.number("group_size", 0, 1e9).value_or(0);
     f.scale_bytes = r.number("scale_bytes", 0, 1e6).value_or(0);
-    f.scope = r.setting_name<FormatScope>("scope").value_or(name(kFormatScopeField.fallback));
+    f.scope = r.setting<FormatScope>("scope").value_or(kFormatScopeField.fallback);
     if (issues.size() != before) return std::nullopt;
     f.id = *id;
     return f;

@@ -20,11 +20,11 @@ Figures evaluate(const Scenario& s) {
     f.allocated = tl.empty() ? 0 : tl[f.peak].allocated();
     // Slack on what the caching allocator hands out piecemeal; a preallocated KV pool (vLLM) is one block.
     double pooled = 0;
-    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.count("kv_cache")) pooled = tl[f.peak].bytes.at("kv_cache");
-    f.slack = (f.allocated - pooled) * s.tunable("allocator_fragmentation");
+    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache)) pooled = tl[f.peak].bytes[Component::KvCache];
+    f.slack = (f.allocated - pooled) * s.tunable(Tunable::AllocatorFragmentation);
     f.reserved = f.allocated + f.slack;
-    f.context = s.tunable("cuda_context_gib") * static_cast<double>(kGiB);
-    if (s.hardware.num_gpus > 1) f.context += s.tunable("nccl_buffers_gib") * static_cast<double>(kGiB);
+    f.context = s.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
+    if (s.hardware.num_gpus > 1) f.context += s.tunable(Tunable::NcclBuffersGib) * static_cast<double>(kGiB);
     f.device = f.reserved + f.context + f.breakdown.outside_allocator;
     // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi.
     if (f.breakdown.claimed > 0) {
@@ -129,6 +129,73 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
     return dp * model_parallel;
 }
 
+// The components a phase lists, by name, as whole bytes.
+void listed_components(const detail::ComponentBytes& b, json& out) {
+    for (std::size_t i = 0; i < detail::kComponents; ++i) {
+        const auto c = static_cast<detail::Component>(i);
+        if (b.has(c)) out[detail::name(c)] = bytes(b[c]);
+    }
+}
+
+// Every component at the peak (zero when the peak phase has none), the slack and context as overheads.
+json peak_components(const Figures& f) {
+    json components = json::object();
+    for (const char* name : detail::kComponentNames) components[name] = 0;
+    listed_components(f.breakdown.timeline[f.peak].bytes, components);
+    // Paged optimizer state is on the GPU but outside the allocator; it shows under its own name too.
+    if (f.breakdown.outside_allocator > 0)
+        components["optimizer_states"] = components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
+    components["overheads"] = bytes(f.slack + f.context);
+    return components;
+}
+
+json timeline_json(const Figures& f) {
+    json timeline = json::array();
+    for (const auto& p : f.breakdown.timeline) {
+        json c = json::object();
+        listed_components(p.bytes, c);
+        timeline.push_back({{"phase", p.name}, {"allocated_bytes", bytes(p.allocated())}, {"components", c}});
+    }
+    return timeline;
+}
+
+// The figures behind the components, with every tunable's value, unit and doc.
+json assumptions_json(const detail::Scenario& s, const Figures& f) {
+    json overheads = json::object();
+    for (const detail::TunableRow& t : detail::kTunables)
+        overheads[t.name] = {{"value", s.overheads[t.id]}, {"unit", t.unit}, {"about", t.doc}};
+    json assumptions = f.breakdown.assumptions.doc().is_null() ? json::object() : f.breakdown.assumptions.doc();
+    assumptions["overheads"] = overheads;
+    return assumptions;
+}
+
+json parameters_json(const detail::Scenario& s, const json& assumptions) {
+    json params = {{"total", s.params.total},
+                   {"active", s.params.active},
+                   {"exact", s.params.exact},
+                   {"embedding", s.params.embedding},
+                   {"per_component", component_counts(s.params)},
+                   {"language_model", s.params.language_model},
+                   {"mtp_not_in_total", s.params.mtp}};
+    if (s.mode == detail::Mode::Training) {
+        double lora = assumptions.value("lora_parameters_per_gpu", -1.0);
+        params["trainable"] = lora >= 0 ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp)) : s.params.total;
+    } else {
+        params["trainable"] = 0;
+    }
+    return params;
+}
+
+json model_json(const detail::Scenario& s) {
+    return {{"name", s.model.name}, {"model_type", s.model.model_type}, {"source", s.model_source},
+            {"num_layers", s.model.num_layers}, {"hidden_size", s.model.hidden_size},
+            {"num_attention_heads", s.model.num_attention_heads},
+            {"num_key_value_heads", s.model.num_key_value_heads}, {"head_dim", s.model.head_dim},
+            {"intermediate_size", s.model.intermediate_size}, {"vocab_size", s.model.vocab_size},
+            {"max_position_embeddings", s.model.max_position_embeddings},
+            {"checkpoint_dtype", s.model.checkpoint_dtype}};
+}
+
 }  // namespace
 
 json estimate(const json& scenario) {
@@ -137,6 +204,8 @@ json estimate(const json& scenario) {
     return detail::estimate_result(read.scenario);
 }
 
+// One evaluation with the details on, then the document: model, parameters, per-GPU figures at the
+// peak and over the timeline, fit and GPUs needed, and what the figures rest on.
 json detail::estimate_result(const Scenario& scenario) {
     Scenario with_details = scenario;
     with_details.details = true;
@@ -145,59 +214,17 @@ json detail::estimate_result(const Scenario& scenario) {
     const auto& tl = f.breakdown.timeline;
     if (!std::isfinite(f.device) || f.device > kMaxBytes)
         return detail::error_document({{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
-
-    json components = json::object();
-    for (const std::string& name : detail::component_names()) components[name] = 0;
-    const auto& names = detail::component_names();
-    for (std::size_t i = 0; i < names.size(); ++i)
-        if (tl[f.peak].bytes.has(i)) components[names[i]] = bytes(tl[f.peak].bytes[i]);
-    // Paged optimizer state is on the GPU but outside the allocator; it shows under its own name too.
-    if (f.breakdown.outside_allocator > 0)
-        components["optimizer_states"] = components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
-    components["overheads"] = bytes(f.slack + f.context);
-
-    json timeline = json::array();
-    for (const auto& p : tl) {
-        json c = json::object();
-        for (std::size_t i = 0; i < names.size(); ++i)
-            if (p.bytes.has(i)) c[names[i]] = bytes(p.bytes[i]);
-        timeline.push_back({{"phase", p.name}, {"allocated_bytes", bytes(p.allocated())}, {"components", c}});
-    }
-
-    json overheads = json::object();
-    for (const auto& [name, t] : s.overheads)
-        overheads[name] = {{"value", t.value}, {"unit", t.unit}, {"about", t.doc}};
-
+    json components = peak_components(f);
+    json timeline = timeline_json(f);
     std::vector<std::string> warnings = s.warnings;
     warnings.insert(warnings.end(), f.breakdown.warnings.begin(), f.breakdown.warnings.end());
     json needed = gpus_needed(s, f, warnings);
     double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
-
-    json params = {{"total", s.params.total},
-                   {"active", s.params.active},
-                   {"exact", s.params.exact},
-                   {"embedding", s.params.embedding},
-                   {"per_component", component_counts(s.params)},
-                   {"language_model", s.params.language_model},
-                   {"mtp_not_in_total", s.params.mtp}};
-    json assumptions = f.breakdown.assumptions.doc().is_null() ? json::object() : f.breakdown.assumptions.doc();
-    assumptions["overheads"] = overheads;
-    if (s.mode == detail::Mode::Training) {
-        double lora = assumptions.value("lora_parameters_per_gpu", -1.0);
-        params["trainable"] = lora >= 0 ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp)) : s.params.total;
-    } else {
-        params["trainable"] = 0;
-    }
-
+    json assumptions = assumptions_json(s, f);
+    json params = parameters_json(s, assumptions);
     return {{"ok", true},
             {"version", version()},
-            {"model", {{"name", s.model.name}, {"model_type", s.model.model_type}, {"source", s.model_source},
-                       {"num_layers", s.model.num_layers}, {"hidden_size", s.model.hidden_size},
-                       {"num_attention_heads", s.model.num_attention_heads},
-                       {"num_key_value_heads", s.model.num_key_value_heads}, {"head_dim", s.model.head_dim},
-                       {"intermediate_size", s.model.intermediate_size}, {"vocab_size", s.model.vocab_size},
-                       {"max_position_embeddings", s.model.max_position_embeddings},
-                       {"checkpoint_dtype", s.model.checkpoint_dtype}}},
+            {"model", model_json(s)},
             {"parameters", params},
             {"per_gpu", {{"peak_allocated_bytes", bytes(f.allocated)},
                          {"peak_reserved_bytes", bytes(f.reserved)},

@@ -1,230 +1,301 @@
-// Inference memory with Hugging Face transformers' generate(): weights by
-// storage format, the KV cache by attention type, and the prefill's transient working set.
+// Inference memory with Hugging Face transformers' generate(), vLLM and llama.cpp: weights by
+// storage format, the KV cache by attention type, and the forward's transient working set.
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
 #include "memory/memory.h"
+#include "memory/model_cache.h"
 
 namespace gpumem::detail {
 
 namespace {
 
-}  // namespace
+using C = Component;
 
-Breakdown inference_memory(const Scenario& sc) {
+// The weights of one GPU in their storage format.
+struct Weights {
+    Shard shard;
+    double a = 2;            // bytes per element of the compute the format dequantizes to
+    double fb = 2;           // bytes per weight in the format
+    double rest_bytes = 2;   // bytes per weight left in the checkpoint's dtype
+    bool quantized = false;  // the format covers the layers' linear matrices only
+    double bytes = 0;        // all of them
+};
+
+// The layers' linear matrices in the storage format; embeddings, head and norms stay in the
+// checkpoint's dtype for quantized formats (bitsandbytes, GPTQ/AWQ and MX keep them so), as do
+// modules the checkpoint's quantization_config leaves unconverted. GGUF files quantize every matrix.
+Weights stored_weights(const Scenario& sc, Breakdown& out) {
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
-    const Parallelism& par = sc.parallel;
-    Breakdown out(sc);
-    Notes& why = out.assumptions;
-    const double tp = static_cast<double>(par.tp);
-
-    // ---- Weights: the layers' linear matrices in the storage format; embeddings, head and norms
-    // stay in the checkpoint's dtype for quantized formats (bitsandbytes, GPTQ/AWQ and MX keep them
-    // so), as do modules the checkpoint's quantization_config leaves unconverted. GGUF files
-    // quantize every matrix.
-    Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
-    double a = compute_dtype_bytes(x.weight_format);
-    const auto& qc = m.quantization;
+    Weights w;
+    w.shard = shard_of(sc, sc.parallel.tp, sc.parallel.pp, sc.parallel.ep);
     // The format's bytes per weight, from the catalogue (presets/dtypes.json or the scenario's own);
     // GPTQ/AWQ groups come from the checkpoint or the scenario, bitsandbytes' double quant from the checkpoint.
-    Format fmt = *sc.format(x.weight_format);
-    if (x.weight_format == "int4") fmt.group_size = static_cast<double>(x.group_size);
+    Format fmt = sc.weight_format();
+    w.a = fmt.compute_bytes();
+    const auto& qc = m.quantization;
+    if (fmt.builtin == WeightFormat::Int4) fmt.group_size = static_cast<double>(x.group_size);
     if (qc && qc->double_quant) apply_double_quant(fmt);
-    double fb = fmt.bytes_per_param();
-    double total_params = shard.total();
-    total_params *= declared_scale(m);  // known only by size: the guessed shape scaled to the declared total
-    bool quantized = fmt.scope == "layers";
-    double in_format = fmt.scope == "layers" ? shard.linear_params : total_params;
+    w.fb = fmt.bytes_per_param();
+    double total_params = w.shard.params();
+    w.quantized = fmt.scope == FormatScope::Layers;
+    double in_format = w.quantized ? w.shard.linear_params : total_params;
     bool keeps_attention = qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),
                                             [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
-    if (quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= shard.attention_linear_params;
-    double rest_bytes = dtype_bytes(m.checkpoint_dtype).value_or(2);
-    double weights = in_format * fb + (total_params - in_format) * rest_bytes;
-    why["weight_bytes_per_param"] = fb;
-    why["params_in_weight_format"] = in_format;
-    if (fmt.scope == "matrices" && x.engine != InferenceEngine::LlamaCpp)
+    if (w.quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= w.shard.attention_linear_params;
+    w.rest_bytes = dtype_bytes(m.checkpoint_dtype).value_or(2);
+    w.bytes = in_format * w.fb + (total_params - in_format) * w.rest_bytes;
+    out.assumptions["weight_bytes_per_param"] = w.fb;
+    out.assumptions["params_in_weight_format"] = in_format;
+    if (fmt.scope == FormatScope::Matrices && x.engine != InferenceEngine::LlamaCpp)
         out.warnings.push_back("GGUF formats are llama.cpp's: set inference.engine to llama.cpp for its cache and buffers");
+    return w;
+}
 
-    // ---- KV cache: K and V for every kv head on every layer of this stage; sliding-window layers
-    // keep at most the window.
-    // int4 (quanto's quantized cache): 4 bits + an fp16 scale and zero point per group of 64.
-    double kv_bytes = x.kv_cache_dtype == "int4" ? 0.5 + 4.0 / 64 : dtype_bytes(x.kv_cache_dtype).value_or(2);
-    double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / tp);  // replicated when kv < tp
-    double per_token_layer = 2 * kv_heads * static_cast<double>(m.head_dim) * kv_bytes;
-    if (m.kv_lora_rank > 0) {
-        // MLA under transformers: the cache holds the up-projected keys (nope + rope dims) and values
-        // for every head, not the latent (kv_lora_rank + qk_rope_head_dim) that vLLM/SGLang keep.
-        double heads = static_cast<double>(m.num_attention_heads) / tp;
-        per_token_layer = heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * kv_bytes;
-        why["mla_latent_bytes_per_token_per_layer"] = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
-    }
-    // Which layers cache: none in an encoder-only model; the decoder's in an encoder-decoder, whose
-    // cross-attention also caches K and V of the source (taken as long as the context here).
-    std::uint64_t first_cached = 0, cache_factor = 1;
-    if (m.structure == ModelSpec::Structure::Encoder) first_cached = m.num_layers;
-    if (m.structure == ModelSpec::Structure::EncoderDecoder) {
-        first_cached = m.encoder_layers;
-        cache_factor = 2;
-    }
-    if (x.engine == InferenceEngine::Vllm && m.kv_lora_rank > 0) {
-        // vLLM keeps MLA's latent: kv_lora_rank + qk_rope_head_dim values per token per layer, on every TP rank.
-        per_token_layer = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
-    }
-    std::uint64_t layers_here = static_cast<std::uint64_t>(shard.layers);
-    // Cache bytes for `seqs` sequences of `tokens` each on the first `layers` cached layers here;
-    // `block` rounds each sequence's tokens up to whole blocks (paged caches).
-    auto cache_bytes = [&](double tokens, double seqs, std::uint64_t layers, double block) {
+// The KV cache's shape: K and V for every kv head on every cached layer of this stage;
+// sliding-window layers keep at most the window.
+struct KvCache {
+    const ModelSpec* m = nullptr;
+    double per_token_layer = 0;      // bytes per token on one cached layer
+    std::uint64_t first_cached = 0;  // layers below this one cache nothing (an encoder's)
+    std::uint64_t cache_factor = 1;  // 2 in an encoder-decoder: the cross-attention caches the source too
+    // Bytes for `seqs` sequences of `tokens` each on the first `layers` cached layers here; `block`
+    // rounds each sequence's tokens up to whole blocks (paged caches).
+    double bytes(double tokens, double seqs, std::uint64_t layers, double block) const {
         double total = 0;
-        for (std::uint64_t i = first_cached; i < layers && i < m.layer_attention.size(); ++i) {
+        for (std::uint64_t i = first_cached; i < layers && i < m->layer_attention.size(); ++i) {
             double t = tokens;
-            if (m.layer_attention[i] == LayerAttention::SlidingWindow && m.sliding_window > 0)
-                t = std::min(t, static_cast<double>(m.sliding_window));
+            if (m->layer_attention[i] == LayerAttention::SlidingWindow && m->sliding_window > 0)
+                t = std::min(t, static_cast<double>(m->sliding_window));
             if (block > 1) t = std::ceil(t / block) * block;
             total += per_token_layer * t * seqs * static_cast<double>(cache_factor);
         }
         return total;
-    };
-    // Image tokens (multimodal prompts) join each sequence's context.
-    double ctx = static_cast<double>(x.context_len + x.images * x.image_tokens), b = static_cast<double>(x.batch_size);
-    // Encoding the images: the tower runs layer by layer over each image's patches (SDPA: no s²
-    // scores), then hands the projected features to the language model.
-    double encode = 0;
-    if (x.images) {
-        const auto& v = m.vision_shape;
-        double vh = static_cast<double>(v.hidden) / tp, patches = static_cast<double>(v.patches) * static_cast<double>(x.images) * b;
-        double layer = patches * (2 * a * vh + std::max(a * 4 * vh + 4 * vh, a * 2 * static_cast<double>(v.intermediate) / tp));
-        double features = static_cast<double>(x.images * x.image_tokens) * b * static_cast<double>(m.hidden_size) * a;
-        encode = layer + features;
-        why["image_tokens_per_sequence"] = static_cast<double>(x.images * x.image_tokens);
-        why["vision_encode_bytes"] = encode;
     }
-    if (m.structure == ModelSpec::Structure::Encoder)
-        out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
-    why["kv_bytes_per_token_per_layer"] = per_token_layer;
+};
 
-    // ---- One forward over T tokens (the transient peak): one layer's working set at a time: the
-    // residual stream and its normed copy, then either attention (q, k, v and output) or the MLP
-    // (gate, up and act(gate)·up), whichever is larger; eager attention adds the fp32 scores over
-    // `keys` positions.
-    double h = static_cast<double>(m.hidden_size);
-    double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
-    double kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
+KvCache kv_cache(const Scenario& sc, Notes& why) {
+    const ModelSpec& m = sc.model;
+    const InferenceSettings& x = sc.inference;
+    const double tp = static_cast<double>(sc.parallel.tp);
+    KvCache kv;
+    kv.m = &m;
+    double kv_bytes = storage_bytes(x.kv_cache_dtype);
+    double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / tp);  // replicated when kv < tp
+    kv.per_token_layer = 2 * kv_heads * static_cast<double>(m.head_dim) * kv_bytes;
+    if (m.kv_lora_rank > 0) {
+        // MLA under transformers: the cache holds the up-projected keys (nope + rope dims) and values
+        // for every head, not the latent (kv_lora_rank + qk_rope_head_dim) that vLLM/SGLang keep.
+        double heads = static_cast<double>(m.num_attention_heads) / tp;
+        kv.per_token_layer = heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * kv_bytes;
+        why["mla_latent_bytes_per_token_per_layer"] = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
+    }
+    // Which layers cache: none in an encoder-only model; the decoder's in an encoder-decoder, whose
+    // cross-attention also caches K and V of the source (taken as long as the context here).
+    if (m.structure == ModelSpec::Structure::Encoder) kv.first_cached = m.num_layers;
+    if (m.structure == ModelSpec::Structure::EncoderDecoder) {
+        kv.first_cached = m.encoder_layers;
+        kv.cache_factor = 2;
+    }
+    if (x.engine == InferenceEngine::Vllm && m.kv_lora_rank > 0) {
+        // vLLM keeps MLA's latent: kv_lora_rank + qk_rope_head_dim values per token per layer, on every TP rank.
+        kv.per_token_layer = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
+    }
+    why["kv_bytes_per_token_per_layer"] = kv.per_token_layer;
+    return kv;
+}
+
+// Encoding the images: the tower runs layer by layer over each image's patches (SDPA: no s²
+// scores), then hands the projected features to the language model. 0 without images.
+double image_encode_bytes(const Scenario& sc, double a, Notes& why) {
+    const ModelSpec& m = sc.model;
+    const InferenceSettings& x = sc.inference;
+    if (!x.images) return 0;
+    const double tp = static_cast<double>(sc.parallel.tp), b = static_cast<double>(x.batch_size);
+    const auto& v = m.vision_shape;
+    double vh = static_cast<double>(v.hidden) / tp, patches = static_cast<double>(v.patches) * static_cast<double>(x.images) * b;
+    double layer = patches * (2 * a * vh + std::max(a * 4 * vh + 4 * vh, a * 2 * static_cast<double>(v.intermediate) / tp));
+    double features = static_cast<double>(x.images * x.image_tokens) * b * static_cast<double>(m.hidden_size) * a;
+    why["image_tokens_per_sequence"] = static_cast<double>(x.images * x.image_tokens);
+    why["vision_encode_bytes"] = layer + features;
+    return layer + features;
+}
+
+// One forward over T tokens (the transient peak): one layer's working set at a time: the residual
+// stream and its normed copy, then either attention (q, k, v and output) or the MLP (gate, up and
+// act(gate)·up), whichever is larger; eager attention adds the fp32 scores over `keys` positions.
+struct Forward {
+    double a = 2, h = 0, q = 0, kvd = 0, heads = 0, mlp = 0;
+    double bytes(double T, double keys, bool eager) const {
+        double attn = a * (2 * q + 2 * kvd) + 4 * h;
+        if (eager) attn += (4 + a) * heads * keys;
+        return T * (2 * a * h + std::max(attn, mlp));
+    }
+};
+
+Forward forward_shape(const ModelSpec& m, double a, double tp) {
+    Forward f;
+    f.a = a;
+    f.h = static_cast<double>(m.hidden_size);
+    f.q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
+    f.kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
+    f.heads = static_cast<double>(m.num_attention_heads) / tp;
     double I = static_cast<double>(m.intermediate_size) / tp;
-    double mlp = a * (m.gated_mlp ? 3 : 2) * I;
+    f.mlp = a * (m.gated_mlp ? 3 : 2) * I;
     if (m.num_experts) {  // the top-k experts' intermediates for each token, and the router's logits
         double k = static_cast<double>(m.num_experts_per_tok);
-        mlp = std::max(m.moe_layer.size() == layer_count(m, Layers::Moe) ? 0.0 : mlp,
-                       a * (m.gated_mlp ? 3 : 2) * static_cast<double>(m.moe_intermediate_size) / tp * k +
-                           4 * static_cast<double>(m.num_experts) + a * h * k);
+        f.mlp = std::max(m.moe_layer.size() == layer_count(m, Layers::Moe) ? 0.0 : f.mlp,
+                         a * (m.gated_mlp ? 3 : 2) * static_cast<double>(m.moe_intermediate_size) / tp * k +
+                             4 * static_cast<double>(m.num_experts) + a * f.h * k);
     }
-    auto forward_bytes = [&](double T, double keys, bool eager) {
-        double attn = a * (2 * q + 2 * kvd) + 4 * h;
-        if (eager) attn += (4 + a) * static_cast<double>(m.num_attention_heads) / tp * keys;
-        return T * (2 * a * h + std::max(attn, mlp));
-    };
-    const double V = static_cast<double>(m.vocab_size) / tp;
-    const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
+    return f;
+}
 
-    if (x.engine == InferenceEngine::Vllm) {
-        // vLLM claims gpu_memory_utilization of the card. Inside it: the weights, the activations of
-        // its profiling step (max_num_batched_tokens, flash attention, logits for up to 256 sampled
-        // sequences in fp32), CUDA graphs and the CUDA context; every byte left becomes KV blocks.
-        double budget = x.gpu_memory_utilization * cap;
-        double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
-        double acts = forward_bytes(static_cast<double>(x.max_num_batched_tokens), 0, false);
-        double logits = 256 * V * (a + 4);
-        double non_torch = (sc.tunable("vllm_cuda_graph_gib") + sc.tunable("cuda_context_gib")) * static_cast<double>(kGiB);
-        double pool = budget - weights - acts - logits - non_torch;
-        double block = static_cast<double>(x.block_size);
-        double per_block = 0;  // one block on every cached layer
-        for (std::uint64_t i = first_cached; i < layers_here && i < m.layer_attention.size(); ++i)
-            per_block += per_token_layer * block * static_cast<double>(cache_factor);
-        double blocks = pool > 0 && per_block > 0 ? std::floor(pool / per_block) : 0;
-        double per_sequence = cache_bytes(ctx, 1, layers_here, block);
-        double max_seqs = per_sequence > 0 && pool > 0 ? std::floor(pool / per_sequence) : 0;
-        double kv_pool = std::max(0.0, pool);
-        out.claimed = budget;
-        out.engine_fits = pool > 0 && max_seqs >= b;
-        out.serving = {{"engine", "vllm"},
-                       {"kv_cache_bytes", static_cast<std::uint64_t>(kv_pool)},
-                       {"kv_cache_blocks", static_cast<std::uint64_t>(blocks)},
-                       {"kv_cache_tokens", static_cast<std::uint64_t>(blocks * block)},
-                       {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
-                       {"at_context_len", x.context_len}};
-        why["vllm_budget_bytes"] = budget;
-        why["vllm_profile_tokens"] = static_cast<double>(x.max_num_batched_tokens);
-        why["vllm_step_tokens_for_this_load"] = step;
-        if (pool <= 0)
-            out.warnings.push_back("vLLM has no room left for the KV cache: the weights and the profiling step need more than "
-                                   "gpu_memory_utilization of the card");
-        else if (max_seqs < b)
-            out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
-                                   " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
-                                   std::to_string(x.batch_size) + ": vLLM would queue the rest");
-        out.timeline.push_back({"load", {{"weights", weights}}});
-        if (encode > 0) out.timeline.push_back({"encode_images", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", encode}}});
-        out.timeline.push_back({"profile", {{"weights", weights}, {"activations", acts}, {"logits", logits}}});
-        out.timeline.push_back({"serve", {{"weights", weights}, {"kv_cache", kv_pool}, {"activations", acts}, {"logits", logits}}});
-        return out;
-    }
+// What every engine's timeline starts from.
+struct Serving {
+    Weights w;
+    KvCache kv;
+    Forward fwd;
+    double encode = 0;  // the images' encoding working set
+    double ctx = 0;     // tokens per sequence, image tokens included
+    double b = 1;       // sequences
+    double V = 0;       // vocabulary entries on one GPU
+};
 
-    if (x.engine == InferenceEngine::LlamaCpp) {
-        // llama.cpp: `gpu_layers` layers (and, with all of them, the output matrix) go to the GPU; the
-        // token embeddings stay on the host. The cache holds the whole context (n_ctx = sequences x
-        // context) for the GPU's layers, allocated at load. The compute buffer holds one ubatch's graph:
-        // f32 intermediates, and KQ scores over the context unless flash attention is on.
-        std::uint64_t L = m.num_layers;
-        std::uint64_t on_gpu = x.gpu_layers < 0 ? L : std::min<std::uint64_t>(L, static_cast<std::uint64_t>(x.gpu_layers));
-        // One layer: its matrices in the format, its norms and biases in the checkpoint dtype (GGUF: all in the format).
-        double layer_matrices = shard.linear_params / std::max(1.0, shard.layers);
-        double layer_bytes = quantized ? layer_matrices * fb + (shard.layer_params - layer_matrices) * rest_bytes
+// vLLM claims gpu_memory_utilization of the card. Inside it: the weights, the activations of its
+// profiling step (max_num_batched_tokens, flash attention, logits for up to 256 sampled sequences
+// in fp32), CUDA graphs and the CUDA context; every byte left becomes KV blocks.
+void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
+    const ModelSpec& m = sc.model;
+    const InferenceSettings& x = sc.inference;
+    Notes& why = out.assumptions;
+    const double weights = v.w.bytes, a = v.w.a;
+    double budget = x.gpu_memory_utilization * static_cast<double>(sc.hardware.gpu_memory_bytes);
+    double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
+    double acts = v.fwd.bytes(static_cast<double>(x.max_num_batched_tokens), 0, false);
+    double logits = 256 * v.V * (a + 4);
+    double non_torch = (sc.tunable(Tunable::VllmCudaGraphGib) + sc.tunable(Tunable::CudaContextGib)) * static_cast<double>(kGiB);
+    double pool = budget - weights - acts - logits - non_torch;
+    double block = static_cast<double>(x.block_size);
+    std::uint64_t layers_here = static_cast<std::uint64_t>(v.w.shard.layers);
+    double per_block = 0;  // one block on every cached layer
+    for (std::uint64_t i = v.kv.first_cached; i < layers_here && i < m.layer_attention.size(); ++i)
+        per_block += v.kv.per_token_layer * block * static_cast<double>(v.kv.cache_factor);
+    double blocks = pool > 0 && per_block > 0 ? std::floor(pool / per_block) : 0;
+    double per_sequence = v.kv.bytes(v.ctx, 1, layers_here, block);
+    double max_seqs = per_sequence > 0 && pool > 0 ? std::floor(pool / per_sequence) : 0;
+    double kv_pool = std::max(0.0, pool);
+    out.claimed = budget;
+    out.engine_fits = pool > 0 && max_seqs >= v.b;
+    out.serving = {{"engine", "vllm"},
+                   {"kv_cache_bytes", static_cast<std::uint64_t>(kv_pool)},
+                   {"kv_cache_blocks", static_cast<std::uint64_t>(blocks)},
+                   {"kv_cache_tokens", static_cast<std::uint64_t>(blocks * block)},
+                   {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
+                   {"at_context_len", x.context_len}};
+    why["vllm_budget_bytes"] = budget;
+    why["vllm_profile_tokens"] = static_cast<double>(x.max_num_batched_tokens);
+    why["vllm_step_tokens_for_this_load"] = step;
+    if (pool <= 0)
+        out.warnings.push_back("vLLM has no room left for the KV cache: the weights and the profiling step need more than "
+                               "gpu_memory_utilization of the card");
+    else if (max_seqs < v.b)
+        out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
+                               " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
+                               std::to_string(x.batch_size) + ": vLLM would queue the rest");
+    out.timeline.push_back({"load", {{C::Weights, weights}}});
+    if (v.encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, v.encode}}});
+    out.timeline.push_back({"profile", {{C::Weights, weights}, {C::Activations, acts}, {C::Logits, logits}}});
+    out.timeline.push_back({"serve", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, acts}, {C::Logits, logits}}});
+}
+
+// llama.cpp: `gpu_layers` layers (and, with all of them, the output matrix) go to the GPU; the
+// token embeddings stay on the host. The cache holds the whole context (n_ctx = sequences x
+// context) for the GPU's layers, allocated at load. The compute buffer holds one ubatch's graph:
+// f32 intermediates, and KQ scores over the context unless flash attention is on.
+void llama_cpp(const Scenario& sc, const Serving& v, Breakdown& out) {
+    const ModelSpec& m = sc.model;
+    const InferenceSettings& x = sc.inference;
+    Notes& why = out.assumptions;
+    const Shard& shard = v.w.shard;
+    const double fb = v.w.fb, h = static_cast<double>(m.hidden_size);
+    std::uint64_t L = m.num_layers;
+    std::uint64_t on_gpu = x.gpu_layers < 0 ? L : std::min<std::uint64_t>(L, static_cast<std::uint64_t>(x.gpu_layers));
+    // One layer: its matrices in the format, its norms and biases in the checkpoint dtype (GGUF: all in the format).
+    double layer_matrices = shard.linear_params / std::max(1.0, shard.layers);
+    double layer_bytes = v.w.quantized ? layer_matrices * fb + (shard.layer_params - layer_matrices) * v.w.rest_bytes
                                        : shard.layer_params * fb;
-        double embed = 0, head = 0;
-        for (const Tensor& t : tensors_of(sc)) {
-            double n = static_cast<double>(t.elements());
-            if (t.layers == Layers::None && t.group == Group::Embedding) embed += n;
-            if (t.layers == Layers::None && (t.group == Group::LmHead || t.group == Group::Norm)) head += n;
-        }
-        if (m.tie_word_embeddings) head += embed;  // the output uses the embedding matrix: a GPU copy
-        double gpu_weights = layer_bytes * static_cast<double>(on_gpu) + (on_gpu == L ? head * fb : 0);
-        double host_weights = std::max(0.0, weights + (m.tie_word_embeddings ? head * fb : 0) - gpu_weights);
-        double n_ctx = b * ctx;
-        double kv_gpu = x.kv_cache ? cache_bytes(n_ctx, 1, on_gpu, 256) : 0;  // n_ctx padded to 256
-        double kv_host = x.kv_cache ? cache_bytes(n_ctx, 1, L, 256) - kv_gpu : 0;
-        double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
-        bool flash = x.attention == Attention::Flash || x.attention == Attention::Sdpa;
-        double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
-        double compute = ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
-                         ub * 4 * V * (on_gpu == L ? 1 : 0);
-        out.host_bytes = host_weights + kv_host;
-        why["llama_cpp_gpu_layers"] = static_cast<double>(on_gpu);
-        why["llama_cpp_n_ctx"] = n_ctx;
-        why["llama_cpp_compute_buffer_bytes"] = compute;
-        out.timeline.push_back({"load", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}}});
-        out.timeline.push_back({"prompt", {{"weights", gpu_weights}, {"kv_cache", kv_gpu}, {"temporaries", compute}}});
-        if (encode > 0) out.warnings.push_back("llama.cpp encodes images with its own projector (mmproj): not modelled");
-        if (on_gpu < L)
-            out.warnings.push_back(std::to_string(L - on_gpu) + " layers run on the CPU from host RAM (host_bytes)");
-        return out;
+    double embed = 0, head = 0;
+    for (const Tensor& t : tensors_of(sc)) {
+        double n = static_cast<double>(t.elements());
+        if (t.layers == Layers::None && t.group == Group::Embedding) embed += n;
+        if (t.layers == Layers::None && (t.group == Group::LmHead || t.group == Group::Norm)) head += n;
     }
+    if (m.tie_word_embeddings) head += embed;  // the output uses the embedding matrix: a GPU copy
+    double gpu_weights = layer_bytes * static_cast<double>(on_gpu) + (on_gpu == L ? head * fb : 0);
+    double host_weights = std::max(0.0, v.w.bytes + (m.tie_word_embeddings ? head * fb : 0) - gpu_weights);
+    double n_ctx = v.b * v.ctx;
+    double kv_gpu = x.kv_cache ? v.kv.bytes(n_ctx, 1, on_gpu, 256) : 0;  // n_ctx padded to 256
+    double kv_host = x.kv_cache ? v.kv.bytes(n_ctx, 1, L, 256) - kv_gpu : 0;
+    double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
+    bool flash = x.attention == Attention::Flash || x.attention == Attention::Sdpa;
+    double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
+    double compute = ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
+                     ub * 4 * v.V * (on_gpu == L ? 1 : 0);
+    out.host_bytes = host_weights + kv_host;
+    why["llama_cpp_gpu_layers"] = static_cast<double>(on_gpu);
+    why["llama_cpp_n_ctx"] = n_ctx;
+    why["llama_cpp_compute_buffer_bytes"] = compute;
+    out.timeline.push_back({"load", {{C::Weights, gpu_weights}, {C::KvCache, kv_gpu}}});
+    out.timeline.push_back({"prompt", {{C::Weights, gpu_weights}, {C::KvCache, kv_gpu}, {C::Temporaries, compute}}});
+    if (v.encode > 0) out.warnings.push_back("llama.cpp encodes images with its own projector (mmproj): not modelled");
+    if (on_gpu < L)
+        out.warnings.push_back(std::to_string(L - on_gpu) + " layers run on the CPU from host RAM (host_bytes)");
+}
 
-    // transformers' generate(): the cache grows to the context; the prompt is prefilled in one
-    // forward (taken here as the whole context: the upper bound); logits only for the last position,
-    // upcast to fp32.
-    double kv = x.kv_cache ? cache_bytes(ctx, b, layers_here, 0) : 0;
-    double acts = forward_bytes(b * ctx, ctx, x.attention == Attention::Eager);
-    double logits = b * V * (a + 4);
-    why["prefill_tokens"] = b * ctx;
-
-    out.timeline.push_back({"load", {{"weights", weights}}});
-    if (encode > 0) out.timeline.push_back({"encode_images", {{"weights", weights}, {"activations", encode}}});
-    out.timeline.push_back({"prefill", {{"weights", weights}, {"kv_cache", kv}, {"activations", acts}, {"logits", logits}}});
-    out.timeline.push_back({"decode", {{"weights", weights}, {"kv_cache", kv}, {"logits", logits}}});
+// transformers' generate(): the cache grows to the context; the prompt is prefilled in one forward
+// (taken here as the whole context: the upper bound); logits only for the last position, upcast to fp32.
+void transformers_generate(const Scenario& sc, const Serving& v, Breakdown& out) {
+    const InferenceSettings& x = sc.inference;
+    const double weights = v.w.bytes;
+    double kv = x.kv_cache ? v.kv.bytes(v.ctx, v.b, static_cast<std::uint64_t>(v.w.shard.layers), 0) : 0;
+    double acts = v.fwd.bytes(v.b * v.ctx, v.ctx, x.attention == Attention::Eager);
+    double logits = v.b * v.V * (v.w.a + 4);
+    out.assumptions["prefill_tokens"] = v.b * v.ctx;
+    out.timeline.push_back({"load", {{C::Weights, weights}}});
+    if (v.encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::Activations, v.encode}}});
+    out.timeline.push_back({"prefill", {{C::Weights, weights}, {C::KvCache, kv}, {C::Activations, acts}, {C::Logits, logits}}});
+    out.timeline.push_back({"decode", {{C::Weights, weights}, {C::KvCache, kv}, {C::Logits, logits}}});
     if (!x.kv_cache)
         out.warnings.push_back("without a KV cache every generated token re-runs the whole prefix: memory stays at the prefill's");
+}
+
+}  // namespace
+
+// Generation on the heaviest rank: the weights in their format, the KV cache's shape, the images'
+// encoding and the forward's working set, then the engine's own timeline.
+Breakdown inference_memory(const Scenario& sc) {
+    const ModelSpec& m = sc.model;
+    const InferenceSettings& x = sc.inference;
+    const double tp = static_cast<double>(sc.parallel.tp);
+    Breakdown out(sc);
+    Serving v;
+    v.w = stored_weights(sc, out);
+    v.kv = kv_cache(sc, out.assumptions);
+    // Image tokens (multimodal prompts) join each sequence's context.
+    v.ctx = static_cast<double>(x.context_len + x.images * x.image_tokens);
+    v.b = static_cast<double>(x.batch_size);
+    v.encode = image_encode_bytes(sc, v.w.a, out.assumptions);
+    if (m.structure == ModelSpec::Structure::Encoder)
+        out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
+    v.fwd = forward_shape(m, v.w.a, tp);
+    v.V = static_cast<double>(m.vocab_size) / tp;
+    if (x.engine == InferenceEngine::Vllm) vllm(sc, v, out);
+    else if (x.engine == InferenceEngine::LlamaCpp) llama_cpp(sc, v, out);
+    else transformers_generate(sc, v, out);
     return out;
 }
 

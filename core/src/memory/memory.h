@@ -3,9 +3,7 @@
 
 #include <array>
 #include <initializer_list>
-#include <map>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 #include <string>
 #include <vector>
@@ -15,46 +13,29 @@
 
 namespace gpumem::detail {
 
-// Component names, in display order. Their sum at the peak is the device total.
-inline const std::vector<std::string>& component_names() {
-    static const std::vector<std::string> names = {"weights", "gradients", "optimizer_states", "activations",
-                                                   "logits", "kv_cache", "temporaries", "overheads"};
-    return names;
-}
-constexpr std::size_t kComponents = 8;
-// The index of a component name in component_names(); throws std::logic_error on a name that is
-// not one (a programming error, caught by the JSON API's guard). Inline: the names are literals at
-// every call, so the compiler resolves them (every phase names up to six, every evaluation).
-inline std::size_t component_index(const char* name) {
-    constexpr std::size_t lengths[kComponents] = {7, 9, 16, 11, 6, 8, 11, 9};  // "weights", "gradients", ...
-    std::size_t i = kComponents;
-    switch (name[0]) {
-        case 'w': i = 0; break;
-        case 'g': i = 1; break;
-        case 'o': i = name[1] == 'p' ? 2 : 7; break;
-        case 'a': i = 3; break;
-        case 'l': i = 4; break;
-        case 'k': i = 5; break;
-        case 't': i = 6; break;
-        default: break;
-    }
-    if (i == kComponents || name[lengths[i]] != '\0') throw std::logic_error(std::string("unknown memory component ") + name);
-    return i;
-}
+// The components of a phase's bytes, declared once: the enum and, in its order, the JSON names
+// (display order). Their sum at the peak is the device total.
+enum class Component { Weights, Gradients, OptimizerStates, Activations, Logits, KvCache, Temporaries, Overheads };
+inline constexpr const char* kComponentNames[] = {"weights", "gradients", "optimizer_states", "activations",
+                                                  "logits", "kv_cache", "temporaries", "overheads"};
+constexpr std::size_t kComponents = sizeof(kComponentNames) / sizeof(kComponentNames[0]);
+static_assert(static_cast<std::size_t>(Component::Overheads) + 1 == kComponents, "one name per component");
+constexpr const char* name(Component c) { return kComponentNames[static_cast<std::size_t>(c)]; }
 
 // Bytes by component at one phase: a fixed array (no allocation), written as the map it replaces:
-// {{"weights", w}, {"kv_cache", kv}}. Only the components a phase names are listed in its output.
+// {{Component::Weights, w}, {Component::KvCache, kv}}. Only the components a phase names are listed in its output.
 class ComponentBytes {
 public:
     ComponentBytes() = default;
-    ComponentBytes(std::initializer_list<std::pair<const char*, double>> list) {
-        for (const auto& [name, b] : list) set(component_index(name), b);
+    ComponentBytes(std::initializer_list<std::pair<Component, double>> list) {
+        for (const auto& [c, b] : list) set(c, b);
     }
-    void set(std::size_t i, double b) { value_[i] = b; present_ |= 1u << i; }
-    bool has(std::size_t i) const { return present_ & (1u << i); }
-    double operator[](std::size_t i) const { return value_[i]; }
-    std::size_t count(const char* name) const { return has(component_index(name)) ? 1 : 0; }
-    double at(const char* name) const { return value_[component_index(name)]; }
+    void set(Component c, double b) {
+        value_[index(c)] = b;
+        present_ |= 1u << index(c);
+    }
+    bool has(Component c) const { return present_ & (1u << index(c)); }
+    double operator[](Component c) const { return value_[index(c)]; }
     // In the names' alphabetical order, as the std::map this replaced summed them (same rounding).
     double sum() const {
         static constexpr std::size_t order[kComponents] = {3, 1, 5, 4, 2, 7, 6, 0};
@@ -64,6 +45,7 @@ public:
     }
 
 private:
+    static constexpr std::size_t index(Component c) { return static_cast<std::size_t>(c); }
     std::array<double, kComponents> value_{};
     unsigned present_ = 0;
 };
@@ -74,7 +56,7 @@ struct Phase {
     double allocated() const { return bytes.sum(); }
 };
 
-// The phases of a step, in order: a fixed-capacity list (the models have at most five phases).
+// The phases of a step, in order: a fixed-capacity list (the models have at most four phases).
 class Timeline {
 public:
     void push_back(const Phase& p) {
@@ -165,72 +147,6 @@ struct Breakdown {
     double trainable_params = 0;            // training: parameters this GPU trains, before data-parallel sharding
     Messages warnings;
 };
-
-// Weights of one GPU's shard: the heaviest pipeline stage, tensor- and expert-parallel splits applied.
-struct Shard {
-    double layers = 0;           // decoder layers on the heaviest stage
-    double layer_params = 0;     // parameters of one layer on one GPU
-    double non_layer_params = 0; // embeddings / head / final norm on the heaviest stage, one GPU
-    double linear_params = 0;    // of those, in the layers' linear (quantizable) matrices, routers excepted
-    double expert_params = 0;    // of those, inside routed experts
-    double attention_linear_params = 0;  // of those, attention's q/k/v/o matrices
-    double largest_layer_matrix = 0;     // the largest weight matrix in a layer, one GPU's part
-    double largest_tensor = 0;           // the largest tensor of the model, one GPU's part
-    double total() const { return layers * layer_params + non_layer_params; }
-};
-Shard shard_of(const ModelSpec& model, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
-Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
-
-// layer_count() for each Layers kind, counted once (it walks the per-layer MoE flags). Every kind
-// is filled in a loop, so a kind added to Layers is counted without touching this.
-struct LayerCounts {
-    explicit LayerCounts(const ModelSpec& m) {
-        for (std::size_t i = 0; i < kLayerKinds; ++i) n[i] = layer_count(m, static_cast<Layers>(i));
-    }
-    std::uint64_t operator[](Layers l) const { return n.at(static_cast<std::size_t>(l)); }
-    std::array<std::uint64_t, kLayerKinds> n{};
-};
-// Two tensors whose optimizer state and shard share are the same (names aside).
-inline bool same_shape(const Tensor& a, const Tensor& b) {
-    return a.rows == b.rows && a.cols == b.cols && a.layers == b.layers && a.tp_sharded == b.tp_sharded && a.expert == b.expert;
-}
-
-// What a scenario's model gives every evaluation, computed once per model and kept with the
-// scenario (Scenario::cache): its tensor list and, per layout, its shard and optimizer-state
-// totals. The figures are the same as computing them afresh (memoised, not approximated).
-const std::vector<Tensor>& tensors_of(const Scenario& s);
-Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
-// {elements, optimizer state bytes} of the whole model sharded by tp (and experts by ep), as
-// `compute` returns them; memoised by (tp, ep, optimizer, state dtype).
-template <typename Fn>
-std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype, Fn compute);
-
-struct ModelCache {
-    std::array<std::uint64_t, 12> fingerprint{};  // the model's shape it was built for
-    std::vector<Tensor> tensors;
-    std::unordered_map<std::uint64_t, Shard> shards;  // by packed (tp, pp, ep)
-    std::string optimizer;                             // the optimizer and state dtype `states` is for
-    double state_dtype = -1;
-    std::unordered_map<std::uint64_t, std::pair<double, double>> states;  // by packed (tp, ep)
-};
-// The scenario's cache, built on first use (and rebuilt when a copy's model no longer matches it).
-ModelCache& cache_of(const Scenario& s);
-// Layout sizes are at most 2^20 (scenario.cpp), so three fit in 63 bits.
-inline std::uint64_t pack_layout(std::uint64_t a, std::uint64_t b, std::uint64_t c) { return (a << 42) | (b << 21) | c; }
-
-template <typename Fn>
-std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype, Fn compute) {
-    ModelCache& c = cache_of(s);
-    if (c.optimizer != s.training.optimizer || c.state_dtype != state_dtype) {
-        c.states.clear();
-        c.optimizer = s.training.optimizer;
-        c.state_dtype = state_dtype;
-    }
-    auto key = pack_layout(tp, 0, ep);
-    auto it = c.states.find(key);
-    if (it != c.states.end()) return it->second;
-    return c.states[key] = compute();
-}
 
 Breakdown training_memory(const Scenario& s);
 Breakdown inference_memory(const Scenario& s);

@@ -1,23 +1,60 @@
 // What every evaluation of one model shares, computed once: the tensor list and, per layout, the
-// shard and the optimizer-state totals (memory.h, ModelCache). Memoised, never approximated: a
+// shard and the optimizer-state totals (model_cache.h). Memoised, never approximated: a
 // cached figure is the one the uncached code computes.
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
-#include "memory/memory.h"
+#include "memory/model_cache.h"
 
 namespace gpumem::detail {
 
 namespace {
 
-std::array<std::uint64_t, 12> fingerprint(const ModelSpec& m) {
+std::array<std::uint64_t, 13> fingerprint(const ModelSpec& m) {
     return {m.num_layers, m.hidden_size, m.vocab_size, m.num_attention_heads, m.num_key_value_heads, m.head_dim,
             m.intermediate_size, m.num_experts, m.moe_intermediate_size, m.shared_expert_intermediate_size,
-            m.kv_lora_rank, (m.tie_word_embeddings ? 1u : 0u) + (m.declared_parameters ? 2u : 0u)};
+            m.kv_lora_rank, (m.tie_word_embeddings ? 1u : 0u) + (m.declared_parameters ? 2u : 0u),
+            m.declared_parameters.value_or(0)};
 }
 
 }  // namespace
+
+Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
+    Shard s;
+    double emb = 0, head = 0;
+    const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
+    const LayerCounts counts(m);
+    for (const Tensor& t : tensors) {
+        double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0) /
+                   (t.expert ? static_cast<double>(ep) : 1.0);
+        if (t.in_layers() && t.is_matrix()) s.largest_layer_matrix = std::max(s.largest_layer_matrix, n);
+        s.largest_tensor = std::max(s.largest_tensor, n);
+        if (t.in_layers()) {
+            // the mean layer: MoE and dense layers averaged over the depth
+            n *= static_cast<double>(counts[t.layers]) / L;
+            s.layer_params += n;
+            // MoE routers stay in full precision under every quantization scheme (and are tiny).
+            if (t.is_matrix() && t.name.rfind("router", 0) != 0) s.linear_params += n;
+            if (t.is_matrix() && t.expert) s.expert_params += n;
+            if (t.is_matrix() && t.group == Group::Attention) s.attention_linear_params += n;
+        } else if (t.group == Group::Embedding) {
+            emb += n;
+        } else {
+            head += n;  // final norm and lm_head live on the last stage
+        }
+    }
+    s.scale = declared_scale(m);
+    s.layers = std::ceil(static_cast<double>(m.num_layers) / static_cast<double>(pp));
+    // Megatron keeps a copy of tied embeddings on the last stage to compute the logits.
+    double tied_copy = m.tie_word_embeddings ? emb : 0;
+    s.non_layer_params = pp == 1 ? emb + head : std::max(emb, head + tied_copy);
+    s.linear_params *= s.layers;
+    s.expert_params *= s.layers;
+    s.attention_linear_params *= s.layers;
+    return s;
+}
 
 ModelCache& cache_of(const Scenario& s) {
     auto print = fingerprint(s.model);

@@ -5,48 +5,14 @@
 #include <cmath>
 
 #include "memory/memory.h"
+#include "memory/model_cache.h"
 
 namespace gpumem::detail {
 
-Shard shard_of(const ModelSpec& m, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
-    return shard_of(m, list_tensors(m), tp, pp, ep);
-}
-
-Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
-    Shard s;
-    double emb = 0, head = 0;
-    const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
-    const LayerCounts counts(m);
-    for (const Tensor& t : tensors) {
-        double n = static_cast<double>(t.elements()) / (t.tp_sharded ? static_cast<double>(tp) : 1.0) /
-                   (t.expert ? static_cast<double>(ep) : 1.0);
-        if (t.in_layers() && t.is_matrix()) s.largest_layer_matrix = std::max(s.largest_layer_matrix, n);
-        s.largest_tensor = std::max(s.largest_tensor, n);
-        if (t.in_layers()) {
-            // the mean layer: MoE and dense layers averaged over the depth
-            n *= static_cast<double>(counts[t.layers]) / L;
-            s.layer_params += n;
-            // MoE routers stay in full precision under every quantization scheme (and are tiny).
-            if (t.is_matrix() && t.name.rfind("router", 0) != 0) s.linear_params += n;
-            if (t.is_matrix() && t.expert) s.expert_params += n;
-            if (t.is_matrix() && t.group == Group::Attention) s.attention_linear_params += n;
-        } else if (t.group == Group::Embedding) {
-            emb += n;
-        } else {
-            head += n;  // final norm and lm_head live on the last stage
-        }
-    }
-    s.layers = std::ceil(static_cast<double>(m.num_layers) / static_cast<double>(pp));
-    // Megatron keeps a copy of tied embeddings on the last stage to compute the logits.
-    double tied_copy = m.tie_word_embeddings ? emb : 0;
-    s.non_layer_params = pp == 1 ? emb + head : std::max(emb, head + tied_copy);
-    s.linear_params *= s.layers;
-    s.expert_params *= s.layers;
-    s.attention_linear_params *= s.layers;
-    return s;
-}
-
 namespace {
+
+// Bytes of an fp32 element (settings.h): master copies, fp32 weights and gradients, LoRA adapters.
+constexpr double kFp32 = storage_bytes(Dtype::Fp32);
 
 struct Recipe {
     double weight = 2, grad = 2, master = 0;  // bytes per trainable parameter
@@ -54,44 +20,51 @@ struct Recipe {
 };
 
 Recipe recipe_of(const TrainingSettings& t) {
-    double a = compute_dtype_bytes(t.dtype);  // fp8 training keeps bf16 weights
-    Recipe r;
-    r.frozen_weight = a;
-    if (t.precision == Precision::AmpFp32Weights) r = {4, 4, 0, 4};
-    else if (t.precision == Precision::Pure) r = {a, a, 0, a};
-    else if (t.precision == Precision::MixedMasterFp32) r = {a, a, 4, a};
-    else if (t.precision == Precision::MixedFp32Grads) r = {a, 4, 4, a};
-    return r;
+    const double a = compute_bytes(t.dtype);  // fp8 training keeps bf16 weights
+    switch (t.precision) {
+        case Precision::AmpFp32Weights: return {kFp32, kFp32, 0, kFp32};
+        case Precision::Pure: return {a, a, 0, a};
+        case Precision::MixedMasterFp32: return {a, a, kFp32, a};
+        case Precision::MixedFp32Grads: return {a, kFp32, kFp32, a};
+        case Precision::Auto: break;  // resolved by the reader (resolve_precision in scenario.cpp)
+    }
+    return {a, a, 0, a};
 }
 
 // Optimizer state bytes for `n` trainable elements of a tensor of shape rows × cols.
-double state_bytes(const std::string& opt, double state_dtype_bytes, double rows, double cols) {
+double state_bytes(Optimizer opt, double state_dtype_bytes, double rows, double cols) {
     double n = rows * cols;
     bool matrix = cols > 1;
-    if (opt == "sgd") return 0;
-    if (opt == "sgd_momentum" || opt == "nesterov" || opt == "adagrad" || opt == "rmsprop" || opt == "lion")
-        return n * state_dtype_bytes;
-    if (opt == "amsgrad") return 3 * n * state_dtype_bytes;
-    if (opt == "adafactor")  // factored second moment for matrices (row + column sums), full for vectors
-        return (matrix ? rows + cols : n) * state_dtype_bytes;
-    if (opt == "adamw_8bit" || opt == "paged_adamw_8bit") {
-        // bitsandbytes: 2 states × 1 byte + an fp32 absmax per 2048-element block; tensors under 4096
-        // elements stay 32-bit (min_8bit_size).
-        if (n < 4096) return 2 * n * 4;
-        return 2 * (n + 4 * std::ceil(n / 2048));
+    switch (opt) {
+        case Optimizer::Sgd: return 0;
+        case Optimizer::SgdMomentum: case Optimizer::Nesterov: case Optimizer::Adagrad: case Optimizer::Rmsprop:
+        case Optimizer::Lion:
+            return n * state_dtype_bytes;
+        case Optimizer::Amsgrad: return 3 * n * state_dtype_bytes;
+        case Optimizer::Adafactor:  // factored second moment for matrices (row + column sums), full for vectors
+            return (matrix ? rows + cols : n) * state_dtype_bytes;
+        case Optimizer::Adamw8bit: case Optimizer::PagedAdamw8bit:
+            // bitsandbytes: 2 states × 1 byte + an fp32 absmax per 2048-element block; tensors under 4096
+            // elements stay 32-bit (min_8bit_size).
+            if (n < 4096) return 2 * n * 4;
+            return 2 * (n + 4 * std::ceil(n / 2048));
+        case Optimizer::Muon:  // momentum for hidden matrices; AdamW (2 states) for the rest
+            return (matrix ? 1 : 2) * n * state_dtype_bytes;
+        case Optimizer::Shampoo: {
+            // Distributed Shampoo: per block of at most 1024×1024, left and right preconditioners and their
+            // inverse roots (4 matrices), plus an Adagrad grafting state per element.
+            const double B = 1024;
+            if (!matrix) return 2 * n * state_dtype_bytes;
+            double br = std::min(rows, B), bc = std::min(cols, B);
+            double blocks = std::ceil(rows / B) * std::ceil(cols / B);
+            return (blocks * 2 * (br * br + bc * bc) + n) * state_dtype_bytes;
+        }
+        case Optimizer::Adam: case Optimizer::Adamw: case Optimizer::AdamwFused: case Optimizer::Nadam:
+        case Optimizer::Radam: case Optimizer::Adabelief: case Optimizer::Lamb: case Optimizer::SparseAdam:
+        case Optimizer::PagedAdamw32bit:
+            break;
     }
-    if (opt == "muon")  // momentum for hidden matrices; AdamW (2 states) for the rest
-        return (matrix ? 1 : 2) * n * state_dtype_bytes;
-    if (opt == "shampoo") {
-        // Distributed Shampoo: per block of at most 1024×1024, left and right preconditioners and their
-        // inverse roots (4 matrices), plus an Adagrad grafting state per element.
-        const double B = 1024;
-        if (!matrix) return 2 * n * state_dtype_bytes;
-        double br = std::min(rows, B), bc = std::min(cols, B);
-        double blocks = std::ceil(rows / B) * std::ceil(cols / B);
-        return (blocks * 2 * (br * br + bc * bc) + n) * state_dtype_bytes;
-    }
-    return 2 * n * state_dtype_bytes;  // adam, adamw(_fused), nadam, radam, adabelief, lamb, sparse_adam
+    return 2 * n * state_dtype_bytes;  // two moments
 }
 
 // Bytes autograd keeps for one decoder layer per token, for the block as
@@ -102,8 +75,53 @@ struct LayerActivations {
     double op_selective = 0;        // what per-op selective checkpointing keeps (see below)
 };
 
+// Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's "op"
+// mode): the layer input, the attention kernel's output and log-sum-exp, and every other matmul
+// output (q, k, v, o and the MLP's) are kept per token; everything else is recomputed.
+double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_part, double q, double kv, double heads, double I) {
+    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
+    double matmuls = q + 2 * kv + h_part;
+    if (m.num_experts)
+        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
+                   static_cast<double>(m.num_experts_per_tok);
+    else
+        matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
+    return a * h_part + a * q + 4 * heads + a * matmuls / 2;
+}
+
+// LoRA and QLoRA: what the adapters of one layer keep per token, added to `per_token` one adapter at
+// a time. A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
+// and the activation gradients; what frozen weights let autograd skip is not modelled.
+// The adapters add their own: B keeps A's output (rank r) for its weight gradient, and with
+// lora.dropout > 0, A's input is a dropped-out copy of the linear's input (compute dtype) whose
+// mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
+// reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
+// dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
+void add_lora_activations(double& per_token, const ModelSpec& m, const TrainingSettings& t, double a, double tp, double h,
+                          double q, double I) {
+    const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
+    const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
+    const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
+    const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
+    bool qkv_dropout_counted = false;
+    for (LoraTarget target : t.lora_targets) {
+        if (target == LoraTarget::QProj || target == LoraTarget::KProj || target == LoraTarget::VProj) {
+            const double in = t.framework == Framework::Litgpt && qkv_dropout_counted ? 0 : h;
+            qkv_dropout_counted = true;
+            per_token += a * r + drop * in;
+        } else if (target == LoraTarget::OProj) {
+            per_token += a * r + drop * q;
+        } else if (target == LoraTarget::GateProj || target == LoraTarget::UpProj || target == LoraTarget::DownProj) {
+            // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
+            // MoE layer; the down projection reads the intermediate activation.
+            const bool down = target == LoraTarget::DownProj;
+            per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
+        }  // lm_head: once per token, not per layer (small beside the logits)
+    }
+}
+
 LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t, double s, double tp, bool sp) {
-    double a = compute_dtype_bytes(t.dtype);
+    double a = compute_bytes(t.dtype);
     double h = static_cast<double>(m.hidden_size);
     double q = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
     double kv = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
@@ -158,455 +176,547 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         out.per_token += dense_mlp;
     }
     if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
-    // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's
-    // "op" mode): the layer input, the attention kernel's output and log-sum-exp, and every other
-    // matmul output (q, k, v, o and the MLP's) are kept; everything else is recomputed.
-    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
-    double matmuls = q + 2 * kv + h_part;
-    if (m.num_experts)
-        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
-                   static_cast<double>(m.num_experts_per_tok);
-    else
-        matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
-    out.op_selective = a * h_part + a * q + 4 * heads + a * matmuls / 2;
-    // A frozen base (LoRA) is taken to save the same tensors: its inputs still feed the adapters
-    // and the activation gradients; what frozen weights let autograd skip is not modelled.
-    // The adapters add their own: B keeps A's output (rank r) for its weight gradient, and with
-    // lora.dropout > 0, A's input is a dropped-out copy of the linear's input (compute dtype) whose
-    // mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
-    // reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
-    // dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
-    if (t.method == Method::Lora || t.method == Method::Qlora) {
-        const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
-        const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
-        const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
-        const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
-        bool qkv_dropout_counted = false;
-        for (const std::string& target : t.lora_targets) {
-            if (target == "q_proj" || target == "k_proj" || target == "v_proj") {
-                const double in = t.framework == Framework::Litgpt && qkv_dropout_counted ? 0 : h;
-                qkv_dropout_counted = true;
-                out.per_token += a * r + drop * in;
-            } else if (target == "o_proj") {
-                out.per_token += a * r + drop * q;
-            } else if (target == "gate_proj" || target == "up_proj" || target == "down_proj") {
-                // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
-                // MoE layer; the down projection reads the intermediate activation.
-                const bool down = target == "down_proj";
-                out.per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
-            }  // lm_head: once per token, not per layer (small beside the logits)
-        }
-    }
+    out.op_selective = op_selective_per_token(m, a, tp, h_part, q, kv, heads, I);
+    if (t.method == Method::Lora || t.method == Method::Qlora) add_lora_activations(out.per_token, m, t, a, tp, h, q, I);
     return out;
 }
 
-}  // namespace
+// ---- The phases of training_memory, in the order it runs them.
 
-Breakdown training_memory(const Scenario& sc) {
+// What one GPU holds of the model and which of it trains.
+struct Params {
+    Shard shard;                       // the untied head copy, if any, added to its non-layer parameters
+    double P_gpu = 0;                  // parameters on one GPU before data-parallel sharding
+    double head_copy = 0;              // a framework's own lm_head copy of tied embeddings (litgpt)
+    double largest_layer_matrix = 0;   // the largest weight matrix in a layer, per GPU
+    double largest_tensor = 0;         // the largest tensor (the head copy included), per GPU
+    bool adapters = false;             // lora / qlora
+    bool partial = false;              // frozen (the top layers train)
+    double trainable = 0, frozen = 0, lora = 0;
+};
+
+// LoRA parameters on one GPU: the adapters of every targeted linear on this stage's layers.
+double lora_parameters(const ModelSpec& m, const TrainingSettings& t, const Shard& shard) {
+    double h = static_cast<double>(m.hidden_size), q = static_cast<double>(m.num_attention_heads * m.head_dim),
+           kv = static_cast<double>(m.num_key_value_heads * m.head_dim), I = static_cast<double>(m.intermediate_size);
+    double r = static_cast<double>(t.lora_rank), per_layer = 0, head_adapter = 0;
+    for (LoraTarget target : t.lora_targets) {
+        if (target == LoraTarget::LmHead) head_adapter = r * (h + static_cast<double>(m.vocab_size));
+        else if (target == LoraTarget::QProj) per_layer += r * (h + q);
+        else if (target == LoraTarget::KProj || target == LoraTarget::VProj) per_layer += r * (h + kv);
+        else if (target == LoraTarget::OProj) per_layer += r * (q + h);
+        else per_layer += r * (h + I);  // gate_proj, up_proj, down_proj
+    }
+    return per_layer * shard.layers + head_adapter;
+}
+
+Params trained_params(const Scenario& sc, Notes& why) {
     const ModelSpec& m = sc.model;
     const TrainingSettings& t = sc.training;
-    const Parallelism& par = sc.parallel;
-    const EngineSettings& eng = sc.engine;
-    Breakdown out(sc);
-    Notes& why = out.assumptions;
-
-    const double dp = static_cast<double>(par.dp), tp = static_cast<double>(par.tp);
-    Shard shard = shard_of(sc, par.tp, par.pp, par.ep);
-    double P_gpu = shard.total();  // parameters held by one GPU before data-parallel sharding
-    P_gpu *= declared_scale(m);  // known only by size: the guessed shape scaled to the declared total
-
+    const double tp = static_cast<double>(sc.parallel.tp);
+    Params p;
+    p.shard = shard_of(sc, sc.parallel.tp, sc.parallel.pp, sc.parallel.ep);
+    Shard& shard = p.shard;
+    p.P_gpu = shard.params();
     // A framework that keeps its own lm_head copy of tied embeddings (litgpt converts tied checkpoints
     // that way: convert_hf_checkpoint copies transformer.wte.weight to lm_head.weight) holds one more
     // vocab x hidden matrix on the last stage.
-    double head_copy = 0;
     if (t.untie_embeddings && m.tie_word_embeddings) {
-        head_copy = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
-        P_gpu += head_copy;
-        shard.non_layer_params += head_copy;
-        why["untied_lm_head_parameters_per_gpu"] = head_copy;
+        p.head_copy = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
+        p.P_gpu += p.head_copy;
+        shard.non_layer_params += p.head_copy;
+        why["untied_lm_head_parameters_per_gpu"] = p.head_copy;
     }
     // The largest single weight matrix (a layer's or the head's), per GPU: what a per-tensor step or a
     // per-matrix dequantization holds at once.
-    double largest_layer_matrix = shard.largest_layer_matrix;
-    double largest_tensor = std::max(shard.largest_tensor, head_copy);
+    p.largest_layer_matrix = shard.largest_layer_matrix;
+    p.largest_tensor = std::max(shard.largest_tensor, p.head_copy);
 
-    // ---- Which parameters train.
-    bool adapters = t.method == Method::Lora || t.method == Method::Qlora;
-    bool partial = t.method == Method::Frozen;
-    double trainable = P_gpu, frozen = 0, lora = 0;
-    if (partial) {
+    p.adapters = t.method == Method::Lora || t.method == Method::Qlora;
+    p.partial = t.method == Method::Frozen;
+    p.trainable = p.P_gpu;
+    if (p.partial) {
         // Partial training: the top `trainable_layers` layers (on this stage: the last one holds
         // them), the head if asked, and a trainable module feeding the first layer; the rest is frozen.
-        double head = m.tie_word_embeddings && head_copy == 0 ? 0 : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
+        double head = m.tie_word_embeddings && p.head_copy == 0 ? 0 : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
         double layers_here = std::min(static_cast<double>(t.trainable_layers), shard.layers);
-        trainable = layers_here * shard.layer_params + (t.train_lm_head ? head : 0);
-        trainable = std::min(trainable, P_gpu);
-        frozen = P_gpu - trainable;
-        trainable += static_cast<double>(t.trainable_input_parameters);
-        why["trainable_parameters_per_gpu"] = trainable;
+        p.trainable = layers_here * shard.layer_params + (t.train_lm_head ? head : 0);
+        p.trainable = std::min(p.trainable, p.P_gpu);
+        p.frozen = p.P_gpu - p.trainable;
+        p.trainable += static_cast<double>(t.trainable_input_parameters);
+        why["trainable_parameters_per_gpu"] = p.trainable;
     }
-    if (adapters) {
-        double h = static_cast<double>(m.hidden_size), q = static_cast<double>(m.num_attention_heads * m.head_dim),
-               kv = static_cast<double>(m.num_key_value_heads * m.head_dim), I = static_cast<double>(m.intermediate_size);
-        double r = static_cast<double>(t.lora_rank), per_layer = 0, head_adapter = 0;
-        for (const std::string& target : t.lora_targets) {
-            if (target == "lm_head") head_adapter = r * (h + static_cast<double>(m.vocab_size));
-            else if (target == "q_proj") per_layer += r * (h + q);
-            else if (target == "k_proj" || target == "v_proj") per_layer += r * (h + kv);
-            else if (target == "o_proj") per_layer += r * (q + h);
-            else per_layer += r * (h + I);  // gate_proj, up_proj, down_proj
-        }
-        lora = per_layer * shard.layers + head_adapter;
-        trainable = lora;
-        frozen = P_gpu;
-        why["lora_parameters_per_gpu"] = lora;
+    if (p.adapters) {
+        p.lora = lora_parameters(m, t, shard);
+        p.trainable = p.lora;
+        p.frozen = p.P_gpu;
+        why["lora_parameters_per_gpu"] = p.lora;
     }
+    return p;
+}
 
-    // ---- Model state by precision recipe (bytes per parameter).
-    Recipe rc = recipe_of(t);
-    double state_dtype = dtype_bytes(t.optimizer_state_dtype).value_or(4);  // int8: 8-bit optimizers
-    double weights = 0, grads = 0, master = 0, states = 0, dequant_temp = 0;
-    if (adapters) {
-        double base = frozen * rc.frozen_weight;
-        if (t.method == Method::Qlora) {
-            // bitsandbytes on the layers' linear matrices, sized by the format catalogue; 4-bit with the
-            // QLoRA paper's double quant (an 8-bit absmax per 64 plus an fp32 scale per 256 of them).
-            // The rest stays in the compute dtype.
-            // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
-            double linear = std::min(shard.linear_params + head_copy, frozen);
-            Format base_format = *sc.format(name(t.quantization));
-            // Double quant: off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
-            if (t.double_quant) apply_double_quant(base_format);
-            double bytes4 = base_format.bytes_per_param();
-            base = linear * bytes4 + (frozen - linear) * rc.frozen_weight;
-            why["qlora_bytes_per_quantized_param"] = bytes4;
-            // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
-            // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
-            // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
-            dequant_temp = std::max(largest_layer_matrix, head_copy) * compute_dtype_bytes(t.dtype);
-            why["qlora_dequantized_matrix_bytes"] = dequant_temp;
-        }
-        // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
-        weights = base + lora * 4;
-        grads = lora * 4;
-        state_dtype = t.optimizer.find("8bit") != std::string::npos ? 1 : 4;
-        states = state_bytes(t.optimizer, state_dtype, lora, 1);
-    } else if (partial) {
-        weights = frozen * rc.frozen_weight + trainable * rc.weight;
-        grads = trainable * rc.grad;
-        master = trainable * rc.master;
-        states = state_bytes(t.optimizer, state_dtype, trainable, 1);
-    } else {
-        weights = P_gpu * rc.weight;
-        grads = P_gpu * rc.grad;
-        master = P_gpu * rc.master;
-        // Optimizer state by tensor shape (Adafactor, Shampoo and Muon depend on it), for the whole
-        // tensor-parallel shard of the model, then scaled to this GPU's pipeline stage.
-        auto [model_tp, model_states] = optimizer_totals(sc, par.tp, par.ep, state_dtype, [&] {
-            double model_tp = 0, model_states = 0, elems = 0, bytes = 0;
-            const LayerCounts counts(m);
-            const Tensor* last = nullptr;
-            for (const Tensor& x : tensors_of(sc)) {
-                if (!last || !same_shape(*last, x)) {  // routed experts repeat one shape hundreds of times
-                    double repeat = x.in_layers() ? static_cast<double>(counts[x.layers]) : 1;
-                    double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
-                    double cols = static_cast<double>(x.cols);
-                    elems = rows * cols * repeat;
-                    bytes = state_bytes(t.optimizer, state_dtype, rows, cols) * repeat;
-                    last = &x;
-                }
-                model_tp += elems;
-                model_states += bytes;
+// The model's states on one GPU before data-parallel sharding, in bytes.
+struct States {
+    Recipe rc;
+    double weights = 0, grads = 0, master = 0, states = 0;
+    double dequant_temp = 0;  // QLoRA: one dequantized matrix at a time
+};
+
+// {elements, optimizer-state bytes} of the whole tensor-parallel shard of the model, tensor by tensor
+// (Adafactor, Shampoo and Muon depend on the shapes); memoised per layout in the model cache.
+std::pair<double, double> model_optimizer_totals(const Scenario& sc, double state_dtype) {
+    const Parallelism& par = sc.parallel;
+    const double tp = static_cast<double>(par.tp);
+    return optimizer_totals(sc, par.tp, par.ep, state_dtype, [&] {
+        double model_tp = 0, model_states = 0, elems = 0, bytes = 0;
+        const LayerCounts counts(sc.model);
+        const Tensor* last = nullptr;
+        for (const Tensor& x : tensors_of(sc)) {
+            if (!last || !same_shape(*last, x)) {  // routed experts repeat one shape hundreds of times
+                double repeat = x.in_layers() ? static_cast<double>(counts[x.layers]) : 1;
+                double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
+                double cols = static_cast<double>(x.cols);
+                elems = rows * cols * repeat;
+                bytes = state_bytes(sc.training.optimizer, state_dtype, rows, cols) * repeat;
+                last = &x;
             }
-            return std::pair<double, double>{model_tp, model_states};
-        });
-        states = model_tp > 0 ? model_states * P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, P_gpu, 1);
-    }
-    out.trainable_params = trainable;
-    why["bytes_per_trainable_param"] = {{"weights", adapters ? 4.0 : rc.weight}, {"gradients", adapters ? 4.0 : rc.grad},
-                                        {"master", adapters ? 0.0 : rc.master},
-                                        {"optimizer_states", trainable > 0 ? states / trainable : 0.0}};
+            model_tp += elems;
+            model_states += bytes;
+        }
+        return std::pair<double, double>{model_tp, model_states};
+    });
+}
 
-    // ---- Sharding over data parallelism.
-    const EngineType type = eng.type;
-    double temporaries_persistent = 0, gathered = 0, pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
-    double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (below)
-    double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (below)
-    const bool accumulate = t.gradient_accumulation_steps > 1;
-    double bucket_elems = std::min(sc.tunable("zero_reduce_bucket_elements"), trainable);
-    double layer_gpu = shard.layer_params;
-    if (type == EngineType::Ddp && sc.tunable("ddp_bucket_view") == 0 && dp > 1) {
-        temporaries_persistent += grads;  // the reducer's flat bucket copy of every gradient
-        why["ddp_bucket_copy_bytes"] = grads;
+// A QLoRA base: the layers' linear matrices in the bitsandbytes format, the rest in the compute dtype.
+double qlora_base_bytes(const Scenario& sc, const Params& p, const Recipe& rc, States& st, Notes& why) {
+    const TrainingSettings& t = sc.training;
+    // bitsandbytes on the layers' linear matrices, sized by the format catalogue; 4-bit with the
+    // QLoRA paper's double quant (an 8-bit absmax per 64 plus an fp32 scale per 256 of them).
+    // The rest stays in the compute dtype.
+    // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
+    double linear = std::min(p.shard.linear_params + p.head_copy, p.frozen);
+    Format base_format = *sc.format(weight_format_of(t.quantization));
+    // Double quant: off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
+    if (t.double_quant) apply_double_quant(base_format);
+    double bytes4 = base_format.bytes_per_param();
+    why["qlora_bytes_per_quantized_param"] = bytes4;
+    // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
+    // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
+    // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
+    st.dequant_temp = std::max(p.largest_layer_matrix, p.head_copy) * compute_bytes(t.dtype);
+    why["qlora_dequantized_matrix_bytes"] = st.dequant_temp;
+    return linear * bytes4 + (p.frozen - linear) * rc.frozen_weight;
+}
+
+States model_states(const Scenario& sc, const Params& p, Notes& why) {
+    const TrainingSettings& t = sc.training;
+    States st;
+    st.rc = recipe_of(t);
+    const Recipe& rc = st.rc;
+    double state_dtype = storage_bytes(t.optimizer_state_dtype);  // int8: 8-bit optimizers
+    if (p.adapters) {
+        double base = t.method == Method::Qlora ? qlora_base_bytes(sc, p, rc, st, why) : p.frozen * rc.frozen_weight;
+        // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
+        st.weights = base + p.lora * kFp32;
+        st.grads = p.lora * kFp32;
+        state_dtype = storage_bytes(is_8bit(t.optimizer) ? StateDtype::Int8 : StateDtype::Fp32);
+        st.states = state_bytes(t.optimizer, state_dtype, p.lora, 1);
+    } else if (p.partial) {
+        st.weights = p.frozen * rc.frozen_weight + p.trainable * rc.weight;
+        st.grads = p.trainable * rc.grad;
+        st.master = p.trainable * rc.master;
+        st.states = state_bytes(t.optimizer, state_dtype, p.trainable, 1);
+    } else {
+        st.weights = p.P_gpu * rc.weight;
+        st.grads = p.P_gpu * rc.grad;
+        st.master = p.P_gpu * rc.master;
+        // Optimizer state by tensor shape for the whole tensor-parallel shard, scaled to this GPU's stage.
+        auto [model_tp, model_states] = model_optimizer_totals(sc, state_dtype);
+        st.states = model_tp > 0 ? model_states * p.P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, p.P_gpu, 1);
     }
-    std::uint64_t stage = 0;
+    why["bytes_per_trainable_param"] = {{"weights", p.adapters ? kFp32 : rc.weight}, {"gradients", p.adapters ? kFp32 : rc.grad},
+                                        {"master", p.adapters ? 0.0 : rc.master},
+                                        {"optimizer_states", p.trainable > 0 ? st.states / p.trainable : 0.0}};
+    return st;
+}
+
+// What the engine adds beside the sharded states: buffers, gathered layers and unsharded gradients.
+struct EngineBytes {
+    std::uint64_t stage = 0;             // the ZeRO stage in effect (FSDP's shardings as their stages)
+    double shard_group = 1;              // the ranks that share one model slice's states
+    double temporaries_persistent = 0;   // DDP's bucket copy, ZeRO's reduce bucket
+    double gathered = 0;                 // ZeRO-3 / FSDP: gathered layers in the compute dtype
+    double pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
+    double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (root_units)
+    double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (root_units)
+};
+
+// FSDP's root unit, which stays gathered after forward: litgpt (FSDP1 through Fabric) and torchtitan (FSDP2).
+void root_units(const Scenario& sc, const Params& p, const States& st, EngineBytes& e, Notes& why) {
+    const ModelSpec& m = sc.model;
+    const TrainingSettings& t = sc.training;
+    const double a = compute_bytes(t.dtype), tp = static_cast<double>(sc.parallel.tp);
+    if (t.framework == Framework::Litgpt) {
+        // litgpt shards through Lightning Fabric's FSDPStrategy, which is FSDP1 (FullyShardedDataParallel) with
+        // auto_wrap_policy={Block}: every Block is a unit and the root unit holds what is left, the embeddings,
+        // the final norm and the lm_head. FSDP1 does not free the root's unsharded parameters after forward
+        // (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's parameters
+        // in the post-forward for FULL_SHARD"): its gathered flat parameter, a buffer apart from the shard, stays
+        // in the compute dtype through forward, loss and backward.
+        e.fsdp1_root = p.shard.non_layer_params * a;
+        // The root's gradient: its parameters are views (split) of the flat parameter, so autograd assembles
+        // the flat gradient at the end of backward from the per-parameter gradients (split's backward: a cat),
+        // both alive at once, and, inside no_sync with a gradient already there, adds it to that one.
+        // Gradient accumulation: Fabric's no_backward_sync is FSDP1's no_sync() (lightning/fabric/strategies/
+        // fsdp.py _FSDPBackwardSyncControl), which keeps every unit's unsharded gradient until the last
+        // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
+        // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
+        // enabled=is_accumulating)).
+        if (t.gradient_accumulation_steps > 1) e.nosync_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
+        if (!p.adapters)
+            e.root_grad_assembly = p.shard.non_layer_params * st.rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
+        why["fsdp1_root_gathered_bytes"] = e.fsdp1_root;
+        why["fsdp1_no_sync_unsharded_gradient_bytes"] = e.nosync_grads;
+    }
+    if (t.framework == Framework::Torchtitan) {
+        // torchtitan applies fully_shard (FSDP2) to each TransformerBlock and then to the whole model, whose own
+        // group is tok_embeddings, norm and output (torchtitan/parallelisms/parallelize_llama.py:334-339
+        // @9dec370; models/llama3/parallelize_llama.py:362-367 @e7c0cae). FSDP2 does not reshard the root after
+        // forward (torch/distributed/_composable/fsdp/_fsdp_state.py _lazy_init: "For the root, do not reshard
+        // after forward"), so that group stays gathered in param_dtype through forward and backward, and its
+        // post-backward (the reduce-scatter) runs in the final callback: the output weight's unsharded gradient,
+        // produced first, lives through the whole backward.
+        e.fsdp1_root = p.shard.non_layer_params * a;
+        e.root_grads_backward = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp * a;
+        why["fsdp_root_gathered_bytes"] = e.fsdp1_root;
+        why["fsdp_root_output_gradient_bytes"] = e.root_grads_backward;
+    }
+}
+
+// ZeRO-3 and FSDP's full shard: the gathered units and their unsharded gradients.
+void gathered_units(const Scenario& sc, const Params& p, const States& st, EngineBytes& e, Notes& why) {
+    const ModelSpec& m = sc.model;
+    const TrainingSettings& t = sc.training;
+    const EngineType type = sc.engine.type;
+    const double tp = static_cast<double>(sc.parallel.tp), layer_gpu = p.shard.layer_params;
+    // Gathered full layers in the compute dtype: the one running and the one prefetched (DeepSpeed:
+    // up to stage3_prefetch_bucket_size elements; FSDP: the next whole unit, since its all-gather is
+    // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
+    // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
+    double a = compute_bytes(t.dtype);
+    const double prefetched = type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable(Tunable::Zero3PrefetchElements), layer_gpu);
+    // torchtune shards the token embeddings and the output projection as units of their own
+    // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
+    // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
+    // fully_shard on each such module): with a 128k vocabulary the output unit (vocab x hidden) outweighs a
+    // decoder layer, and it is the running unit at the start of backward, beside the prefetched last layer.
+    double running_unit = layer_gpu;
+    if (type == EngineType::Fsdp && t.framework == Framework::Torchtune && !p.adapters && sc.parallel.pp == 1)
+        running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
+    e.gathered = (running_unit + prefetched) * a;
+    // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
+    // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
+    // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
+    // reduce bucket (shard_over_data_parallel).
+    if (type == EngineType::Fsdp && !p.adapters) {
+        e.fsdp_unsharded_grads = running_unit * st.rc.grad;
+        why["fsdp_unsharded_gradient_bytes"] = e.fsdp_unsharded_grads;
+    }
+    if (type == EngineType::Fsdp && sc.parallel.pp > 1) {
+        // FSDP under a pipeline schedule (torch.distributed.pipelining's stage: reshard_after_backward
+        // and gradient sync off until the last micro-batch; torchtitan: reshard_after_forward off with
+        // PP): the stage's parameters stay gathered in the compute dtype for the whole step, and its
+        // unsharded gradients accumulate in the reduce dtype (FSDP2 upcasts them to reduce_dtype).
+        e.gathered = p.P_gpu * a;
+        e.pp_unsharded_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
+        why["fsdp_pipeline_unsharded_gradient_bytes"] = e.pp_unsharded_grads;
+    }
+    why["zero3_gathered_bytes"] = e.gathered;
+    if (type == EngineType::Fsdp && sc.parallel.pp == 1) root_units(sc, p, st, e, why);
+}
+
+// The states sharded over data parallelism (ZeRO stages, FSDP shardings, Megatron's distributed
+// optimizer), and the engine's own buffers.
+EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States& st, Notes& why) {
+    const Parallelism& par = sc.parallel;
+    const EngineSettings& eng = sc.engine;
+    const EngineType type = eng.type;
+    EngineBytes e;
+    double bucket_elems = std::min(sc.tunable(Tunable::ZeroReduceBucketElements), p.trainable);
+    if (type == EngineType::Ddp && sc.tunable(Tunable::DdpBucketView) == 0 && par.dp > 1) {
+        e.temporaries_persistent += st.grads;  // the reducer's flat bucket copy of every gradient
+        why["ddp_bucket_copy_bytes"] = st.grads;
+    }
     // State shards over every rank that holds the same model slice: data x context parallel
     // (FSDP's dp_shard x cp mesh, Megatron's distributed optimizer over DP x CP).
-    double shard_group = dp * static_cast<double>(par.cp);
-    if (type == EngineType::DeepSpeed || type == EngineType::MegatronDeepSpeed) stage = eng.zero_stage;
+    e.shard_group = static_cast<double>(par.dp) * static_cast<double>(par.cp);
+    if (type == EngineType::DeepSpeed || type == EngineType::MegatronDeepSpeed) e.stage = eng.zero_stage;
     if (type == EngineType::Fsdp) {
-        if (eng.fsdp_sharding == FsdpSharding::FullShard) stage = 3;
-        else if (eng.fsdp_sharding == FsdpSharding::ShardGradOp) stage = 2;
-        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) { stage = 3; shard_group = std::min(shard_group, 8.0); }
+        if (eng.fsdp_sharding == FsdpSharding::FullShard) e.stage = 3;
+        else if (eng.fsdp_sharding == FsdpSharding::ShardGradOp) e.stage = 2;
+        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) { e.stage = 3; e.shard_group = std::min(e.shard_group, 8.0); }
     }
     // Expert weights are replicated only over the data-parallel ranks of one expert-parallel group
     // (Megatron's expert_data_parallel = dp x cp / ep; FSDP2/torchtitan shard experts over dp_shard / ep),
     // so their state shards over that many ranks, the rest over the whole group.
-    double expert_share = (!adapters && !partial && P_gpu > 0) ? std::min(1.0, shard.expert_params / P_gpu) : 0.0;
-    double expert_group = std::max(1.0, shard_group / static_cast<double>(par.ep));
+    double expert_share = (!p.adapters && !p.partial && p.P_gpu > 0) ? std::min(1.0, p.shard.expert_params / p.P_gpu) : 0.0;
+    double expert_group = std::max(1.0, e.shard_group / static_cast<double>(par.ep));
     auto shard_state = [&](double bytes) {
-        return bytes * ((1 - expert_share) / shard_group + expert_share / expert_group);
+        return bytes * ((1 - expert_share) / e.shard_group + expert_share / expert_group);
     };
     why["expert_state_shard_group"] = expert_group;
     if (type == EngineType::Megatron) {  // distributed optimizer: fp32 master + states sharded over DP x CP
-        master = shard_state(master);
-        states = shard_state(states);
+        st.master = shard_state(st.master);
+        st.states = shard_state(st.states);
     }
-    if (stage >= 1) { master = shard_state(master); states = shard_state(states); }
-    if (stage >= 2) {
-        double g = shard_state(grads);
-        if (type != EngineType::Fsdp) temporaries_persistent += bucket_elems * (grads / std::max(trainable, 1.0));
-        grads = g;
+    if (e.stage >= 1) { st.master = shard_state(st.master); st.states = shard_state(st.states); }
+    if (e.stage >= 2) {
+        double g = shard_state(st.grads);
+        if (type != EngineType::Fsdp) e.temporaries_persistent += bucket_elems * (st.grads / std::max(p.trainable, 1.0));
+        st.grads = g;
     }
-    if (stage == 3) {
-        weights = shard_state(weights);
-        // Gathered full layers in the compute dtype: the one running and the one prefetched (DeepSpeed:
-        // up to stage3_prefetch_bucket_size elements; FSDP: the next whole unit, since its all-gather is
-        // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
-        // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
-        double a = compute_dtype_bytes(t.dtype);
-        const double prefetched = type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable("zero3_prefetch_elements"), layer_gpu);
-        // torchtune shards the token embeddings and the output projection as units of their own
-        // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
-        // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
-        // fully_shard on each such module): with a 128k vocabulary the output unit (vocab x hidden) outweighs a
-        // decoder layer, and it is the running unit at the start of backward, beside the prefetched last layer.
-        double running_unit = layer_gpu;
-        if (type == EngineType::Fsdp && t.framework == Framework::Torchtune && !adapters && par.pp == 1)
-            running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
-        gathered = (running_unit + prefetched) * a;
-        // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
-        // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
-        // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
-        // reduce bucket, above.
-        if (type == EngineType::Fsdp && !adapters) {
-            fsdp_unsharded_grads = running_unit * rc.grad;
-            why["fsdp_unsharded_gradient_bytes"] = fsdp_unsharded_grads;
-        }
-        if (type == EngineType::Fsdp && par.pp > 1) {
-            // FSDP under a pipeline schedule (torch.distributed.pipelining's stage: reshard_after_backward
-            // and gradient sync off until the last micro-batch; torchtitan: reshard_after_forward off with
-            // PP): the stage's parameters stay gathered in the compute dtype for the whole step, and its
-            // unsharded gradients accumulate in the reduce dtype (FSDP2 upcasts them to reduce_dtype).
-            gathered = P_gpu * a;
-            pp_unsharded_grads = trainable * (adapters ? 4.0 : rc.grad);
-            why["fsdp_pipeline_unsharded_gradient_bytes"] = pp_unsharded_grads;
-        }
-        why["zero3_gathered_bytes"] = gathered;
-        if (type == EngineType::Fsdp && t.framework == Framework::Litgpt && par.pp == 1) {
-            // litgpt shards through Lightning Fabric's FSDPStrategy, which is FSDP1 (FullyShardedDataParallel) with
-            // auto_wrap_policy={Block}: every Block is a unit and the root unit holds what is left, the embeddings,
-            // the final norm and the lm_head. FSDP1 does not free the root's unsharded parameters after forward
-            // (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's parameters
-            // in the post-forward for FULL_SHARD"): its gathered flat parameter, a buffer apart from the shard, stays
-            // in the compute dtype through forward, loss and backward.
-            fsdp1_root = shard.non_layer_params * a;
-            // The root's gradient: its parameters are views (split) of the flat parameter, so autograd assembles
-            // the flat gradient at the end of backward from the per-parameter gradients (split's backward: a cat),
-            // both alive at once, and, inside no_sync with a gradient already there, adds it to that one.
-            // Gradient accumulation: Fabric's no_backward_sync is FSDP1's no_sync() (lightning/fabric/strategies/
-            // fsdp.py _FSDPBackwardSyncControl), which keeps every unit's unsharded gradient until the last
-            // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
-            // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
-            // enabled=is_accumulating)).
-            if (accumulate) nosync_grads = trainable * (adapters ? 4.0 : rc.grad);
-            if (!adapters)
-                root_grad_assembly = shard.non_layer_params * rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
-            why["fsdp1_root_gathered_bytes"] = fsdp1_root;
-            why["fsdp1_no_sync_unsharded_gradient_bytes"] = nosync_grads;
-        }
-        if (type == EngineType::Fsdp && t.framework == Framework::Torchtitan && par.pp == 1) {
-            // torchtitan applies fully_shard (FSDP2) to each TransformerBlock and then to the whole model, whose own
-            // group is tok_embeddings, norm and output (torchtitan/parallelisms/parallelize_llama.py:334-339
-            // @9dec370; models/llama3/parallelize_llama.py:362-367 @e7c0cae). FSDP2 does not reshard the root after
-            // forward (torch/distributed/_composable/fsdp/_fsdp_state.py _lazy_init: "For the root, do not reshard
-            // after forward"), so that group stays gathered in param_dtype through forward and backward, and its
-            // post-backward (the reduce-scatter) runs in the final callback: the output weight's unsharded gradient,
-            // produced first, lives through the whole backward.
-            fsdp1_root = shard.non_layer_params * a;
-            root_grads_backward = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp * a;
-            why["fsdp_root_gathered_bytes"] = fsdp1_root;
-            why["fsdp_root_output_gradient_bytes"] = root_grads_backward;
-        }
+    if (e.stage == 3) {
+        st.weights = shard_state(st.weights);
+        gathered_units(sc, p, st, e, why);
     }
-    why["zero_stage_effective"] = stage;
-    why["shard_group"] = shard_group;
+    why["zero_stage_effective"] = e.stage;
+    why["shard_group"] = e.shard_group;
+    return e;
+}
 
-    // Offload: optimizer (and master) to host; ZeRO-Offload keeps fp32 gradients there too.
+// Offload: optimizer (and master) to host or NVMe, and the weights with ZeRO-3 or FSDP.
+void offload(const Scenario& sc, const Params& p, const EngineBytes& e, States& st, Breakdown& out) {
+    const EngineSettings& eng = sc.engine;
     if (eng.offload_optimizer != Offload::None) {
-        double moved = master + states;
+        double moved = st.master + st.states;
         (eng.offload_optimizer == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += moved;
-        if (eng.offload_optimizer == Offload::Nvme) out.host_bytes += 0;  // pinned staging buffers: issue 4
-        out.host_bytes += (t.precision == Precision::MixedMasterFp32 ? P_gpu / shard_group * 4 : 0);
-        master = states = 0;
+        // ZeRO-Offload keeps fp32 gradients on the host too.
+        out.host_bytes += (sc.training.precision == Precision::MixedMasterFp32 ? p.P_gpu / e.shard_group * kFp32 : 0);
+        st.master = st.states = 0;
     }
     if (eng.offload_param != Offload::None) {
-        (eng.offload_param == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += weights;
-        weights = 0;
-        if (type == EngineType::Fsdp) {
+        (eng.offload_param == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += st.weights;
+        st.weights = 0;
+        if (eng.type == EngineType::Fsdp) {
             // FSDP's CPU offload moves the sharded gradients with the parameters (FSDP1 CPUOffload(offload_params=True),
             // FSDP2 CPUOffloadPolicy: "offloads parameters, gradients and optimizer step to CPU").
-            out.host_bytes += grads;
-            grads = 0;
+            out.host_bytes += st.grads;
+            st.grads = 0;
         }
     }
+}
 
-    // Paged optimizers live in CUDA unified memory, outside PyTorch's allocator.
-    bool paged = t.optimizer.rfind("paged_", 0) == 0;
+// The activations autograd keeps over the step, and the backward's working set.
+struct Activations {
+    double tokens = 0;           // tokens of one micro-batch on one rank (sequence / context parallel)
+    double layer_full = 0;       // one layer's saved tensors without checkpointing (what a recompute rebuilds)
+    double acts = 0;             // what stays on the GPU for every layer in flight
+    double act_layers = 0;       // layers that keep activations
+    double in_flight = 1;        // micro-batches alive at once on the first pipeline stage
+    double recompute = 0;        // one layer rebuilt in backward under checkpointing
+    double layer_grad_work = 0;  // gradients alive while one layer is differentiated
+    double qd = 0, I_tp = 0;     // per-token widths of attention's q and the MLP's intermediate, per GPU
+};
 
-    // ---- Activations.
-    const bool megatron_engine = type == EngineType::Megatron || type == EngineType::MegatronDeepSpeed;
+Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
+    const ModelSpec& m = sc.model;
+    const TrainingSettings& t = sc.training;
+    const Parallelism& par = sc.parallel;
+    Notes& why = out.assumptions;
+    const double tp = static_cast<double>(par.tp);
+    const bool megatron_engine = sc.engine.type == EngineType::Megatron || sc.engine.type == EngineType::MegatronDeepSpeed;
+    Activations x;
     // Image tokens (multimodal) join the sequence.
     double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
-    double tokens = static_cast<double>(t.batch_size) * s;
-    double a = compute_dtype_bytes(t.dtype);
+    x.tokens = static_cast<double>(t.batch_size) * s;
+    const double tokens = x.tokens, a = compute_bytes(t.dtype);
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
-    double layer_full = la.per_token * tokens;
-    double layer_saved = layer_full;
+    x.layer_full = la.per_token * tokens;
+    double layer_saved = x.layer_full;
     if (t.activation_checkpointing == Checkpointing::Full) layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
     else if (t.activation_checkpointing == Checkpointing::Selective)
         layer_saved = (megatron_engine ? la.per_token - la.attention_scores : la.op_selective) * tokens;
     why["selective_checkpointing"] = megatron_engine ? "Megatron: recompute the attention core (s² terms)"
                                                      : "per-op policy: keep every other matmul output and the attention output";
     // 1F1B pipeline: the first stage holds min(pp, micro-batches) in flight (Korthikanti et al. §4.2).
-    double in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(par.pipeline_microbatches));
-    if (par.pp == 1) in_flight = 1;
+    x.in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(par.pipeline_microbatches));
     // Layers that keep activations: every layer, except in partial training with nothing trainable below
     // the top layers: frozen layers under the lowest trainable one run without an autograd graph. A
     // trainable module under the first layer (a projector) needs activation gradients through every frozen
     // layer above it, so they all keep their tensors.
-    double act_layers = shard.layers;
-    if (partial && t.trainable_input_parameters == 0)
-        act_layers = std::min(static_cast<double>(t.trainable_layers), shard.layers);
-    double acts = layer_saved * act_layers * in_flight;
+    x.act_layers = p.shard.layers;
+    if (p.partial && t.trainable_input_parameters == 0)
+        x.act_layers = std::min(static_cast<double>(t.trainable_layers), p.shard.layers);
+    x.acts = layer_saved * x.act_layers * x.in_flight;
     if (t.activation_offloading) {
         // Saved tensors stream to pinned host memory as the forward goes and come back one layer ahead in
         // backward (torchtune OffloadActivations with streams): about two layers' worth stays on the GPU.
-        double on_gpu = std::min(acts, layer_saved * std::min(2.0, act_layers));
-        out.host_bytes += acts - on_gpu;
-        why["offloaded_activation_bytes"] = acts - on_gpu;
-        acts = on_gpu;
+        double on_gpu = std::min(x.acts, layer_saved * std::min(2.0, x.act_layers));
+        out.host_bytes += x.acts - on_gpu;
+        why["offloaded_activation_bytes"] = x.acts - on_gpu;
+        x.acts = on_gpu;
     }
-    double recompute = t.activation_checkpointing == Checkpointing::None || act_layers == 0 ? 0 : layer_full;  // one layer rebuilt in backward
+    x.recompute = t.activation_checkpointing == Checkpointing::None || x.act_layers == 0 ? 0 : x.layer_full;
     // Gradients alive while one layer is differentiated: the gradient of its output and of its
     // residual input, plus the MLP's intermediates (gate, up and their product) or attention's
     // q, k, v and output, whichever is larger.
-    double I_tp = static_cast<double>(m.num_experts ? m.moe_intermediate_size * std::max<std::uint64_t>(1, m.num_experts_per_tok)
-                                                    : m.intermediate_size) / tp;
-    double qd = static_cast<double>(m.num_attention_heads * m.head_dim) / tp, kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
-    double layer_grad_work = a * tokens * (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * I_tp, 2 * qd + 2 * kvd));
+    x.I_tp = static_cast<double>(m.num_experts ? m.moe_intermediate_size * std::max<std::uint64_t>(1, m.num_experts_per_tok)
+                                               : m.intermediate_size) / tp;
+    x.qd = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
+    double kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
+    x.layer_grad_work = a * tokens * (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * x.I_tp, 2 * x.qd + 2 * kvd));
     why["activation_bytes_per_token_per_layer"] = la.per_token;
-    if (act_layers == 0) layer_grad_work = 0;
-    why["activation_layers_on_gpu"] = act_layers * in_flight;
+    if (x.act_layers == 0) x.layer_grad_work = 0;
+    why["activation_layers_on_gpu"] = x.act_layers * x.in_flight;
+    return x;
+}
 
-    // ---- Logits and loss (on the last stage; vocab-parallel under TP).
-    double V = static_cast<double>(m.vocab_size) / tp;
-    double copies = sc.tunable("loss_fp32_copies");
-    double logits_fwd = 0, logits_peak = 0;
+// The logits and the loss's fp32 working set (on the last stage; vocab-parallel under TP).
+struct Logits {
+    double forward = 0;  // what the forward leaves alive
+    double peak = 0;     // the loss's high point (its gradients in backward)
+};
+
+Logits logits_and_loss(const Scenario& sc, double tokens, Notes& why) {
+    const TrainingSettings& t = sc.training;
+    const double a = compute_bytes(t.dtype);
+    double V = static_cast<double>(sc.model.vocab_size) / static_cast<double>(sc.parallel.tp);
+    double copies = sc.tunable(Tunable::LossFp32Copies);
+    Logits l;
     // A compiled loss (torch.compile of the cross-entropy) fuses the fp32 upcast and log-softmax into
     // reductions over the logits: the forward keeps the logits and a log-sum-exp per token, and the
     // backward writes the logits' gradient in the compute dtype from one kernel (softmax - one-hot).
     const bool compiled_loss = t.compile == Compile::LayersAndLoss;
     if (t.loss == Loss::Standard && compiled_loss) {
-        logits_fwd = a * tokens * V + 4 * tokens;
-        logits_peak = 2 * a * tokens * V + 4 * tokens;
+        l.forward = a * tokens * V + 4 * tokens;
+        l.peak = 2 * a * tokens * V + 4 * tokens;
     } else if (t.loss == Loss::Standard) {
-        logits_fwd = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
-        logits_peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
+        l.forward = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
+        l.peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
     } else if (t.loss == Loss::Chunked) {
-        double chunks = std::max(1.0, sc.tunable("chunked_loss_chunks"));
-        logits_fwd = a * tokens * V + (compiled_loss ? 4 * tokens : 4 * tokens * V / chunks);
-        logits_peak = a * tokens * V + (compiled_loss ? a : 4 * copies) * tokens * V / chunks;
+        double chunks = std::max(1.0, sc.tunable(Tunable::ChunkedLossChunks));
+        l.forward = a * tokens * V + (compiled_loss ? 4 * tokens : 4 * tokens * V / chunks);
+        l.peak = a * tokens * V + (compiled_loss ? a : 4 * copies) * tokens * V / chunks;
     } else {  // fused linear + cross-entropy: logits exist one token chunk at a time
-        logits_fwd = 0;
-        logits_peak = 4 * copies * tokens * static_cast<double>(m.hidden_size);
+        l.forward = 0;
+        l.peak = 4 * copies * tokens * static_cast<double>(sc.model.hidden_size);
     }
     why["logits_elements"] = tokens * V;
+    return l;
+}
 
-    // ---- The step as a timeline (steady state; zero_grad(set_to_none=True) unless the tunable says otherwise).
-    double opt_total = master + states;
+// The foreach Adam-family step's temporary: one tensor the size of the second moment, on the GPU's
+// share of the state. DeepSpeed and Megatron step with their own fused Adam kernels: no temporary.
+// So does torchtune, whose recipes' configs build torch.optim.AdamW with fused=True.
+double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st) {
+    const TrainingSettings& t = sc.training;
+    const EngineType type = sc.engine.type;
+    const Optimizer opt = t.optimizer;
+    bool foreach_adam = opt == Optimizer::Adam || opt == Optimizer::Adamw || opt == Optimizer::Nadam || opt == Optimizer::Radam ||
+                        opt == Optimizer::Amsgrad || opt == Optimizer::Adabelief;
+    bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) && t.framework != Framework::Torchtune;
+    if (t.optimizer_in_backward) return 0;  // each parameter steps alone from its gradient hook
+    if (!foreach_adam || !torch_optimizer || sc.engine.offload_optimizer != Offload::None) return 0;
+    double per_state = p.trainable > 0 ? st.states / (opt == Optimizer::Amsgrad ? 3 : 2) : 0;
+    return per_state * sc.tunable(Tunable::OptimizerStepTempCopies);
+}
+
+// A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
+// forward, that step's logits (in the compute dtype) and what its graph still owns after backward:
+// autograd frees the tensors saved with save_for_backward as it goes, but not those a custom
+// Function keeps on ctx, which live as long as the graph. bitsandbytes' MatMul4Bit keeps its input
+// that way (ctx.tensors = (A, B)), so with QLoRA every quantized matmul's input stays: the attention
+// and MLP inputs (one each when the block shares its norm), o_proj's and down_proj's inputs.
+double retained_previous_step(const Scenario& sc, const Params& p, const Activations& x, Notes& why) {
+    const ModelSpec& m = sc.model;
+    const TrainingSettings& t = sc.training;
+    if (!t.retains_previous_step) return 0;
+    const double a = compute_bytes(t.dtype), V = static_cast<double>(m.vocab_size) / static_cast<double>(sc.parallel.tp);
+    double retained = a * x.tokens * V;
+    if (t.method == Method::Qlora) {
+        double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
+        double inputs = shared_norm * static_cast<double>(m.hidden_size) + x.qd + (m.num_experts ? 0 : x.I_tp);
+        retained += a * x.tokens * inputs * p.shard.layers;
+    }
+    why["previous_step_retained_bytes"] = retained;
+    return retained;
+}
+
+// The step as a timeline (steady state; zero_grad(set_to_none=True) unless the tunable says otherwise):
+// forward, loss, backward and the optimizer step.
+void step_timeline(const Scenario& sc, const Params& p, const States& st, const EngineBytes& e, const Activations& x,
+                   const Logits& logits, Breakdown& out) {
+    const TrainingSettings& t = sc.training;
+    Notes& why = out.assumptions;
+    bool paged = is_paged(t.optimizer);  // paged optimizers live in CUDA unified memory, outside PyTorch's allocator
+    double opt_total = st.master + st.states;
     double opt_alloc = paged ? 0 : opt_total;
     if (paged) out.outside_allocator = opt_total;
-    double step_temp = 0;
-    bool foreach_adam = (t.optimizer == "adam" || t.optimizer == "adamw" || t.optimizer == "nadam" ||
-                         t.optimizer == "radam" || t.optimizer == "amsgrad" || t.optimizer == "adabelief");
-    // DeepSpeed and Megatron step with their own fused Adam kernels: no temporary. So does torchtune,
-    // whose recipes' configs build torch.optim.AdamW with fused=True.
-    bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) && t.framework != Framework::Torchtune;
-    if (foreach_adam && torch_optimizer && eng.offload_optimizer == Offload::None) {
-        // one temporary the size of the second moment, on the GPU's share of the state
-        double per_state = trainable > 0 ? states / (t.optimizer == "amsgrad" ? 3 : 2) : 0;
-        step_temp = per_state * sc.tunable("optimizer_step_temp_copies");
-    }
-    if (t.optimizer_in_backward) step_temp = 0;  // each parameter steps alone from its gradient hook
-    double grads_live_fwd = accumulate || sc.tunable("zero_grad_set_to_none") == 0 ? grads : 0;
+    double step_temp = optimizer_step_temp(sc, p, st);
+    double grads = st.grads;
+    double grads_live_fwd = t.gradient_accumulation_steps > 1 || sc.tunable(Tunable::ZeroGradSetToNone) == 0 ? grads : 0;
     // Optimizer in backward: a gradient lives from its accumulation until its parameter has stepped, so at
     // most about the largest tensor's gradient is alive (and nothing accumulates across micro-batches).
     double grads_peak = grads;
     if (t.optimizer_in_backward) {
-        double per_param = trainable > 0 ? grads / trainable : 0;
-        grads_peak = std::min(grads, per_param * (partial || adapters ? trainable : largest_tensor));
+        double per_param = p.trainable > 0 ? grads / p.trainable : 0;
+        grads_peak = std::min(grads, per_param * (p.partial || p.adapters ? p.trainable : p.largest_tensor));
         grads_live_fwd = 0;
         why["optimizer_in_backward_gradient_bytes"] = grads_peak;
     }
     auto phase = [&](const char* name, double w, double g, double o, double act, double logit, double temp) {
-        out.timeline.push_back({name, {{"weights", w}, {"gradients", g}, {"optimizer_states", o}, {"activations", act},
-                                       {"logits", logit}, {"temporaries", temp}}});
+        out.timeline.push_back({name, {{Component::Weights, w}, {Component::Gradients, g}, {Component::OptimizerStates, o},
+                                       {Component::Activations, act}, {Component::Logits, logit}, {Component::Temporaries, temp}}});
     };
-    double persistent_temp = temporaries_persistent + gathered;
-    // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
-    // forward, that step's logits (in the compute dtype) and what its graph still owns after backward:
-    // autograd frees the tensors saved with save_for_backward as it goes, but not those a custom
-    // Function keeps on ctx, which live as long as the graph. bitsandbytes' MatMul4Bit keeps its input
-    // that way (ctx.tensors = (A, B)), so with QLoRA every quantized matmul's input stays: the attention
-    // and MLP inputs (one each when the block shares its norm), o_proj's and down_proj's inputs.
-    double retained = 0;
-    if (t.retains_previous_step) {
-        retained = a * tokens * V;
-        if (t.method == Method::Qlora) {
-            double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
-            double inputs = shared_norm * static_cast<double>(m.hidden_size) + qd + (m.num_experts ? 0 : I_tp);
-            retained += a * tokens * inputs * shard.layers;
-        }
-        why["previous_step_retained_bytes"] = retained;
-    }
+    double persistent_temp = e.temporaries_persistent + e.gathered;
+    double retained = retained_previous_step(sc, p, x, why);
     // FSDP under a pipeline: the unsharded gradients stay from the first micro-batch's backward to the last one's.
-    grads_live_fwd += pp_unsharded_grads;
+    grads_live_fwd += e.pp_unsharded_grads;
     // FSDP1 no_sync (litgpt): from the second micro-batch on, every unsharded gradient is live, through the
     // forward and the whole backward, in place of the sharded ones (zero_grad freed those at the last step).
-    if (nosync_grads > 0) {
-        grads_live_fwd = nosync_grads;
-        grads_peak = nosync_grads;
+    if (e.nosync_grads > 0) {
+        grads_live_fwd = e.nosync_grads;
+        grads_peak = e.nosync_grads;
     }
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts + recompute * 0, logits_fwd, persistent_temp + dequant_temp + retained + fsdp1_root);
-    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits_peak, persistent_temp + fsdp1_root);
+    const double weights = st.weights, acts = x.acts;
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts, logits.forward, persistent_temp + st.dequant_temp + retained + e.fsdp1_root);
+    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits.peak, persistent_temp + e.fsdp1_root);
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
-    double head_grads = std::min(grads_peak, grads * (shard.non_layer_params / std::max(1.0, P_gpu)));
+    double head_grads = std::min(grads_peak, grads * (p.shard.non_layer_params / std::max(1.0, p.P_gpu)));
     double start = acts + std::max(grads_live_fwd, head_grads);
-    double layers_alive = std::max(1.0, act_layers * in_flight);
-    double end = grads_peak + pp_unsharded_grads + root_grad_assembly + (acts / layers_alive);
-    double back_temp = persistent_temp + dequant_temp + fsdp_unsharded_grads + fsdp1_root + root_grads_backward;
+    double layers_alive = std::max(1.0, x.act_layers * x.in_flight);
+    double end = grads_peak + e.pp_unsharded_grads + e.root_grad_assembly + (acts / layers_alive);
+    double back_temp = persistent_temp + st.dequant_temp + e.fsdp_unsharded_grads + e.fsdp1_root + e.root_grads_backward;
     if (start >= end)
-        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + recompute + layer_grad_work, 0, back_temp);
+        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + x.recompute + x.layer_grad_work, 0, back_temp);
     else
-        phase("backward", weights, grads_peak + pp_unsharded_grads + root_grad_assembly, opt_alloc, acts / layers_alive + recompute + layer_grad_work, 0,
-              back_temp);
+        phase("backward", weights, grads_peak + e.pp_unsharded_grads + e.root_grad_assembly, opt_alloc,
+              acts / layers_alive + x.recompute + x.layer_grad_work, 0, back_temp);
     if (!t.optimizer_in_backward) phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
     why["optimizer_step_temp_bytes"] = step_temp;
     if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
                                       " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
-    if (t.dtype == "fp8") out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
+}
+
+}  // namespace
+
+// One optimizer step on the heaviest rank: which parameters train, their states by the precision
+// recipe, sharded over data parallelism and offloaded as the engine does, the activations, the
+// logits and loss, then the step's timeline.
+Breakdown training_memory(const Scenario& sc) {
+    Breakdown out(sc);
+    Notes& why = out.assumptions;
+    const Params p = trained_params(sc, why);
+    States st = model_states(sc, p, why);
+    out.trainable_params = p.trainable;
+    const EngineBytes e = shard_over_data_parallel(sc, p, st, why);
+    offload(sc, p, e, st, out);
+    const Activations x = activations(sc, p, out);
+    const Logits logits = logits_and_loss(sc, x.tokens, why);
+    step_timeline(sc, p, st, e, x, logits, out);
+    if (sc.training.dtype == Dtype::Fp8)
+        out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
     return out;
 }
 

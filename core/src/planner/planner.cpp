@@ -69,6 +69,7 @@
 #include <map>
 
 #include "planner/planner.h"
+#include "memory/model_cache.h"
 
 namespace gpumem::detail {
 
@@ -395,7 +396,7 @@ double gather_or_scatter(const Cluster& k, double bytes, double n, double bw) {
 StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout& l, const EngineVariant& v,
                        const ModelFigures& mf, const Cluster& k, double global_batch) {
     StepTime t;
-    const double a = detail::compute_dtype_bytes(s.training.dtype);
+    const double a = detail::compute_bytes(s.training.dtype);
     const double seq = static_cast<double>(s.training.seq_len);
     const double tokens = global_batch * seq;
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp), cp = static_cast<double>(l.cp),
@@ -491,7 +492,7 @@ StepTime inference_step(const Scenario& s, const detail::Figures& f, const Layou
     const double b = static_cast<double>(l.batch_size), ctx = static_cast<double>(s.inference.context_len);
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp);
     const auto& peak = f.breakdown.timeline[f.peak].bytes;
-    double weights = peak[0], kv = peak[5];
+    double weights = peak[detail::Component::Weights], kv = peak[detail::Component::KvCache];
     if (f.breakdown.claimed > 0 && max_sequences > 0) kv *= std::min(1.0, b / max_sequences);  // vLLM: the pool is larger than the batch's
     double flops = b * (2 * mf.n_compute + 4 * mf.attn * ctx);  // one decoded token per sequence
     t.model_flops = flops;
@@ -675,6 +676,207 @@ std::optional<Scenario> read_variant(const json& doc, const EngineVariant& v, co
     return std::move(read.scenario);
 }
 
+// ---- plan()'s phases: read the engines once, search every layout, then write the rows.
+
+// One plan's search: what it reads and what it counts.
+struct Search {
+    const PlanRequest& req;
+    const Scenario& base;
+    const Cluster k;
+    const ModelFigures mf;
+    const bool training;
+    const std::uint64_t N, G, seq;
+    // The engines to try, each read once (inference: the scenario's own).
+    std::vector<std::pair<const EngineVariant*, Scenario>> engines;
+    std::vector<Candidate> fitting;
+    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0, batch_unsplittable = 0;
+    std::map<std::uint64_t, std::vector<std::uint64_t>> micro_cache;  // per share of the global batch
+
+    Search(const PlanRequest& r, const Scenario& s)
+        : req(r), base(s), k(cluster_of(r)), mf(model_figures(s)), training(s.mode == Mode::Training), N(r.num_gpus),
+          G(r.gpus_per_node), seq(training ? s.training.seq_len : s.inference.context_len) {}
+
+    // Micro-batches dividing a rank's share of the global batch, up to the reader's limits
+    // (batch_size and gradient_accumulation_steps up to 10^6 each).
+    const std::vector<std::uint64_t>& micro_batches(std::uint64_t share) {
+        auto it = micro_cache.find(share);
+        if (it == micro_cache.end()) {
+            std::vector<std::uint64_t> mbs = divisors(share, 1000000);
+            mbs.erase(std::remove_if(mbs.begin(), mbs.end(), [share](std::uint64_t mb) { return share / mb > 1000000; }), mbs.end());
+            it = micro_cache.emplace(share, std::move(mbs)).first;
+        }
+        return it->second;
+    }
+};
+
+// The engines to try: every training variant the reader accepts, or the inference scenario as read.
+void read_engines(const json& doc, Search& search) {
+    if (search.training) {
+        for (const EngineVariant& v : kEngineVariants) {
+            if (auto s = read_variant(doc, v, search.base)) search.engines.emplace_back(&v, std::move(*s));
+        }
+    } else {
+        Scenario s = search.base;
+        s.details = false;
+        search.engines.emplace_back(nullptr, std::move(s));
+    }
+}
+
+// An inference layout: fits or not, and the most sequences it holds (for the row, and vLLM's share of its pool).
+void try_inference_layout(Search& search, Layout l) {
+    Scenario& s = search.engines[0].second;
+    // llama.cpp splits a model its own way (layers to devices), not Megatron's: replicas only.
+    if (s.inference.engine == InferenceEngine::LlamaCpp && l.tp * l.pp > 1) return;
+    l.sequence_parallel = false;
+    l.batch_size = search.base.inference.batch_size;
+    ++search.candidates;
+    detail::apply_layout(s, l);
+    detail::Figures f = detail::evaluate(s);
+    ++search.evaluations;
+    if (!f.fits) return;
+    int n = 0;
+    Layout probe = l;
+    json solved = solve(s, probe, Solver{"inference.batch_size", 1000000, false}, n);
+    search.evaluations += static_cast<std::uint64_t>(n);
+    detail::apply_layout(s, l);
+    f = detail::evaluate(s);
+    Candidate c;
+    c.layout = l;
+    c.max_sequences = solved["value"].get<double>();
+    c.step = inference_step(s, f, l, search.mf, search.k, c.max_sequences);
+    c.time = c.step.total;
+    c.device = f.device;
+    search.fitting.push_back(c);
+}
+
+// One engine on a training layout: every checkpointing and micro-batch, each search stopping at the
+// first micro-batch that does not fit (memory grows with it).
+void try_training_engine(Search& search, Layout l, std::size_t vi, const std::vector<std::uint64_t>& micro) {
+    const EngineVariant& v = *search.engines[vi].first;
+    Scenario& s = search.engines[vi].second;
+    const PlanRequest& req = search.req;
+    for (std::size_t ci = 0; ci < 3; ++ci) {
+        l.checkpointing = kCheckpointing[ci];
+        for (std::uint64_t mb : micro) {
+            l.batch_size = mb;
+            l.grad_accum = req.global_batch / (l.dp * mb);
+            ++search.candidates;
+            detail::apply_layout(s, l);
+            detail::Figures f = detail::evaluate(s);
+            ++search.evaluations;
+            if (!f.fits) break;
+            double host_node = f.breakdown.host_bytes * static_cast<double>(std::min(search.G, search.N));
+            if (req.host_ram_bytes > 0 && host_node > req.host_ram_bytes) {
+                ++search.host_limited;
+                continue;
+            }
+            Candidate c;
+            c.layout = l;
+            c.variant = vi;
+            c.checkpointing = ci;
+            c.device = f.device;
+            c.host_per_node = host_node;
+            c.step = training_step(s, f, l, v, search.mf, search.k, static_cast<double>(req.global_batch));
+            c.time = c.step.total;
+            search.fitting.push_back(c);
+        }
+    }
+}
+
+// A training layout: the global batch split over its data-parallel ranks, then every engine that applies.
+void try_training_layout(Search& search, const Layout& l) {
+    if (search.req.global_batch % l.dp) {
+        ++search.batch_indivisible;
+        return;
+    }
+    const bool model_parallel = l.tp * l.pp * l.cp > 1 || l.ep > 1;
+    const std::vector<std::uint64_t>& micro = search.micro_batches(search.req.global_batch / l.dp);
+    if (micro.empty()) {
+        ++search.batch_unsplittable;
+        return;
+    }
+    for (std::size_t vi = 0; vi < search.engines.size(); ++vi) {
+        const EngineVariant& v = *search.engines[vi].first;
+        bool megatron = v.type == EngineType::Megatron;
+        if (model_parallel && !megatron) continue;
+        // One data-parallel rank: no engine, or one that offloads (ZeRO-Offload on one GPU);
+        // sharding over one rank changes nothing.
+        bool offloads = v.offload_optimizer != Offload::None || v.offload_param != Offload::None;
+        if (l.dp * l.cp == 1 ? !(v.type == EngineType::None || offloads) : v.type == EngineType::None) continue;
+        try_training_engine(search, l, vi, micro);
+    }
+}
+
+// Every layout of N GPUs the divisibility rules allow: TP within a node, then PP, CP (training) and EP (MoE training).
+void search_layouts(Search& search) {
+    const ModelSpec& m = search.base.model;
+    const std::uint64_t N = search.N;
+    std::vector<std::uint64_t> ep_options{1};
+    if (m.num_experts) ep_options = divisors(m.num_experts, N);
+    for (std::uint64_t tp : divisors(N, search.G)) {
+        for (std::uint64_t pp : divisors(N / tp, m.num_layers ? m.num_layers : 1)) {
+            for (std::uint64_t cp : search.training ? divisors(N / (tp * pp), 16) : std::vector<std::uint64_t>{1}) {
+                if ((N / (tp * pp)) % cp) continue;
+                std::uint64_t dp = N / (tp * pp * cp);
+                for (std::uint64_t ep : search.training ? ep_options : std::vector<std::uint64_t>{1}) {
+                    Layout l;
+                    l.dp = dp, l.tp = tp, l.pp = pp, l.cp = cp, l.ep = ep;
+                    l.sequence_parallel = tp > 1;
+                    if (!detail::layout_problem(m, l, search.seq).empty()) continue;
+                    if (search.training) try_training_layout(search, l);
+                    else try_inference_layout(search, l);
+                }
+            }
+        }
+    }
+}
+
+// The best `top` candidates as rows, each with its scenario and full estimate.
+json plan_rows(const json& doc, Search& search, std::size_t top) {
+    const bool training = search.training;
+    const Cluster& k = search.k;
+    json plans = json::array();
+    for (std::size_t i = 0; i < top; ++i) {
+        const Candidate& c = search.fitting[i];
+        const EngineVariant* v = training ? search.engines[c.variant].first : nullptr;
+        const Scenario& s = search.engines[c.variant].second;
+        json row_doc = row_scenario(doc, s, c, v, search.req);
+        double tokens = training ? static_cast<double>(search.req.global_batch * search.seq)
+                                 : static_cast<double>(c.layout.dp * c.layout.batch_size);
+        json row = {{"rank", i + 1},
+                    {"layout", layout_json(c, v, training)},
+                    {"step_time_s", c.time},
+                    {"step_time", step_json(c.step, training)},
+                    {"tokens_per_s", c.time > 0 ? tokens / c.time : 0.0},
+                    {"mfu", c.time > 0 ? c.step.model_flops / c.time / (k.peak * (training ? k.gpus : static_cast<double>(c.layout.tp * c.layout.pp))) : 0.0},
+                    {"device_total_bytes", round_bytes(c.device)},
+                    {"host_bytes_per_node", round_bytes(c.host_per_node)},
+                    {"scenario", row_doc},
+                    {"estimate", estimate(row_doc)}};
+        plans.push_back(row);
+    }
+    return plans;
+}
+
+// Why layouts were skipped or none fits.
+void search_warnings(const Search& search, std::vector<std::string>& warnings) {
+    const PlanRequest& req = search.req;
+    const std::string N = std::to_string(search.N);
+    if (search.candidates == 0 && search.batch_indivisible == 0 && search.batch_unsplittable == 0)
+        warnings.push_back("no layout of " + N + " GPUs meets the divisibility rules (attention and kv heads "
+                           "by TP within a node, layers by PP, sequence by CP, experts by EP, global batch by DP)");
+    else if (search.candidates > 0 && search.fitting.empty())
+        warnings.push_back("no layout of " + N + " x " + req.gpu + " fits this scenario" +
+                           (search.host_limited ? " (" + std::to_string(search.host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
+    if (search.batch_indivisible)
+        warnings.push_back(std::to_string(search.batch_indivisible) + " layouts skipped: their data-parallel size does not divide "
+                           "plan.global_batch_size (" + std::to_string(req.global_batch) + ")");
+    if (search.batch_unsplittable)
+        warnings.push_back(std::to_string(search.batch_unsplittable) + " layouts skipped: no micro-batch of at most 1000000 sequences "
+                           "with at most 1000000 accumulation steps makes up their share of plan.global_batch_size (" +
+                           std::to_string(req.global_batch) + ")");
+}
+
 }  // namespace
 
 json maxfit(const json& scenario) {
@@ -707,6 +909,8 @@ json maxfit(const json& scenario) {
             {"evaluations", evaluations}};
 }
 
+// Reads the scenario and the plan, tries every layout of the cluster with every engine that
+// applies, and returns the fastest that fit.
 json plan(const json& doc) {
     auto started = std::chrono::steady_clock::now();
     json scenario_doc = doc;
@@ -722,185 +926,34 @@ json plan(const json& doc) {
         base.hardware.gpu = req.gpu;
     }
     detail::cache_of(base);
-
-    const bool training = base.mode == Mode::Training;
-    const Cluster k = cluster_of(req);
-    const ModelFigures mf = model_figures(base);
-    const ModelSpec& m = base.model;
-    const std::uint64_t N = req.num_gpus, G = req.gpus_per_node;
-    const std::uint64_t seq = training ? base.training.seq_len : base.inference.context_len;
-    std::vector<std::string> warnings = req.warnings;
-
-    // The engines to try, each read once.
-    std::vector<std::pair<const EngineVariant*, Scenario>> engines;
-    if (training) {
-        for (const EngineVariant& v : kEngineVariants) {
-            if (auto s = read_variant(doc, v, base)) engines.emplace_back(&v, std::move(*s));
-        }
-    } else {
-        Scenario s = base;
-        s.details = false;
-        engines.emplace_back(nullptr, std::move(s));
-    }
+    Search search(req, base);
+    read_engines(doc, search);
 
     auto searching = std::chrono::steady_clock::now();
     double setup_ms = std::chrono::duration<double, std::milli>(searching - started).count();
-    std::vector<Candidate> fitting;
-    std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0, batch_unsplittable = 0;
-    std::map<std::uint64_t, std::vector<std::uint64_t>> micro_cache;  // per share of the global batch
-    auto micro_batches = [&micro_cache](std::uint64_t share) -> const std::vector<std::uint64_t>& {
-        auto it = micro_cache.find(share);
-        if (it == micro_cache.end()) {
-            // The reader's limits: batch_size and gradient_accumulation_steps up to 10^6 each.
-            std::vector<std::uint64_t> mbs = divisors(share, 1000000);
-            mbs.erase(std::remove_if(mbs.begin(), mbs.end(), [share](std::uint64_t mb) { return share / mb > 1000000; }), mbs.end());
-            it = micro_cache.emplace(share, std::move(mbs)).first;
-        }
-        return it->second;
-    };
-    std::vector<std::uint64_t> ep_options{1};
-    if (m.num_experts) ep_options = divisors(m.num_experts, N);
-    for (std::uint64_t tp : divisors(N, G)) {
-        for (std::uint64_t pp : divisors(N / tp, m.num_layers ? m.num_layers : 1)) {
-            for (std::uint64_t cp : training ? divisors(N / (tp * pp), 16) : std::vector<std::uint64_t>{1}) {
-                if ((N / (tp * pp)) % cp) continue;
-                std::uint64_t dp = N / (tp * pp * cp);
-                for (std::uint64_t ep : training ? ep_options : std::vector<std::uint64_t>{1}) {
-                    Layout l;
-                    l.dp = dp, l.tp = tp, l.pp = pp, l.cp = cp, l.ep = ep;
-                    l.sequence_parallel = tp > 1;
-                    if (!detail::layout_problem(m, l, seq).empty()) continue;
-                    if (!training) {
-                        Scenario& s = engines[0].second;
-                        // llama.cpp splits a model its own way (layers to devices), not Megatron's: replicas only.
-                        if (s.inference.engine == InferenceEngine::LlamaCpp && tp * pp > 1) continue;
-                        l.sequence_parallel = false;
-                        l.batch_size = base.inference.batch_size;
-                        ++candidates;
-                        detail::apply_layout(s, l);
-                        detail::Figures f = detail::evaluate(s);
-                        ++evaluations;
-                        if (!f.fits) continue;
-                        // The most sequences this layout holds (for the row, and vLLM's share of its pool).
-                        int n = 0;
-                        Layout probe = l;
-                        json solved = solve(s, probe, Solver{"inference.batch_size", 1000000, false}, n);
-                        evaluations += static_cast<std::uint64_t>(n);
-                        detail::apply_layout(s, l);
-                        f = detail::evaluate(s);
-                        Candidate c;
-                        c.layout = l;
-                        c.max_sequences = solved["value"].get<double>();
-                        c.step = inference_step(s, f, l, mf, k, c.max_sequences);
-                        c.time = c.step.total;
-                        c.device = f.device;
-                        fitting.push_back(c);
-                        continue;
-                    }
-                    if (req.global_batch % dp) {
-                        ++batch_indivisible;
-                        continue;
-                    }
-                    const bool model_parallel = tp * pp * cp > 1 || ep > 1;
-                    // Micro-batches dividing this rank's share of the global batch, up to the reader's
-                    // batch_size limit; memory grows with the micro-batch, so each search stops at the
-                    // first that does not fit.
-                    const std::vector<std::uint64_t>& micro = micro_batches(req.global_batch / dp);
-                    if (micro.empty()) {
-                        ++batch_unsplittable;
-                        continue;
-                    }
-                    for (std::size_t vi = 0; vi < engines.size(); ++vi) {
-                        const EngineVariant& v = *engines[vi].first;
-                        Scenario& s = engines[vi].second;
-                        bool megatron = v.type == EngineType::Megatron;
-                        if (model_parallel && !megatron) continue;
-                        // One data-parallel rank: no engine, or one that offloads (ZeRO-Offload on one GPU);
-                        // sharding over one rank changes nothing.
-                        bool offloads = v.offload_optimizer != Offload::None || v.offload_param != Offload::None;
-                        if (dp * cp == 1 ? !(v.type == EngineType::None || offloads) : v.type == EngineType::None)
-                            continue;
-                        for (std::size_t ci = 0; ci < 3; ++ci) {
-                            l.checkpointing = kCheckpointing[ci];
-                            for (std::uint64_t mb : micro) {
-                                l.batch_size = mb;
-                                l.grad_accum = req.global_batch / (dp * mb);
-                                ++candidates;
-                                detail::apply_layout(s, l);
-                                detail::Figures f = detail::evaluate(s);
-                                ++evaluations;
-                                if (!f.fits) break;
-                                double host_node = f.breakdown.host_bytes * static_cast<double>(std::min(G, N));
-                                if (req.host_ram_bytes > 0 && host_node > req.host_ram_bytes) {
-                                    ++host_limited;
-                                    continue;
-                                }
-                                Candidate c;
-                                c.layout = l;
-                                c.variant = vi;
-                                c.checkpointing = ci;
-                                c.device = f.device;
-                                c.host_per_node = host_node;
-                                c.step = training_step(s, f, l, v, mf, k, static_cast<double>(req.global_batch));
-                                c.time = c.step.total;
-                                fitting.push_back(c);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    std::size_t top = std::min<std::size_t>(req.top, fitting.size());
-    std::partial_sort(fitting.begin(), fitting.begin() + static_cast<std::ptrdiff_t>(top), fitting.end(), before);
+    search_layouts(search);
+    std::size_t top = std::min<std::size_t>(req.top, search.fitting.size());
+    std::partial_sort(search.fitting.begin(), search.fitting.begin() + static_cast<std::ptrdiff_t>(top), search.fitting.end(), before);
     double search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - searching).count();
 
-    json plans = json::array();
-    for (std::size_t i = 0; i < top; ++i) {
-        const Candidate& c = fitting[i];
-        const EngineVariant* v = training ? engines[c.variant].first : nullptr;
-        const Scenario& s = engines[c.variant].second;
-        json row_doc = row_scenario(doc, s, c, v, req);
-        double tokens = training ? static_cast<double>(req.global_batch * seq) : static_cast<double>(c.layout.dp * c.layout.batch_size);
-        json row = {{"rank", i + 1},
-                    {"layout", layout_json(c, v, training)},
-                    {"step_time_s", c.time},
-                    {"step_time", step_json(c.step, training)},
-                    {"tokens_per_s", c.time > 0 ? tokens / c.time : 0.0},
-                    {"mfu", c.time > 0 ? c.step.model_flops / c.time / (k.peak * (training ? k.gpus : static_cast<double>(c.layout.tp * c.layout.pp))) : 0.0},
-                    {"device_total_bytes", round_bytes(c.device)},
-                    {"host_bytes_per_node", round_bytes(c.host_per_node)},
-                    {"scenario", row_doc},
-                    {"estimate", estimate(row_doc)}};
-        plans.push_back(row);
-    }
-    if (candidates == 0 && batch_indivisible == 0 && batch_unsplittable == 0)
-        warnings.push_back("no layout of " + std::to_string(N) + " GPUs meets the divisibility rules (attention and kv heads "
-                           "by TP within a node, layers by PP, sequence by CP, experts by EP, global batch by DP)");
-    else if (candidates > 0 && fitting.empty())
-        warnings.push_back("no layout of " + std::to_string(N) + " x " + req.gpu + " fits this scenario" +
-                           (host_limited ? " (" + std::to_string(host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
-    if (batch_indivisible)
-        warnings.push_back(std::to_string(batch_indivisible) + " layouts skipped: their data-parallel size does not divide "
-                           "plan.global_batch_size (" + std::to_string(req.global_batch) + ")");
-    if (batch_unsplittable)
-        warnings.push_back(std::to_string(batch_unsplittable) + " layouts skipped: no micro-batch of at most 1000000 sequences "
-                           "with at most 1000000 accumulation steps makes up their share of plan.global_batch_size (" +
-                           std::to_string(req.global_batch) + ")");
+    const bool training = search.training;
+    json plans = plan_rows(doc, search, top);
+    std::vector<std::string> warnings = req.warnings;
+    search_warnings(search, warnings);
     json constants = json::object();
     for (const Constant& c : req.constants.list) constants[c.name] = {{"value", c.value}, {"unit", c.unit}, {"about", c.about}};
-    json cluster = {{"gpu", req.gpu}, {"num_gpus", N}, {"gpus_per_node", G}, {"gpu_memory_bytes", base.hardware.gpu_memory_bytes},
-                    {"host_ram_bytes_per_node", round_bytes(req.host_ram_bytes)}};
+    json cluster = {{"gpu", req.gpu}, {"num_gpus", search.N}, {"gpus_per_node", search.G},
+                    {"gpu_memory_bytes", base.hardware.gpu_memory_bytes}, {"host_ram_bytes_per_node", round_bytes(req.host_ram_bytes)}};
     if (training) cluster["global_batch_size"] = req.global_batch;
     double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return {{"ok", true},
             {"mode", training ? "training" : "inference"},
             {"cluster", cluster},
             {"constants", constants},
-            {"search", {{"candidates", candidates}, {"evaluations", evaluations}, {"fitting", fitting.size()},
-                        {"host_ram_limited", host_limited},
-                        {"global_batch_indivisible", batch_indivisible}, {"setup_ms", setup_ms}, {"search_ms", search_ms},
-                        {"evaluations_per_s", search_ms > 0 ? static_cast<double>(evaluations) / search_ms * 1000 : 0.0},
+            {"search", {{"candidates", search.candidates}, {"evaluations", search.evaluations}, {"fitting", search.fitting.size()},
+                        {"host_ram_limited", search.host_limited},
+                        {"global_batch_indivisible", search.batch_indivisible}, {"setup_ms", setup_ms}, {"search_ms", search_ms},
+                        {"evaluations_per_s", search_ms > 0 ? static_cast<double>(search.evaluations) / search_ms * 1000 : 0.0},
                         {"elapsed_ms", total_ms}}},
             {"plans", plans},
             {"warnings", warnings},

@@ -192,12 +192,10 @@ std::string normalize_dtype(const std::string& dtype) {
 
 namespace {
 
-// Bytes per element of our dtype names: the one table of them.
+// Bytes per element of our dtype names, from settings.h's table.
 std::optional<double> own_dtype_bytes(std::string_view s) {
-    if (s == "fp32") return 4.0;
-    if (s == "fp16" || s == "bf16") return 2.0;
-    if (s == "fp8" || s == "int8") return 1.0;
-    if (s == "int4" || s == "fp4") return 0.5;
+    for (const ElementSize& e : kElementSizes)
+        if (s == e.name) return e.bytes;
     return std::nullopt;
 }
 

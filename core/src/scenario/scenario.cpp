@@ -14,41 +14,11 @@ namespace gpumem::detail {
 
 namespace {
 
-// The default tunables. Each value says where it comes from; every one can be overridden in the
-// scenario's "overheads" object and is listed in the result.
-std::map<std::string, Tunable, std::less<>> default_tunables() {
-    const Tunable list[] = {
-        {"cuda_context_gib", 0.5, "GiB",
-         "CUDA context, kernels and library handles outside PyTorch's allocator (0.3-1 GiB by card and CUDA "
-         "version); counts in the device total only"},
-        {"allocator_fragmentation", 0.05, "fraction of allocated",
-         "caching-allocator slack: reserved = allocated x (1 + this); block rounding to 2 MiB segments"},
-        {"nccl_buffers_gib", 0.25, "GiB",
-         "NCCL communicator buffers when more than one GPU talks: NCCL_BUFFSIZE 4 MiB x 2 directions x up to 32 "
-         "channels; device total only"},
-        {"ddp_bucket_view", 0, "0/1",
-         "1 when DDP's gradient_as_bucket_view=True; 0 (PyTorch's default) keeps a second, flat copy of the "
-         "gradients in the reducer's buckets"},
-        {"zero_reduce_bucket_elements", 5e8, "elements",
-         "DeepSpeed reduce_bucket_size default (500,000,000): ZeRO-2/3 gradient reduction buffer, capped at the "
-         "model's size"},
-        {"zero3_prefetch_elements", 5e7, "elements",
-         "DeepSpeed stage3_prefetch_bucket_size default (50,000,000): parameters gathered ahead under ZeRO-3"},
-        {"zero_grad_set_to_none", 1, "0/1",
-         "1: zero_grad() frees the gradients after each step (set_to_none=True, PyTorch's default from 2.0); "
-         "0: they stay allocated, zeroed, through the next forward (PyTorch 1.x's default)"},
-        {"optimizer_step_temp_copies", 1, "state-sized copies",
-         "multi-tensor (foreach) Adam-family steps allocate one temporary of the second-moment size "
-         "(torch._foreach_sqrt); fused and 8-bit optimizers do not"},
-        {"loss_fp32_copies", 3, "fp32 logits-sized tensors",
-         "standard loss: fp32 upcast of the logits and log_softmax output in the forward, then the loss gradient "
-         "and log_softmax's gradient in the backward; at most 3 alive at once with the bf16 logits"},
-        {"chunked_loss_chunks", 8, "chunks",
-         "chunked cross-entropy (torchtune CEWithChunkedOutputLoss) upcasts one of this many chunks at a time"},
-        {"vllm_cuda_graph_gib", 0.5, "GiB", "reserved for CUDA graphs by vLLM-style engines"},
-    };
-    std::map<std::string, Tunable, std::less<>> out;
-    for (const Tunable& t : list) out.emplace(t.name, t);
+// The JSON names of a list of values.
+template <typename E>
+std::vector<std::string> names_of(const std::vector<E>& values) {
+    std::vector<std::string> out;
+    for (E v : values) out.emplace_back(name(v));
     return out;
 }
 
@@ -82,12 +52,6 @@ E apply_setting(Defaults& d, std::optional<E> given, E fallback, const char* pat
 template <typename E>
 E read_setting(FieldReader& r, Defaults& d, const Field<E>& f) {
     return apply_setting(d, given_setting(r, f), f.fallback, f.path);
-}
-
-// The same, as the value's JSON name (for the fields the memory model keeps as names).
-template <typename E>
-std::string read_setting_name(FieldReader& r, Defaults& d, const Field<E>& f) {
-    return name(read_setting(r, d, f));
 }
 
 // The object doc[name]; an empty object when absent, and an issue when present but not an object.
@@ -168,6 +132,13 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
 }
 
+// A warning when `tokens` (the field at `path`) is longer than the model's max_position_embeddings.
+void warn_if_longer_than_model(Scenario& s, const char* path, std::uint64_t tokens) {
+    if (s.model.max_position_embeddings && tokens > s.model.max_position_embeddings)
+        s.warnings.push_back(std::string(path) + " " + std::to_string(tokens) + " is longer than the model's " +
+                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+}
+
 // Images per sample and tokens per image (image tokens count toward the sequence).
 void read_images(FieldReader& r, const Scenario& s, const std::string& section, std::uint64_t& images,
                  std::uint64_t& image_tokens, std::vector<std::string>& defaults_applied) {
@@ -188,23 +159,9 @@ void read_images(FieldReader& r, const Scenario& s, const std::string& section, 
     }
 }
 
-void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& t = section(doc, "training", issues);
-    FieldReader r(t, "training", issues);
-    Defaults d{s.defaults_applied};
-    TrainingSettings& x = s.training;
-    x.method = read_setting(r, d, kMethodField);
-    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
-    x.gradient_accumulation_steps =
-        d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
-    std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
-    x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
-    x.dtype = read_setting_name(r, d, kDtypeField);
-    x.precision = given_setting(r, kPrecisionField).value_or(kPrecisionField.fallback);
-    // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
-    x.optimizer = read_setting_name(r, d, kOptimizerField);
-    x.optimizer_state_dtype = name(given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback));
-    // activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config format).
+// training.activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config
+// format), or gradient_checkpointing as a boolean.
+Checkpointing read_checkpointing(FieldReader& r, Defaults& d) {
     std::optional<Checkpointing> ckpt;
     if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
         if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
@@ -214,58 +171,90 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     if (!ckpt && r.get("gradient_checkpointing")) {
         if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
     }
-    x.activation_checkpointing = apply_setting(d, ckpt, kCheckpointingField.fallback, kCheckpointingField.path);
+    return apply_setting(d, ckpt, kCheckpointingField.fallback, kCheckpointingField.path);
+}
+
+// The step's shape and the settings every method has: batch, sequence, dtype, optimizer,
+// checkpointing, attention and loss. Precision and state dtype as given (resolve_precision).
+void read_step(FieldReader& r, Defaults& d, Scenario& s) {
+    TrainingSettings& x = s.training;
+    x.method = read_setting(r, d, kMethodField);
+    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
+    x.gradient_accumulation_steps =
+        d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
+    std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
+    x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
+    x.dtype = read_setting(r, d, kDtypeField);
+    x.precision = given_setting(r, kPrecisionField).value_or(kPrecisionField.fallback);
+    // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
+    x.optimizer = read_setting(r, d, kOptimizerField);
+    x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback);
+    x.activation_checkpointing = read_checkpointing(r, d);
     x.attention = read_setting(r, d, kTrainingAttentionField);
     x.loss = read_setting(r, d, kLossField);
+}
 
-    bool adapters = x.method == Method::Lora || x.method == Method::Qlora;
-    std::optional<double> lora_dropout;
-    if (adapters) {
-        const json& l = section(t, "lora", issues, "training");
-        FieldReader lr(l, "training.lora", issues);
-        x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
-        x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
-        lora_dropout = lr.number("dropout", 0, 0.999);
-        if (const json* tm = lr.get("target_modules")) {
-            std::vector<std::string> targets;
-            bool ok = tm->is_array() && !tm->empty();
-            if (ok)
-                for (const json& e : *tm) {
-                    auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
-                    if (!target) ok = false;
-                    else targets.push_back(name(*target));
-                }
-            if (!ok)
-                lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
-            else if (std::find(targets.begin(), targets.end(), "all_linear") != targets.end())
-                x.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
-            else
-                x.lora_targets = targets;
-        } else {
-            s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
-        }
+// training.lora (lora and qlora): rank, alpha and target modules; the dropout as given (its default
+// depends on the framework, read later).
+std::optional<double> read_lora(const json& t, Defaults& d, Scenario& s, std::vector<Issue>& issues) {
+    TrainingSettings& x = s.training;
+    const json& l = section(t, "lora", issues, "training");
+    FieldReader lr(l, "training.lora", issues);
+    x.lora_rank = d.apply(lr.uint("rank", 1, 65536), std::uint64_t{8}, "training.lora.rank");
+    x.lora_alpha = d.apply(lr.number("alpha", 0, 1e6), 2.0 * static_cast<double>(x.lora_rank), "training.lora.alpha");
+    std::optional<double> dropout = lr.number("dropout", 0, 0.999);
+    const json* tm = lr.get("target_modules");
+    if (!tm) {
+        s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
+        return dropout;
     }
-    if (x.method == Method::Qlora)
-        x.quantization = read_setting(r, d, kQuantizationField);
-    if (x.method == Method::Frozen) {
-        x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
-                                     "training.trainable_layers", "the top N decoder layers train");
-        x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
-                                               "training.trainable_input_parameters", "a trainable module feeding the first layer");
-        x.train_lm_head = d.apply(r.boolean("train_lm_head"), false, "training.train_lm_head");
-        if (x.trainable_layers == 0 && x.trainable_input_parameters == 0 && !x.train_lm_head)
-            r.fail("method", "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
-                   r.get("method"));
-    } else {
+    std::vector<LoraTarget> targets;
+    bool ok = tm->is_array() && !tm->empty();
+    if (ok)
+        for (const json& e : *tm) {
+            auto target = e.is_string() ? parse_setting<LoraTarget>(e.get_ref<const std::string&>()) : std::nullopt;
+            if (!target) ok = false;
+            else targets.push_back(*target);
+        }
+    if (!ok)
+        lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
+    else if (std::find(targets.begin(), targets.end(), LoraTarget::AllLinear) != targets.end())
+        x.lora_targets = {LoraTarget::QProj, LoraTarget::KProj, LoraTarget::VProj, LoraTarget::OProj,
+                          LoraTarget::GateProj, LoraTarget::UpProj, LoraTarget::DownProj};
+    else
+        x.lora_targets = targets;
+    return dropout;
+}
+
+// Method "frozen": what trains (the top layers, the head, a module under the first layer); the
+// same fields under any other method are an issue.
+void read_trained_layers(FieldReader& r, Defaults& d, Scenario& s) {
+    TrainingSettings& x = s.training;
+    if (x.method != Method::Frozen) {
         for (const char* k : {"trainable_layers", "trainable_input_parameters", "train_lm_head"})
             if (r.get(k)) r.fail(k, "applies to method \"frozen\" only", r.get(k));
+        return;
     }
+    x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
+                                 "training.trainable_layers", "the top N decoder layers train");
+    x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
+                                           "training.trainable_input_parameters", "a trainable module feeding the first layer");
+    x.train_lm_head = d.apply(r.boolean("train_lm_head"), false, "training.train_lm_head");
+    if (x.trainable_layers == 0 && x.trainable_input_parameters == 0 && !x.train_lm_head)
+        r.fail("method", "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
+               r.get("method"));
+}
+
+// The training loop and the habits whose defaults it sets (LoRA dropout, litgpt's untied head copy
+// and retained previous step), torch.compile, and the switches that follow no framework.
+void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<double> lora_dropout) {
+    TrainingSettings& x = s.training;
     std::vector<std::string> quiet;
     Defaults q{quiet};
     x.framework = read_setting(r, d, kFrameworkField);
     const bool litgpt = x.framework == Framework::Litgpt;
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
-    if (adapters)
+    if (x.method == Method::Lora || x.method == Method::Qlora)
         x.lora_dropout = d.apply(lora_dropout, litgpt ? 0.05 : 0.0, "training.lora.dropout",
                                  litgpt ? "litgpt's default" : "PEFT's and torchtune's default");
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
@@ -287,29 +276,33 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
                                  "bitsandbytes' bnb_4bit_use_double_quant default");
     if (x.untie_embeddings && !s.model.tie_word_embeddings)
         s.warnings.push_back("training.untie_embeddings has no effect: the model's embeddings are not tied");
-    // Pipeline micro-batches: the step's micro-batches go through the pipeline; a schedule with fewer
-    // micro-batches than stages leaves stages idle, so engines split into at least pp of them
-    // (torchtitan's default n_microbatches = pipeline degree; Megatron needs >= pp for 1F1B).
+}
+
+// Pipeline micro-batches: the step's micro-batches go through the pipeline; a schedule with fewer
+// micro-batches than stages leaves stages idle, so engines split into at least pp of them
+// (torchtitan's default n_microbatches = pipeline degree; Megatron needs >= pp for 1F1B).
+void read_pipeline_microbatches(FieldReader& r, Scenario& s) {
     std::uint64_t pp = s.parallel.pp;
     auto micro = r.uint("pipeline_microbatches", 1, 1 << 20);
     s.parallel.pipeline_microbatches_given = micro.has_value();
-    if (micro) s.parallel.pipeline_microbatches = *micro;
-    else {
-        s.parallel.pipeline_microbatches = std::max(x.gradient_accumulation_steps, pp);
-        if (pp > 1)
-            s.defaults_applied.push_back("training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
-                                         " (max of gradient_accumulation_steps and the pipeline degree)");
+    if (micro) {
+        s.parallel.pipeline_microbatches = *micro;
+        return;
     }
-    read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
-    if (x.images)
-        s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
-                             "are not modelled in training yet");
+    s.parallel.pipeline_microbatches = std::max(s.training.gradient_accumulation_steps, pp);
+    if (pp > 1)
+        s.defaults_applied.push_back("training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
+                                     " (max of gradient_accumulation_steps and the pipeline degree)");
+}
 
-    // Precision recipe. "auto" follows the engine.
+// The precision recipe ("auto" follows the engine) and the optimizer's state dtype (follows the recipe).
+void resolve_precision(Scenario& s) {
+    TrainingSettings& x = s.training;
+    const bool adapters = x.method == Method::Lora || x.method == Method::Qlora;
     if (x.precision == Precision::Auto) {
         Precision resolved;
         const EngineType e = s.engine.type;
-        if (x.dtype == "fp32") resolved = Precision::Pure;
+        if (x.dtype == Dtype::Fp32) resolved = Precision::Pure;
         else if (adapters) resolved = Precision::Pure;  // frozen base in the compute dtype; adapters handled apart
         else if (e == EngineType::DeepSpeed) resolved = Precision::MixedMasterFp32;
         else if (e == EngineType::Megatron || e == EngineType::MegatronDeepSpeed) resolved = Precision::MixedFp32Grads;
@@ -317,73 +310,114 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         s.defaults_applied.push_back("training.precision = \"" + std::string(name(resolved)) + "\" (auto for engine " + name(e) + ")");
         x.precision = resolved;
     }
-    if (x.optimizer_state_dtype == "auto") {
-        std::string resolved = x.precision == Precision::Pure && !adapters ? x.dtype : "fp32";
-        if (x.optimizer.find("8bit") != std::string::npos) resolved = "int8";
-        if (x.dtype == "fp8" && resolved == "fp8") resolved = "bf16";
-        s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + resolved + "\" (follows the precision recipe)");
+    if (x.optimizer_state_dtype == StateDtype::Auto) {
+        // The compute dtype under a pure recipe (fp8 keeps bf16 moments), int8 for 8-bit optimizers, else fp32.
+        StateDtype resolved = StateDtype::Fp32;
+        if (x.precision == Precision::Pure && !adapters)
+            resolved = x.dtype == Dtype::Fp32 ? StateDtype::Fp32 : x.dtype == Dtype::Fp16 ? StateDtype::Fp16 : StateDtype::Bf16;
+        if (is_8bit(x.optimizer)) resolved = StateDtype::Int8;
+        s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + std::string(name(resolved)) +
+                                     "\" (follows the precision recipe)");
         x.optimizer_state_dtype = resolved;
     }
-    if (s.model.max_position_embeddings && x.seq_len > s.model.max_position_embeddings)
-        s.warnings.push_back("training.seq_len " + std::to_string(x.seq_len) + " is longer than the model's " +
-                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
 }
 
-void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& t = section(doc, "inference", issues);
-    FieldReader r(t, "inference", issues);
+// The "training" section, in the order its defaults are listed.
+void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& t = section(doc, "training", issues);
+    FieldReader r(t, "training", issues);
     Defaults d{s.defaults_applied};
+    TrainingSettings& x = s.training;
+    read_step(r, d, s);
+    std::optional<double> lora_dropout;
+    if (x.method == Method::Lora || x.method == Method::Qlora) lora_dropout = read_lora(t, d, s, issues);
+    if (x.method == Method::Qlora) x.quantization = read_setting(r, d, kQuantizationField);
+    read_trained_layers(r, d, s);
+    read_framework(r, d, s, lora_dropout);
+    read_pipeline_microbatches(r, s);
+    read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
+    if (x.images)
+        s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
+                             "are not modelled in training yet");
+    resolve_precision(s);
+    warn_if_longer_than_model(s, "training.seq_len", x.seq_len);
+}
+
+// The weight format a checkpoint's quantization_config stores its layers in; nullopt when it has
+// none, or one that is not modelled.
+std::optional<WeightFormat> checkpoint_format(const ModelSpec& m) {
+    const auto& q = m.quantization;
+    if (!q) return std::nullopt;
+    if (q->method == "bitsandbytes") return q->bits == 4 ? (q->quant_type == "nf4" ? WeightFormat::Nf4 : WeightFormat::Fp4) : WeightFormat::Int8;
+    if (q->method == "gptq" || q->method == "awq") return q->bits == 8 ? WeightFormat::Int8 : WeightFormat::Int4;
+    if (q->method == "fp8") return WeightFormat::Fp8;
+    if (q->method == "mxfp4") return WeightFormat::Mxfp4;
+    return std::nullopt;
+}
+
+// inference.weight_format: "auto" resolves to the checkpoint's own format (quantization_config when
+// it has one, else its dtype). A format given that equals the checkpoint's quantization is that
+// quantization (its unconverted modules and groups too), so a resolved scenario, which names the
+// format, gives the same figures. nullptr (and an issue) when the checkpoint's dtype is no format.
+const Format* read_weight_format(FieldReader& r, Scenario& s) {
     InferenceSettings& x = s.inference;
-    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
-    std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
-    x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
     // The table's names (settings.h: "auto" and the catalogue's, in its order), then the scenario's own formats.
     std::vector<std::string> format_ids;
     for (const auto& row : kWeightFormats) format_ids.push_back(row.name);
     for (const Format& f : s.formats)
         if (!parse_setting<WeightFormat>(f.id)) format_ids.push_back(f.id);
-    x.weight_format = r.choice("weight_format", format_ids).value_or("auto");
+    std::string format = r.choice("weight_format", format_ids).value_or("auto");
     auto group = r.uint("group_size", 0, 1 << 20);
     const auto& q = s.model.quantization;
-    // The checkpoint's own format: quantization_config when it has one, else its dtype. A format
-    // given that equals the checkpoint's quantization is that quantization (its unconverted modules
-    // and groups too), so a resolved scenario, which names the format, gives the same figures.
-    std::string quantized_as;
-    if (q && q->method == "bitsandbytes") quantized_as = q->bits == 4 ? (q->quant_type == "nf4" ? "nf4" : "fp4") : "int8";
-    else if (q && (q->method == "gptq" || q->method == "awq")) quantized_as = q->bits == 8 ? "int8" : "int4";
-    else if (q && q->method == "fp8") quantized_as = "fp8";
-    else if (q && q->method == "mxfp4") quantized_as = "mxfp4";
-    if (x.weight_format == "auto") {
-        std::string why = quantized_as.empty() ? "the checkpoint's dtype" : "quantization_config: " + q->method;
-        if (quantized_as.empty() && q && !q->method.empty())
+    const std::optional<WeightFormat> quantized_as = checkpoint_format(s.model);
+    if (format == "auto") {
+        std::string why = !quantized_as ? "the checkpoint's dtype" : "quantization_config: " + q->method;
+        if (!quantized_as && q && !q->method.empty())
             s.warnings.push_back("quantization_config method '" + q->method + "' is not modelled: weights taken in " +
                                  s.model.checkpoint_dtype);
-        x.weight_format = quantized_as.empty() ? s.model.checkpoint_dtype : quantized_as;
-        s.defaults_applied.push_back("inference.weight_format = \"" + x.weight_format + "\" (" + why + ")");
+        format = quantized_as ? name(*quantized_as) : s.model.checkpoint_dtype;
+        s.defaults_applied.push_back("inference.weight_format = \"" + format + "\" (" + why + ")");
     }
-    if (!quantized_as.empty() && x.weight_format == quantized_as) {
+    const Format* resolved = s.format(format);
+    if (!resolved) {
+        r.fail("weight_format", "is needed: the checkpoint's dtype \"" + format + "\" is not a weight format", nullptr);
+        return nullptr;
+    }
+    x.weight_format = static_cast<std::size_t>(resolved - s.formats.data());
+    if (quantized_as && resolved->builtin == quantized_as) {
         x.weight_format_from_checkpoint = true;
         if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
     }
-    if (x.weight_format == "int4") {
+    if (resolved->builtin == WeightFormat::Int4) {
         x.group_size = group.value_or(128);
         if (!group) s.defaults_applied.push_back("inference.group_size = 128 (GPTQ/AWQ's usual scale group)");
     }
-    x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
-    x.engine = read_setting(r, d, kInferenceEngineField);
-    x.kv_cache_dtype = name(given_setting(r, kKvCacheDtypeField).value_or(kKvCacheDtypeField.fallback));
-    if (x.kv_cache_dtype == "auto" && x.engine == InferenceEngine::LlamaCpp) {
-        x.kv_cache_dtype = "fp16";  // llama.cpp's cache_type_k / cache_type_v default: f16
+    return resolved;
+}
+
+// inference.kv_cache_dtype: "auto" is llama.cpp's f16, else the activation dtype: a plain float
+// format's own, else the checkpoint's (bf16 for an fp32 checkpoint, or one no cache dtype names).
+void read_kv_cache_dtype(FieldReader& r, const Format& weights, Scenario& s) {
+    InferenceSettings& x = s.inference;
+    x.kv_cache_dtype = given_setting(r, kKvCacheDtypeField).value_or(kKvCacheDtypeField.fallback);
+    if (x.kv_cache_dtype == KvCacheDtype::Auto && x.engine == InferenceEngine::LlamaCpp) {
+        x.kv_cache_dtype = KvCacheDtype::Fp16;  // llama.cpp's cache_type_k / cache_type_v default: f16
         s.defaults_applied.push_back("inference.kv_cache_dtype = \"fp16\" (llama.cpp's default cache type)");
     }
-    if (x.kv_cache_dtype == "auto") {
-        bool plain = x.weight_format == "fp32" || x.weight_format == "fp16" || x.weight_format == "bf16";
-        x.kv_cache_dtype = plain ? x.weight_format : (s.model.checkpoint_dtype == "fp32" ? "bf16" : s.model.checkpoint_dtype);
-        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + x.kv_cache_dtype + "\" (the activation dtype)");
+    if (x.kv_cache_dtype == KvCacheDtype::Auto) {
+        const auto w = weights.builtin;
+        bool plain = w == WeightFormat::Fp32 || w == WeightFormat::Fp16 || w == WeightFormat::Bf16;
+        auto checkpoint = parse_setting<KvCacheDtype>(s.model.checkpoint_dtype);
+        x.kv_cache_dtype = plain ? *parse_setting<KvCacheDtype>(weights.id)
+                                 : checkpoint && *checkpoint != KvCacheDtype::Fp32 ? *checkpoint : KvCacheDtype::Bf16;
+        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + std::string(name(x.kv_cache_dtype)) + "\" (the activation dtype)");
     }
-    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
-                                x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
-                                kInferenceAttentionField.path);
+}
+
+// The serving engines' own settings: vLLM's share of the card, step and block; llama.cpp's GPU
+// layers and ubatch. Their defaults are listed only for the engine in use.
+void read_engine_settings(FieldReader& r, Scenario& s) {
+    InferenceSettings& x = s.inference;
     std::vector<std::string> quiet;
     Defaults vllm{x.engine == InferenceEngine::Vllm ? s.defaults_applied : quiet},
         llamacpp{x.engine == InferenceEngine::LlamaCpp ? s.defaults_applied : quiet};
@@ -398,10 +432,28 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         llamacpp.list.push_back("inference.gpu_layers = -1 (every layer on the GPU)");
     }
     x.ubatch = llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
+}
+
+// The "inference" section, in the order its defaults are listed.
+void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& t = section(doc, "inference", issues);
+    FieldReader r(t, "inference", issues);
+    Defaults d{s.defaults_applied};
+    InferenceSettings& x = s.inference;
+    x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
+    std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
+    x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
+    const Format* weights = read_weight_format(r, s);
+    if (!weights) return;
+    x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
+    x.engine = read_setting(r, d, kInferenceEngineField);
+    read_kv_cache_dtype(r, *weights, s);
+    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
+                                x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
+                                kInferenceAttentionField.path);
+    read_engine_settings(r, s);
     read_images(r, s, "inference", x.images, x.image_tokens, s.defaults_applied);
-    if (s.model.max_position_embeddings && x.context_len > s.model.max_position_embeddings)
-        s.warnings.push_back("inference.context_len " + std::to_string(x.context_len) + " is longer than the model's " +
-                             "max_position_embeddings " + std::to_string(s.model.max_position_embeddings));
+    warn_if_longer_than_model(s, "inference.context_len", x.context_len);
 }
 
 void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
@@ -434,10 +486,8 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         r.fail("offload_param", "FSDP offloads to cpu only", r.get("offload_param"));
 }
 
-void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
-    const json& p = section(doc, "parallelism", issues);
-    const json& h = section(doc, "hardware", issues);
-    FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
+// The parallel sizes and the GPU count: data parallelism from num_gpus when only that is given.
+void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h, Scenario& s) {
     Parallelism& x = s.parallel;
     const std::uint64_t kMax = 1 << 20;
     auto dp = pr.uint("data_parallel_size", 1, kMax);
@@ -466,8 +516,10 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     if (s.hardware.num_gpus != x.world())
         hr.fail("num_gpus", "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) + ")",
                 hr.get("num_gpus"));
+}
 
-    // The GPU: a catalogue id, or any name with gpu_memory_gb.
+// The GPU: a catalogue id, or any name with gpu_memory_gb.
+void read_gpu(FieldReader& hr, Scenario& s) {
     auto gpu = hr.string("gpu");
     auto mem_gb = hr.number("gpu_memory_gb", 0.1, 100000);
     if (gpu) {
@@ -493,8 +545,11 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     }
     // An explicit size wins over the catalogue (gpu_memory_gb: a marketed size in GiB-sized units).
     if (mem_gb) s.hardware.gpu_memory_bytes = static_cast<std::uint64_t>(*mem_gb * static_cast<double>(kGiB));
+}
 
-    // Layout against the model.
+// The layout against the model: heads and kv heads by TP, layers by PP, experts by EP, EP inside DP x CP.
+void check_layout(FieldReader& pr, Scenario& s) {
+    const Parallelism& x = s.parallel;
     const ModelSpec& m = s.model;
     if (m.num_attention_heads && x.tp > 1) {
         if (m.num_attention_heads % x.tp != 0)
@@ -520,8 +575,12 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
                 pr.get("expert_parallel_size"));
     if (x.sequence_parallel && x.tp == 1)
         s.warnings.push_back("parallelism.sequence_parallel has no effect with tensor_parallel_size 1");
+}
 
-    // Engine against layout.
+// The engine against the layout: ddp when data parallel with none named; a note when model
+// parallelism runs under an engine that is not Megatron's.
+void engine_for_layout(Scenario& s) {
+    const Parallelism& x = s.parallel;
     EngineSettings& e = s.engine;
     if (e.type == EngineType::None && x.dp > 1) {
         e.type = EngineType::Ddp;
@@ -530,6 +589,60 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     if ((x.tp > 1 || x.pp > 1 || x.cp > 1) && e.type != EngineType::Megatron && e.type != EngineType::MegatronDeepSpeed)
         s.warnings.push_back("tensor/pipeline/context parallelism is modelled the Megatron way (column/row-parallel "
                              "matrices, stages of whole layers) for engine " + std::string(name(e.type)));
+}
+
+void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    const json& p = section(doc, "parallelism", issues);
+    const json& h = section(doc, "hardware", issues);
+    FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
+    read_layout(pr, hr, p, h, s);
+    read_gpu(hr, s);
+    check_layout(pr, s);
+    engine_for_layout(s);
+}
+
+// Weight formats: the catalogue's, plus the scenario's own ("formats": [{"id", "bits", ...}]).
+void read_formats(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    s.formats = builtin_formats();
+    const json* custom = doc.contains("formats") && !doc["formats"].is_null() ? &doc["formats"] : nullptr;
+    if (!custom) return;
+    if (!custom->is_array()) {
+        issues.push_back({"formats", "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
+                                     "\"scale_bytes\", \"scope\"}", show(*custom)});
+        return;
+    }
+    for (std::size_t i = 0; i < custom->size() && i < 256; ++i) {
+        std::string prefix = "formats[" + std::to_string(i) + "]";
+        auto f = read_format((*custom)[i], prefix, issues);
+        if (!f) continue;
+        std::transform(f->id.begin(), f->id.end(), f->id.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (s.format(f->id)) issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
+        else s.formats.push_back(*f);
+    }
+}
+
+// "overheads": tunables by name (scenario/tunables.h), each a number; an unknown name lists the known ones.
+void read_overheads(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    if (!doc.contains("overheads") || doc["overheads"].is_null()) return;
+    const json& o = doc["overheads"];
+    if (!o.is_object()) {
+        issues.push_back({"overheads", "must be an object of tunable name to number", show(o)});
+        return;
+    }
+    FieldReader r(o, "overheads", issues);
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        auto t = find_tunable(it.key());
+        if (!t) {
+            std::vector<std::string> known;
+            for (const TunableRow& row : kTunables) known.emplace_back(row.name);
+            std::sort(known.begin(), known.end());
+            std::string names;
+            for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
+            r.fail(it.key(), "is not a tunable (known: " + names + ")", &*it);
+        } else if (auto v = r.number(it.key(), 0, 1e15)) {
+            s.overheads[*t] = *v;
+        }
+    }
 }
 
 }  // namespace
@@ -544,25 +657,7 @@ ScenarioRead read_scenario(const json& doc) {
     }
     if (doc.contains("version") && !(doc["version"].is_number_integer() && doc["version"].get<std::int64_t>() == 1))
         issues.push_back({"version", "must be 1 (the only scenario version so far)", show(doc["version"])});
-    s.overheads = default_tunables();
-
-    // Weight formats: the catalogue's, plus the scenario's own ("formats": [{"id", "bits", ...}]).
-    s.formats = builtin_formats();
-    if (const json* custom = doc.contains("formats") && !doc["formats"].is_null() ? &doc["formats"] : nullptr) {
-        if (!custom->is_array()) {
-            issues.push_back({"formats", "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
-                                         "\"scale_bytes\", \"scope\"}", show(*custom)});
-        } else {
-            for (std::size_t i = 0; i < custom->size() && i < 256; ++i) {
-                std::string prefix = "formats[" + std::to_string(i) + "]";
-                auto f = read_format((*custom)[i], prefix, issues);
-                if (!f) continue;
-                std::transform(f->id.begin(), f->id.end(), f->id.begin(), [](unsigned char c) { return std::tolower(c); });
-                if (s.format(f->id)) issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
-                else s.formats.push_back(*f);
-            }
-        }
-    }
+    read_formats(doc, s, issues);
     read_model(doc, s, issues);
     FieldReader top(doc, "", issues);
     Defaults d{s.defaults_applied};
@@ -573,25 +668,7 @@ ScenarioRead read_scenario(const json& doc) {
     read_parallelism_and_hardware(doc, s, issues);
     if (s.mode == Mode::Training) read_training(doc, s, issues);
     else read_inference(doc, s, issues);
-
-    if (doc.contains("overheads") && !doc["overheads"].is_null()) {
-        const json& o = doc["overheads"];
-        if (!o.is_object()) {
-            issues.push_back({"overheads", "must be an object of tunable name to number", show(o)});
-        } else {
-            FieldReader r(o, "overheads", issues);
-            for (auto it = o.begin(); it != o.end(); ++it) {
-                auto t = s.overheads.find(it.key());
-                if (t == s.overheads.end()) {
-                    std::string names;
-                    for (const auto& [n, _] : s.overheads) names += (names.empty() ? "" : ", ") + n;
-                    r.fail(it.key(), "is not a tunable (known: " + names + ")", &*it);
-                } else if (auto v = r.number(it.key(), 0, 1e15)) {
-                    t->second.value = *v;
-                }
-            }
-        }
-    }
+    read_overheads(doc, s, issues);
     return out;
 }
 
@@ -607,13 +684,13 @@ json Scenario::to_json() const {
         const auto& t = training;
         out["training"] = {{"method", name(t.method)}, {"batch_size", t.batch_size},
                            {"gradient_accumulation_steps", t.gradient_accumulation_steps}, {"seq_len", t.seq_len},
-                           {"dtype", t.dtype}, {"precision", name(t.precision)}, {"optimizer", t.optimizer},
-                           {"optimizer_state_dtype", t.optimizer_state_dtype},
+                           {"dtype", name(t.dtype)}, {"precision", name(t.precision)}, {"optimizer", name(t.optimizer)},
+                           {"optimizer_state_dtype", name(t.optimizer_state_dtype)},
                            {"activation_checkpointing", name(t.activation_checkpointing)}, {"attention", name(t.attention)},
                            {"loss", name(t.loss)}};
         if (t.method == Method::Lora || t.method == Method::Qlora)
             out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"dropout", t.lora_dropout},
-                                       {"target_modules", t.lora_targets}};
+                                       {"target_modules", names_of(t.lora_targets)}};
         if (t.method == Method::Qlora) out["training"]["quantization"] = name(t.quantization);
         if (t.method == Method::Frozen) {
             out["training"]["trainable_layers"] = t.trainable_layers;
@@ -635,8 +712,8 @@ json Scenario::to_json() const {
     } else {
         const auto& i = inference;
         out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
-                            {"weight_format", i.weight_format}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
-                            {"kv_cache_dtype", i.kv_cache_dtype}, {"engine", name(i.engine)}, {"attention", name(i.attention)}};
+                            {"weight_format", weight_format().id}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
+                            {"kv_cache_dtype", name(i.kv_cache_dtype)}, {"engine", name(i.engine)}, {"attention", name(i.attention)}};
         if (i.images) {
             out["inference"]["images"] = i.images;
             out["inference"]["image_tokens"] = i.image_tokens;
@@ -658,7 +735,7 @@ json Scenario::to_json() const {
     out["hardware"] = {{"gpu", hardware.gpu}, {"num_gpus", hardware.num_gpus},
                        {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};
     json o = json::object();
-    for (const auto& [name, t] : overheads) o[name] = t.value;
+    for (const TunableRow& t : kTunables) o[t.name] = overheads[t.id];
     out["overheads"] = o;
     return out;
 }

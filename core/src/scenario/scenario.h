@@ -2,61 +2,33 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <stdexcept>
-#include <string_view>
 #include <string>
 #include <vector>
 
 #include "scenario/fields.h"
+#include "scenario/tunables.h"
 #include "gpumem/gpumem.h"
 #include "catalogue/presets.h"
 
 namespace gpumem::detail {
-
-// A dtype, optimizer or weight-format name ("bf16", "adamw_8bit", "q4_k_m"): a std::string whose
-// comparison with a literal is inlined (the planner evaluates a million times a second;
-// libstdc++'s compare() is an out-of-line strlen + memcmp). These stay names: weight formats and
-// KV dtypes are resolved from the checkpoint's own names and a scenario may add formats. Every
-// other enumerated setting is its settings.h enum.
-class Name : public std::string {
-public:
-    using std::string::string;
-    using std::string::operator=;
-    Name() = default;
-    Name(const std::string& s) : std::string(s) {}
-    Name(std::string&& s) : std::string(std::move(s)) {}
-    bool operator==(const char* literal) const noexcept {
-        const char* p = data();
-        for (std::size_t i = 0, n = size(); i < n; ++i)
-            if (p[i] != literal[i]) return false;  // a shorter literal stops at its '\0'
-        return literal[size()] == '\0';
-    }
-    bool operator!=(const char* literal) const noexcept { return !(*this == literal); }
-};
-
-// Bytes per element in a compute dtype (training.dtype, or an inference weight format): what
-// activations, gathered layers, dequantized copies and gradient traffic take. fp32 4; fp16 and bf16
-// 2, and fp8 too (fp8 runs keep bf16 weights and activations; the fp8 copies are transient).
-inline double compute_dtype_bytes(const Name& dtype) { return dtype == "fp32" ? 4 : 2; }
 
 struct TrainingSettings {
     Method method = Method::Full;
     std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
     std::uint64_t gradient_accumulation_steps = 1;
     std::uint64_t seq_len = 2048;
-    Name dtype = "bf16";            // compute dtype
+    Dtype dtype = Dtype::Bf16;             // compute dtype
     Precision precision = Precision::Auto;  // resolved: never Auto
-    Name optimizer = "adamw";
-    Name optimizer_state_dtype = "auto";  // resolved to a dtype name
+    Optimizer optimizer = Optimizer::Adamw;
+    StateDtype optimizer_state_dtype = StateDtype::Auto;  // resolved: never Auto
     Checkpointing activation_checkpointing = Checkpointing::None;
     Attention attention = Attention::Sdpa;
     Loss loss = Loss::Standard;
     std::uint64_t lora_rank = 8;
     double lora_alpha = 16;
     double lora_dropout = 0;               // lora.dropout: PEFT's and torchtune's default 0, litgpt's 0.05
-    std::vector<std::string> lora_targets{"q_proj", "v_proj"};
+    std::vector<LoraTarget> lora_targets{LoraTarget::QProj, LoraTarget::VProj};  // all_linear is expanded
     Quantization quantization = Quantization::Nf4;  // base weights for qlora
     std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
     std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
@@ -87,11 +59,11 @@ struct TrainingSettings {
 struct InferenceSettings {
     std::uint64_t batch_size = 1;
     std::uint64_t context_len = 4096;
-    Name weight_format = "auto";    // resolved to a format name
+    std::size_t weight_format = 0;         // resolved: an index into Scenario::formats (Scenario::weight_format())
     bool weight_format_from_checkpoint = false;  // resolved from the config's quantization_config
     std::uint64_t group_size = 128;        // int4 scale group (GPTQ/AWQ)
     bool kv_cache = true;
-    Name kv_cache_dtype = "auto";   // resolved to a dtype name
+    KvCacheDtype kv_cache_dtype = KvCacheDtype::Auto;  // resolved: never Auto
     InferenceEngine engine = InferenceEngine::Transformers;
     Attention attention = Attention::Sdpa;
     double gpu_memory_utilization = 0.9;          // vllm: share of the card it claims up front
@@ -125,14 +97,6 @@ struct Hardware {
     std::uint64_t gpu_memory_bytes = 0;    // what the driver reports for one card
 };
 
-// A named, documented, overridable factor of the memory model (what a calibration fits).
-struct Tunable {
-    const char* name;
-    double value;
-    const char* unit;
-    const char* doc;
-};
-
 struct ModelCache;
 
 struct Scenario {
@@ -147,47 +111,30 @@ struct Scenario {
     Parallelism parallel;
     EngineSettings engine;
     Hardware hardware;
-    std::map<std::string, Tunable, std::less<>> overheads;
+    TunableValues overheads;               // the tunables (scenario/tunables.h), overridden by "overheads"
     std::vector<Format> formats;           // the catalogue's weight formats and the scenario's own
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
 
-    double tunable(std::string_view name) const {
-        // Remembered by the literal's address: the memory model asks for the same few every evaluation.
-        for (std::size_t i = 0; i < tunable_cache.n; ++i)
-            if (tunable_cache.key[i] == name.data()) return tunable_cache.value[i]->value;
-        auto it = overheads.find(name);
-        if (it == overheads.end()) throw std::out_of_range("no tunable " + std::string(name));
-        if (tunable_cache.n < TunableCache::kSize) {
-            tunable_cache.key[tunable_cache.n] = name.data();
-            tunable_cache.value[tunable_cache.n++] = &it->second;
-        }
-        return it->second.value;
-    }
-    // Pointers into this scenario's own `overheads` (a copy starts empty; map nodes do not move).
-    struct TunableCache {
-        static constexpr std::size_t kSize = 16;
-        const char* key[kSize] = {};
-        const Tunable* value[kSize] = {};
-        std::size_t n = 0;
-        TunableCache() = default;
-        TunableCache(const TunableCache&) {}
-        TunableCache& operator=(const TunableCache&) {
-            n = 0;
-            return *this;
-        }
-    };
-    mutable TunableCache tunable_cache;
+    double tunable(Tunable t) const { return overheads[t]; }  // by name: find_tunable (scenario/tunables.h)
     // false: leave out what is only for people (assumptions, warnings), as the planner's fast path
     // does; every figure is computed the same way either way.
     bool details = true;
-    // Memo of the model's tensor list and per-layout aggregates (memory.h), shared by copies.
+    // Memo of the model's tensor list and per-layout aggregates (memory/model_cache.h), shared by copies.
     mutable std::shared_ptr<ModelCache> cache;
     const Format* format(const std::string& id) const {
         for (const Format& f : formats)
             if (f.id == id) return &f;
         return nullptr;
     }
+    // The catalogue's format of a settings row (nullptr for Auto).
+    const Format* format(WeightFormat builtin) const {
+        for (const Format& f : formats)
+            if (f.builtin == builtin) return &f;
+        return nullptr;
+    }
+    // The resolved inference weight format.
+    const Format& weight_format() const { return formats[inference.weight_format]; }
     json to_json() const;                  // the scenario with every default filled in
 };
 
