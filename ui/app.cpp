@@ -711,15 +711,6 @@ nlohmann::json ShareState(const AppState& state)
     return share;
 }
 
-void RecordItemRect(AppState& state, const char* name)
-{
-    const ImVec2 min = ImGui::GetItemRectMin();
-    const ImVec2 max = ImGui::GetItemRectMax();
-    state.widget_rects[name] = WidgetRect{min.x, min.y, max.x - min.x, max.y - min.y};
-    if (ImGui::IsItemFocused())
-        state.keyboard_focus = name;
-}
-
 //-----------------------------------------------------------------------------
 // [SECTION] Page layout
 //-----------------------------------------------------------------------------
@@ -762,9 +753,6 @@ void ShowResults(AppState& state)
 
 void ShowApp(AppState& state)
 {
-    state.widget_rects.clear();
-    state.keyboard_focus.clear();
-
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(viewport->WorkPos);
     ImGui::SetNextWindowSize(viewport->WorkSize);
@@ -796,7 +784,6 @@ void ShowApp(AppState& state)
         ImGui::BeginChild("controls", ImVec2(controls_w, 0.0f), true);
         ShowControls(state);
         ImGui::EndChild();
-        RecordItemRect(state, "controls_column");
 
         UpdateEstimate(state);  // this frame's edits show in this frame's results
 
@@ -804,7 +791,6 @@ void ShowApp(AppState& state)
         ImGui::BeginChild("results", ImVec2(0.0f, 0.0f), true);
         ShowResults(state);
         ImGui::EndChild();
-        RecordItemRect(state, "results_column");
     }
     else
     {
@@ -814,7 +800,6 @@ void ShowApp(AppState& state)
         ImGui::Spacing();
         ShowResults(state);
         ImGui::EndChild();
-        RecordItemRect(state, "page_column");
     }
 
     ImGui::End();

@@ -33,12 +33,6 @@ struct GpuEntry
     std::uint64_t   memory_bytes = 0;   // what the card has, per GPU
 };
 
-// A widget's rectangle in framebuffer pixels (main.cpp converts to CSS pixels for tests).
-struct WidgetRect
-{
-    float x = 0.0f, y = 0.0f, w = 0.0f, h = 0.0f;
-};
-
 // Where the model comes from. Presets and pasted configs need no network; a Hub model is fetched
 // by web/hub.js and arrives through ReceiveHubResponse().
 enum class ModelSource { Preset, Hub, Config, Manual };
@@ -230,9 +224,7 @@ struct AppState
     // Set by main.cpp: the regular font is the default one; this one is for headline figures.
     ImFont*         font_large = nullptr;
 
-    // For main.cpp and the browser tests: where named widgets are and what the headline says.
-    std::map<std::string, WidgetRect> widget_rects;
-    std::string     keyboard_focus;         // the recorded widget keyboard navigation is on ("" if none)
+    // For main.cpp and the browser tests: what the headline says.
     std::string     displayed_peak;         // the peak figure exactly as drawn, e.g. "17.51 GiB"
     std::uint64_t   displayed_peak_bytes = 0;
 };
@@ -282,9 +274,6 @@ std::string ResultMarkdown(const AppState& state);
 // three largest components, the warnings), for screen readers: the page keeps it in an aria-live
 // region, since the canvas itself says nothing to them.
 std::string ResultSummary(const AppState& state);
-
-// Remembers the last item's rectangle under `name` (for tests that drive the page).
-void RecordItemRect(AppState& state, const char* name);
 
 // The whole page: one window filling the display, controls beside (or above) the results.
 void ShowApp(AppState& state);

@@ -47,7 +47,6 @@ void ShowPresetPicker(AppState& state)
         }
         ImGui::EndCombo();
     }
-    RecordItemRect(state, "preset");
 }
 
 void ShowHubFetch(AppState& state)
@@ -59,13 +58,11 @@ void ShowHubFetch(AppState& state)
     ImGui::SetNextItemWidth(-(button_w + ImGui::GetStyle().ItemSpacing.x));
     const bool entered = ImGui::InputTextWithHint("##hub_input", "Qwen/Qwen3-8B or https://huggingface.co/...",
                                                   hub.input, sizeof(hub.input), ImGuiInputTextFlags_EnterReturnsTrue);
-    RecordItemRect(state, "hub_input");
     ImGui::SameLine();
     const bool loading = hub.status == HubState::Status::Loading;
     ImGui::BeginDisabled(loading);
     const bool clicked = ImGui::Button("Fetch");
     ImGui::EndDisabled();
-    RecordItemRect(state, "hub_fetch");
     if ((entered || clicked) && !loading)
         RequestHubModel(state);
 
@@ -102,15 +99,11 @@ void ShowHubFetch(AppState& state)
         break;
     }
     case HubState::Status::Failed:
-        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
-        ImGui::TextWrapped("%s", hub.message.c_str());
-        ImGui::PopStyleColor();
-        RecordItemRect(state, "hub_message");
+        TextNotice("##hub_message", UtilizationColor(1.0), hub.message.c_str());
         if (hub.retryable)
         {
             if (ImGui::Button("Retry"))
                 RequestHubModel(state);
-            RecordItemRect(state, "hub_retry");
         }
         if (!hub.bundled_twin.empty())
         {
@@ -129,7 +122,6 @@ void ShowHubFetch(AppState& state)
     }
 
     const bool open = ImGui::TreeNode("Access token and Hub address");
-    RecordItemRect(state, "hub_settings");
     if (open)
     {
         FormRow("Token", "For gated or private models: a Hugging Face read token. It is sent only to "
@@ -138,11 +130,9 @@ void ShowHubFetch(AppState& state)
         if (ImGui::InputTextWithHint("##hub_token", "hf_...", hub.token, sizeof(hub.token), ImGuiInputTextFlags_Password) &&
             state.page.set_token != nullptr)
             state.page.set_token(hub.token, hub.remember_token);
-        RecordItemRect(state, "hub_token");
         FormRow("");
         if (ImGui::Checkbox("Remember the token in this browser", &hub.remember_token) && state.page.set_token != nullptr)
             state.page.set_token(hub.token, hub.remember_token);
-        RecordItemRect(state, "remember_token");
         FormRow("");
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped(hub.remember_token
@@ -158,7 +148,6 @@ void ShowHubFetch(AppState& state)
             hub.base_from_link = false;
             hub.token_withheld = false;   // said of the last address, not of this one
         }
-        RecordItemRect(state, "hub_base");
         ImGui::TreePop();
     }
 }
@@ -211,11 +200,9 @@ void ShowLinkNotices(AppState& state)
         // scheme://host[:port]: what the browser's origin check and the button name.
         const std::size_t scheme = base.find("://");
         const std::string host = base.substr(0, scheme == std::string::npos ? base.size() : base.find('/', scheme + 3));
-        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(0.9));
-        ImGui::TextWrapped("Models come from %s%s", host.c_str(),
-                           hub.base_from_link ? " (set by this link, for this visit only)." : ".");
-        ImGui::PopStyleColor();
-        RecordItemRect(state, "hub_banner");
+        const std::string banner = "Models come from " + host +
+                                   (hub.base_from_link ? " (set by this link, for this visit only)." : ".");
+        TextNotice("##hub_banner", UtilizationColor(0.9), banner.c_str());
         if (hub.token_withheld && hub.token[0] != '\0')
         {
             const bool https = base.rfind("https://", 0) == 0;
@@ -223,13 +210,12 @@ void ShowLinkNotices(AppState& state)
                                        "Your access token was not sent there: a token never goes over plain http.");
             if (https && state.page.trust_hub != nullptr)
             {
-                const std::string label = "Send my token to " + host;
+                const std::string label = "Send my token to " + host + "###trust_hub";
                 if (ImGui::Button(label.c_str()))
                 {
                     state.page.trust_hub(base);
                     RequestHubModel(state);
                 }
-                RecordItemRect(state, "trust_hub");
                 ImGui::SameLine();
             }
         }
@@ -239,14 +225,10 @@ void ShowLinkNotices(AppState& state)
             hub.base_from_link = false;
             hub.token_withheld = false;
         }
-        RecordItemRect(state, "hub_reset");
     }
     if (!state.link_message.empty())
     {
-        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
-        ImGui::TextWrapped("%s", state.link_message.c_str());
-        ImGui::PopStyleColor();
-        RecordItemRect(state, "link_message");
+        TextNotice("##link_message", UtilizationColor(1.0), state.link_message.c_str());
         ImGui::SameLine();
         if (ImGui::SmallButton("Dismiss"))
             state.link_message.clear();
@@ -269,16 +251,15 @@ void ShowModelPanel(AppState& state)
     if (!ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen))
         return;
 
-    const struct { ModelSource source; const char* label; const char* rect; } kSources[] = {
-        {ModelSource::Preset, "Preset", "source_preset"}, {ModelSource::Hub, "Hub", "source_hub"},
-        {ModelSource::Config, "config.json", "source_config"}, {ModelSource::Manual, "By hand", "source_manual"}};
+    const struct { ModelSource source; const char* label; } kSources[] = {
+        {ModelSource::Preset, "Preset"}, {ModelSource::Hub, "Hub"}, {ModelSource::Config, "config.json"},
+        {ModelSource::Manual, "By hand"}};
     for (int i = 0; i < IM_ARRAYSIZE(kSources); i++)
     {
         if (i > 0)
             ImGui::SameLine();
         if (ImGui::RadioButton(kSources[i].label, state.source == kSources[i].source))
             state.source = kSources[i].source;
-        RecordItemRect(state, kSources[i].rect);
     }
 
     switch (state.source)
@@ -298,11 +279,9 @@ void ShowModelPanel(AppState& state)
     FormRow("Mode");
     if (ImGui::RadioButton("Training##mode", !state.inference))
         state.inference = false;
-    RecordItemRect(state, "mode_training");
     ImGui::SameLine();
     if (ImGui::RadioButton("Inference##mode", state.inference))
         state.inference = true;
-    RecordItemRect(state, "mode_inference");
 }
 
 void ShowTrainingPanel(AppState& state)
@@ -318,7 +297,6 @@ void ShowTrainingPanel(AppState& state)
         FormRow("LoRA rank", "Rank r of each adapter (A: r x in, B: out x r). Which modules get adapters "
                              "is the core's default, listed under Assumptions.");
         ImGui::SliderInt("##lora_rank", &state.lora_rank, 1, 256, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-        RecordItemRect(state, "lora_rank");
         FormRow("LoRA alpha", "Scaling numerator; it does not change memory. 0 leaves the core's default (2 x rank).");
         if (ImGui::InputFloat("##lora_alpha", &state.lora_alpha, 0.0f, 0.0f, "%g"))
             state.lora_alpha = std::clamp(state.lora_alpha, 0.0f, 1e6f);
@@ -379,10 +357,8 @@ void ShowTrainingPanel(AppState& state)
     FormRow("Batch size", "Micro-batch per GPU (per data-parallel rank). Gradient accumulation does "
                           "not change the peak.");
     ImGui::SliderInt("##batch_size", &state.batch_size, 1, 512, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-    RecordItemRect(state, "batch_size");
     FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
     ImGui::SliderInt("##seq_len", &state.seq_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-    RecordItemRect(state, "seq_len");
     if (ImGui::TreeNode("More training switches"))
     {
         FormRow("Optimizer in backward", "Each parameter steps from its gradient hook, so only about one "
@@ -441,10 +417,8 @@ void ShowInferencePanel(AppState& state)
 
     FormRow("Sequences", "Concurrent sequences (batch size).");
     ImGui::SliderInt("##concurrent_sequences", &state.concurrent_sequences, 1, 512, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-    RecordItemRect(state, "concurrent_sequences");
     FormRow("Context length", "Prompt plus generated tokens per sequence.");
     ImGui::SliderInt("##context_len", &state.context_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-    RecordItemRect(state, "context_len");
     ShowImagesRow(state);
     FormRow("");
     ImGui::Checkbox("Keep a KV cache", &state.kv_cache);
@@ -484,7 +458,6 @@ void ShowParallelismPanel(AppState& state)
             FormRow("ZeRO stage", "1: optimizer states sharded over data-parallel GPUs.\n"
                                   "2: + gradients.\n3: + the weights themselves.");
             ImGui::SliderInt("##zero_stage", &state.zero_stage, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
-            RecordItemRect(state, "zero_stage");
             FormRow("Offload optimizer", "ZeRO-Offload: optimizer states live in host RAM (or NVMe).");
             SettingCombo("##offload_optimizer", state.offload_optimizer, state, "engine.offload_optimizer", true,
                         Filled(state, "engine", "offload_optimizer"));
@@ -548,12 +521,10 @@ void ShowHardwarePanel(AppState& state)
         }
         ImGui::EndCombo();
     }
-    RecordItemRect(state, "gpu");
 
     FormRow("Number of GPUs", "All GPUs in the job. Data-parallel size is this divided by tensor x pipeline parallel.");
     if (ImGui::InputInt("##num_gpus", &state.num_gpus))
         state.num_gpus = std::clamp(state.num_gpus, 1, 4096);
-    RecordItemRect(state, "num_gpus");
     FormRow("Custom size (GiB)", "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
                                  "instead of the catalogue's figure: for cards not listed, or memory already "
                                  "taken. 0: the catalogue's.");
@@ -585,7 +556,6 @@ void ShowSummaryPanel(AppState& state)
     ImGui::TextColored(UtilizationColor(utilization), "%s", state.displayed_peak.c_str());
     if (state.font_large != nullptr)
         ImGui::PopFont();
-    RecordItemRect(state, "peak");
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     if (gpu != nullptr)

@@ -111,9 +111,8 @@ void ShowMaxFit(AppState& state)
         if (f != nullptr && value >= 1 && value <= static_cast<std::uint64_t>(f->control_max))
         {
             ImGui::SameLine();
-            if (ImGui::SmallButton("Use"))
+            if (ImGui::SmallButton(("Use##" + field).c_str()))
                 state.*(f->control) = static_cast<int>(value);
-            RecordItemRect(state, ("maxfit_use_" + field).c_str());
         }
         ImGui::PopID();
     }
@@ -124,7 +123,6 @@ void ShowPlanInputs(AppState& state)
     FormRow("Cluster GPUs", "GPUs to plan for, in all (not the calculator's count).");
     if (ImGui::InputInt("##plan_gpus", &state.plan_gpus))
         state.plan_gpus = std::clamp(state.plan_gpus, 1, 4096);
-    RecordItemRect(state, "plan_gpus");
     FormRow("GPU");
     const bool own = state.plan_gpu_index < 0 || state.plan_gpu_index >= static_cast<int>(state.gpus.size());
     const GpuEntry* current = CurrentGpu(state);
@@ -153,12 +151,10 @@ void ShowPlanInputs(AppState& state)
                                             "accumulation.");
         if (ImGui::InputInt("##plan_global_batch", &state.plan_global_batch))
             state.plan_global_batch = std::clamp(state.plan_global_batch, 0, 1 << 24);
-        RecordItemRect(state, "plan_global_batch");
     }
     FormRow("Rows");
     if (ImGui::InputInt("##plan_top", &state.plan_top))
         state.plan_top = std::clamp(state.plan_top, 1, 100);
-    RecordItemRect(state, "plan_top");
 }
 
 // "ZeRO-3, optimizer on CPU", "FSDP full_shard", "Megatron", ...
@@ -253,7 +249,6 @@ void ShowPlanTable(AppState& state)
             ImGui::TableNextColumn();
             if (ImGui::SmallButton(("Load " + std::to_string(rank)).c_str()))
                 LoadPlanRow(state, row);
-            RecordItemRect(state, ("plan_load_" + std::to_string(rank)).c_str());
             const char* const training_keys[] = {"data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size",
                                                  "context_parallel_size", "expert_parallel_size"};
             const char* const inference_keys[] = {"data_parallel_size", "tensor_parallel_size", "pipeline_parallel_size",
@@ -303,7 +298,6 @@ void ShowPlanTable(AppState& state)
 void ShowPlannerPanel(AppState& state)
 {
     const bool open = ImGui::CollapsingHeader("Planner: what fits, and how to run it");
-    RecordItemRect(state, "planner_header");
     if (!open)
         return;
     if (!state.result.value("ok", false))

@@ -141,7 +141,6 @@ void ShowTimelinePanel(AppState& state)
         }
         EndStackedBars();
     }
-    RecordItemRect(state, "timeline");
     ImGui::Spacing();
 }
 
@@ -152,7 +151,6 @@ void ShowTimelinePanel(AppState& state)
 void ShowGpuTablePanel(AppState& state)
 {
     const bool open = ImGui::CollapsingHeader("Which GPUs fit");
-    RecordItemRect(state, "gpus_header");
     if (!open)
         return;
     if (MayRecompute(state.gpu_table_for, state.scenario_text))
@@ -199,7 +197,6 @@ void ShowGpuTablePanel(AppState& state)
         }
         ImGui::EndTable();
     }
-    RecordItemRect(state, "gpu_table");
 }
 
 void ShowLayoutTablePanel(AppState& state)
@@ -310,14 +307,12 @@ void ShowComparePanel(AppState& state)
     char title[64];
     std::snprintf(title, sizeof(title), "Compare (%d pinned)###compare", static_cast<int>(state.pinned.size()));
     const bool open = ImGui::CollapsingHeader(title, state.pinned.empty() ? 0 : ImGuiTreeNodeFlags_DefaultOpen);
-    RecordItemRect(state, "compare_header");
     if (!open)
         return;
     ImGui::BeginDisabled(!state.result.value("ok", false) || state.pinned.size() >= 3);
     if (ImGui::Button("Pin this result"))
         state.pinned.push_back({PinLabel(state), state.scenario_text, state.result});
     ImGui::EndDisabled();
-    RecordItemRect(state, "pin");
     ImGui::SameLine();
     ImGui::TextDisabled("Pin up to three results, then change settings: the table shows them beside the current one.");
     if (state.pinned.empty())
@@ -465,7 +460,6 @@ std::string ResultSummary(const AppState& state)
 void ShowSharePanel(AppState& state)
 {
     const bool open = ImGui::CollapsingHeader("Share, import and export");
-    RecordItemRect(state, "share_header");
     if (!open)
         return;
     ImGui::TextDisabled("The link in the address bar always holds this scenario (never the access token).");
@@ -473,24 +467,20 @@ void ShowSharePanel(AppState& state)
     ImGui::BeginDisabled(!have_page);
     if (ImGui::Button("Copy results as Markdown"))
         state.page.copy_text(ResultMarkdown(state));
-    RecordItemRect(state, "copy_markdown");
     ImGui::SameLine();
     if (ImGui::Button("Copy scenario JSON"))
         state.page.copy_text(nlohmann::json::parse(state.scenario_text, nullptr, false).dump(2));
     ImGui::SameLine();
     if (ImGui::Button("Export scenario.json") && state.page.download != nullptr)
         state.page.download("scenario.json", nlohmann::json::parse(state.scenario_text, nullptr, false).dump(2) + "\n");
-    RecordItemRect(state, "export");
     ImGui::SameLine();
     if (ImGui::Button("Import a file...") && state.page.open_file != nullptr)
         state.page.open_file();
-    RecordItemRect(state, "import");
     ImGui::EndDisabled();
 
     ImGui::TextDisabled("Or paste a scenario (v1 or gpu-mem-calculator's config format) or a model's config.json:");
     ImGui::InputTextMultiline("##paste", state.paste_buffer.data(), state.paste_buffer.size(),
                               ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 6.0f));
-    RecordItemRect(state, "paste");
     if (ImGui::Button("Load pasted JSON"))
     {
         // A full box means the paste was cut at its end: say that, not "not valid JSON".
@@ -502,7 +492,6 @@ void ShowSharePanel(AppState& state)
         else if (LoadText(state, state.paste_buffer.data(), "pasted JSON"))
             state.paste_buffer[0] = '\0';
     }
-    RecordItemRect(state, "load_paste");
     if (!state.import_message.empty())
     {
         ImGui::SameLine();

@@ -2,6 +2,8 @@
 
 #include "widgets.h"
 
+#include "imgui_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +25,20 @@ void HelpMarker(const char* desc)
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
+}
+
+void TextNotice(const char* str_id, const ImVec4& color, const char* text)
+{
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::TextWrapped("%s", text);
+    ImGui::PopStyleColor();
+#ifdef IMGUI_ENABLE_TEST_ENGINE
+    // Text has no ID of its own in Dear ImGui: announce the one given, as ImGui's widgets do.
+    ImGuiContext& g = *GImGui;
+    IMGUI_TEST_ENGINE_ITEM_ADD(g.LastItemData.Rect, ImGui::GetID(str_id));
+#else
+    (void)str_id;
+#endif
 }
 
 std::string FormatBytes(std::uint64_t bytes)

@@ -23,6 +23,10 @@ namespace gpumem::ui {
 // A "(?)" that shows `desc` in a tooltip when hovered (as in imgui_demo.cpp).
 void HelpMarker(const char* desc);
 
+// Wrapped text in `color`, as an item with an ID (`str_id`, e.g. "##link_message"): a notice
+// that tools following items by ID, such as Dear ImGui's test-engine hooks, can find.
+void TextNotice(const char* str_id, const ImVec4& color, const char* text);
+
 // "12.34 GiB" (2^30 bytes), "512.0 MiB" below one GiB.
 std::string FormatBytes(std::uint64_t bytes);
 // "8.03 B", "124 M": a parameter count in words.
