@@ -28,6 +28,7 @@
 #include "imgui_impl_opengl3.h"
 
 #include "app.h"
+#include "share.h"
 #include "test_hooks.h"
 
 #include <gpumem/gpumem.h>
@@ -272,8 +273,9 @@ std::string UiState()
     static const char* const kSources[] = {"preset", "hub", "config", "manual"};
     static const char* const kStatus[] = {"idle", "loading", "ready", "failed"};
     const gpumem::ui::HubState& hub = app.hub;
+    const gpumem::ui::PlannerState& planner = app.planner;
     return nlohmann::json{
-        {"source", kSources[static_cast<int>(app.source)]},
+        {"source", kSources[static_cast<int>(app.scenario.model.source)]},
         {"hub", {{"status", kStatus[static_cast<int>(hub.status)]}, {"id", hub.id}, {"input", hub.input}, {"serial", hub.serial}, {"kind", hub.error_kind},
                  {"message", hub.message}, {"retryable", hub.retryable}, {"api_total", hub.api_total},
                  {"bundled_twin", hub.bundled_twin}, {"base", hub.base}, {"base_from_link", hub.base_from_link},
@@ -283,10 +285,10 @@ std::string UiState()
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},
         {"markdown", gpumem::ui::ResultMarkdown(app)},
-        {"plan", {{"count", app.plan_count}, {"ms", app.plan_ms}, {"message", app.plan_message},
-                  {"rows", app.plan.is_object() ? app.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
-                  {"search", app.plan.is_object() ? app.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
-        {"maxfit", app.maxfit},
+        {"plan", {{"count", planner.plan_count}, {"ms", planner.plan_ms}, {"message", planner.message},
+                  {"rows", planner.plan.is_object() ? planner.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
+                  {"search", planner.plan.is_object() ? planner.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
+        {"maxfit", planner.maxfit},
         {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
     }.dump();
 }

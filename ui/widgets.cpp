@@ -27,6 +27,37 @@ void HelpMarker(const char* desc)
     }
 }
 
+void FormRow(const char* label, const char* help)
+{
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    if (help != nullptr)
+    {
+        ImGui::SameLine();
+        HelpMarker(help);
+    }
+    ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
+    ImGui::SetNextItemWidth(-FLT_MIN);
+}
+
+void BulletWrapped(const std::string& text)
+{
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", text.c_str());
+}
+
+std::string DefaultLabel(const char* resolved)
+{
+    return resolved != nullptr && resolved[0] != '\0' ? "default (" + std::string(resolved) + ")" : "default";
+}
+
+bool OnOffCombo(const char* label, std::optional<bool>& value, const std::optional<bool>& resolved)
+{
+    static const Choice<bool> kOnOff[] = {{true, "on"}, {false, "off"}};
+    return ChoiceCombo(label, value, kOnOff, std::optional<bool>(resolved.value_or(false)),
+                       [](bool on) { return std::string(on ? "on" : "off"); });
+}
+
 void TextNotice(const char* str_id, const ImVec4& color, const char* text)
 {
     ImGui::PushStyleColor(ImGuiCol_Text, color);
