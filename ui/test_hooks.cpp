@@ -5,6 +5,7 @@
 #include "test_hooks.h"
 
 #include <cstdarg>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -69,13 +70,19 @@ TestHooks* HooksOf(ImGuiContext* ctx)
     return ctx != nullptr ? static_cast<TestHooks*>(ctx->TestEngine) : nullptr;
 }
 
-// Hashes every label into `scope` once, remembering the IDs that come out.
-void LearnScope(TestHooks& hooks, ImGuiID scope)
+// The test name of the item `id` submitted in `scope`, or nullptr. Each scope's label IDs are
+// hashed once (the scopes of a page are few and stable: windows, tree nodes, table rows).
+const char* NameIn(TestHooks& hooks, ImGuiID scope, ImGuiID id)
 {
-    if (!hooks.scopes_seen.insert(scope).second)
-        return;
-    for (const NamedItem& item : NamedItems())
-        hooks.names[ImHashStr(item.label.c_str(), 0, scope)] = item.name.c_str();
+    const std::vector<NamedItem>& items = NamedItems();
+    std::vector<std::uint32_t>& ids = hooks.scopes[scope];
+    if (ids.empty())
+        for (const NamedItem& item : items)
+            ids.push_back(ImHashStr(item.label.c_str(), 0, scope));
+    for (std::size_t i = 0; i < ids.size(); i++)
+        if (ids[i] == id)
+            return items[i].name.c_str();
+    return nullptr;
 }
 
 void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
@@ -127,14 +134,13 @@ void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id
     if (hooks == nullptr || window == nullptr || window->IDStack.empty())
         return;
     const ImVector<ImGuiID>& stack = window->IDStack;
-    gpumem::ui::LearnScope(*hooks, stack.back());
-    if (stack.Size >= 2 && id == stack.back())
-        gpumem::ui::LearnScope(*hooks, stack[stack.Size - 2]);
-    const auto it = hooks->names.find(id);
-    if (it == hooks->names.end())
+    const char* name = gpumem::ui::NameIn(*hooks, stack.back(), id);
+    if (name == nullptr && stack.Size >= 2 && id == stack.back())
+        name = gpumem::ui::NameIn(*hooks, stack[stack.Size - 2], id);
+    if (name == nullptr)
         return;
-    hooks->rects[it->second] = gpumem::ui::WidgetRect{bb.Min.x, bb.Min.y, bb.Max.x - bb.Min.x, bb.Max.y - bb.Min.y};
-    hooks->shown[id] = it->second;
+    hooks->rects[name] = gpumem::ui::WidgetRect{bb.Min.x, bb.Min.y, bb.Max.x - bb.Min.x, bb.Max.y - bb.Min.y};
+    hooks->shown[id] = name;
 }
 
 void ImGuiTestEngineHook_ItemInfo(ImGuiContext*, ImGuiID, const char*, ImGuiItemStatusFlags) {}

@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 struct ImGuiContext;
 
@@ -32,10 +32,9 @@ struct TestHooks
     std::string keyboard_focus;
 
     // An item's ID is its label hashed into the ID scope it was submitted in: each scope seen is
-    // hashed with every label of the table once, and the IDs found are kept.
-    std::unordered_set<std::uint32_t> scopes_seen;
-    std::unordered_map<std::uint32_t, const char*> names;    // item ID -> test name
-    std::unordered_map<std::uint32_t, const char*> shown;    // this frame's named items
+    // hashed with every label of the table once, and the IDs kept (in the table's order).
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> scopes;
+    std::unordered_map<std::uint32_t, const char*> shown;    // this frame's named items, by ID
 };
 
 // Points `ctx`'s test-engine hooks at `hooks` (which must outlive the context).
