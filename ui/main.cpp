@@ -28,6 +28,8 @@
 #include "imgui_impl_opengl3.h"
 
 #include "app.h"
+#include "share.h"
+#include "test_hooks.h"
 
 #include <gpumem/gpumem.h>
 
@@ -84,6 +86,7 @@ struct Platform
     float               ui_scale = 0.0f;    // whole-number scale applied to fonts and style
     bool                first_frame_done = false;
     gpumem::ui::AppState app;
+    gpumem::ui::TestHooks test_hooks;       // where the tests' named widgets are (test_hooks.h)
 
     // How long each Frame() took (ms, CPU side): a ring of the last kFrameSamples, for the
     // page benchmark's frame-time figures (ui_frame_times).
@@ -239,7 +242,7 @@ std::string UiLayout()
     const double to_css_x = p.width > 0 ? p.css_width / p.width : 1.0;
     const double to_css_y = p.height > 0 ? p.css_height / p.height : 1.0;
     nlohmann::json layout = nlohmann::json::object();
-    for (const auto& [name, r] : p.app.widget_rects)
+    for (const auto& [name, r] : p.test_hooks.rects)
         layout[name] = {{"x", r.x * to_css_x}, {"y", r.y * to_css_y}, {"w", r.w * to_css_x}, {"h", r.h * to_css_y}};
     return layout.dump();
 }
@@ -270,8 +273,9 @@ std::string UiState()
     static const char* const kSources[] = {"preset", "hub", "config", "manual"};
     static const char* const kStatus[] = {"idle", "loading", "ready", "failed"};
     const gpumem::ui::HubState& hub = app.hub;
+    const gpumem::ui::PlannerState& planner = app.planner;
     return nlohmann::json{
-        {"source", kSources[static_cast<int>(app.source)]},
+        {"source", kSources[static_cast<int>(app.scenario.model.source)]},
         {"hub", {{"status", kStatus[static_cast<int>(hub.status)]}, {"id", hub.id}, {"input", hub.input}, {"serial", hub.serial}, {"kind", hub.error_kind},
                  {"message", hub.message}, {"retryable", hub.retryable}, {"api_total", hub.api_total},
                  {"bundled_twin", hub.bundled_twin}, {"base", hub.base}, {"base_from_link", hub.base_from_link},
@@ -281,11 +285,11 @@ std::string UiState()
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},
         {"markdown", gpumem::ui::ResultMarkdown(app)},
-        {"plan", {{"count", app.plan_count}, {"ms", app.plan_ms}, {"message", app.plan_message},
-                  {"rows", app.plan.is_object() ? app.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
-                  {"search", app.plan.is_object() ? app.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
-        {"maxfit", app.maxfit},
-        {"keyboard_focus", app.keyboard_focus},
+        {"plan", {{"count", planner.plan_count}, {"ms", planner.plan_ms}, {"message", planner.message},
+                  {"rows", planner.plan.is_object() ? planner.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
+                  {"search", planner.plan.is_object() ? planner.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
+        {"maxfit", planner.maxfit},
+        {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
     }.dump();
 }
 
@@ -341,6 +345,7 @@ int main()
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
+    gpumem::ui::InstallTestHooks(ImGui::GetCurrentContext(), &p.test_hooks);
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;   // no imgui.ini: the page has no filesystem and keeps no layout
     io.LogFilename = nullptr;

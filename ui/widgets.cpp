@@ -2,6 +2,8 @@
 
 #include "widgets.h"
 
+#include "imgui_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +25,51 @@ void HelpMarker(const char* desc)
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
+}
+
+void FormRow(const char* label, const char* help)
+{
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    if (help != nullptr)
+    {
+        ImGui::SameLine();
+        HelpMarker(help);
+    }
+    ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
+    ImGui::SetNextItemWidth(-FLT_MIN);
+}
+
+void BulletWrapped(const std::string& text)
+{
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", text.c_str());
+}
+
+std::string DefaultLabel(const char* resolved)
+{
+    return resolved != nullptr && resolved[0] != '\0' ? "default (" + std::string(resolved) + ")" : "default";
+}
+
+bool OnOffCombo(const char* label, std::optional<bool>& value, const std::optional<bool>& resolved)
+{
+    static const Choice<bool> kOnOff[] = {{true, "on"}, {false, "off"}};
+    return ChoiceCombo(label, value, kOnOff, std::optional<bool>(resolved.value_or(false)),
+                       [](bool on) { return std::string(on ? "on" : "off"); });
+}
+
+void TextNotice(const char* str_id, const ImVec4& color, const char* text)
+{
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    ImGui::TextWrapped("%s", text);
+    ImGui::PopStyleColor();
+#ifdef IMGUI_ENABLE_TEST_ENGINE
+    // Text has no ID of its own in Dear ImGui: announce the one given, as ImGui's widgets do.
+    ImGuiContext& g = *GImGui;
+    IMGUI_TEST_ENGINE_ITEM_ADD(g.LastItemData.Rect, ImGui::GetID(str_id));
+#else
+    (void)str_id;
+#endif
 }
 
 std::string FormatBytes(std::uint64_t bytes)

@@ -1,0 +1,138 @@
+// The parallelism and hardware panels (how the job is spread over which cards), and the advanced
+// factors: every tunable factor the estimate assumes, with its default.
+
+#include <algorithm>
+#include <string>
+
+#include "app.h"
+#include "imgui.h"
+#include "panels.h"
+#include "widgets.h"
+
+namespace gpumem::ui {
+
+//-----------------------------------------------------------------------------
+// [SECTION] Parallelism, hardware and the advanced factors
+//-----------------------------------------------------------------------------
+
+void ShowParallelismPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Parallelism", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    ParallelSettings& par = state.scenario.parallel;
+    const ParallelSettings& resolved = state.last_good.resolved.parallel;
+
+    if (!state.scenario.IsInference())
+    {
+        FormRow("Engine", "How state is spread over data-parallel GPUs: DDP replicates it, ZeRO and "
+                          "FSDP shard it.");
+        SettingCombo("##engine", par.engine, resolved.engine);
+        if (state.scenario.IsDeepSpeed())
+        {
+            FormRow("ZeRO stage", "1: optimizer states sharded over data-parallel GPUs.\n"
+                                  "2: + gradients.\n3: + the weights themselves.");
+            ImGui::SliderInt("##zero_stage", &par.zero_stage, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
+            FormRow("Offload optimizer", "ZeRO-Offload: optimizer states live in host RAM (or NVMe).");
+            SettingCombo("##offload_optimizer", par.offload_optimizer, resolved.offload_optimizer);
+            if (par.zero_stage == 3)
+            {
+                FormRow("Offload weights", "ZeRO-Infinity: the weights themselves live in host RAM (or NVMe).");
+                SettingCombo("##offload_param", par.offload_param, resolved.offload_param);
+            }
+        }
+        if (par.engine == EngineType::Fsdp)
+        {
+            FormRow("Sharding");
+            SettingCombo("##fsdp_sharding", par.fsdp_sharding, resolved.fsdp_sharding);
+        }
+    }
+
+    FormRow("Tensor parallel", "GPUs that split each weight matrix (Megatron / vLLM tensor parallelism).");
+    if (ImGui::InputInt("##tensor_parallel", &par.tensor_parallel))
+        par.tensor_parallel = std::clamp(par.tensor_parallel, 1, 64);
+    if (!state.scenario.IsInference())
+    {
+        FormRow("Pipeline parallel", "Pipeline stages; the figures are for the heaviest stage.");
+        if (ImGui::InputInt("##pipeline_parallel", &par.pipeline_parallel))
+            par.pipeline_parallel = std::clamp(par.pipeline_parallel, 1, 64);
+        FormRow("Context parallel", "GPUs that split each sequence (ring attention); activations shrink with it.");
+        if (ImGui::InputInt("##context_parallel", &par.context_parallel))
+            par.context_parallel = std::clamp(par.context_parallel, 1, 64);
+        if (par.tensor_parallel > 1)
+        {
+            FormRow("");
+            ImGui::Checkbox("Sequence parallel", &par.sequence_parallel);
+            ImGui::SameLine();
+            HelpMarker("Megatron's sequence parallelism: the activations outside the tensor-parallel regions "
+                       "(norms, dropout) are split over the tensor-parallel GPUs too.");
+        }
+    }
+    FormRow("Expert parallel", "GPUs that split a mixture-of-experts layer's experts.");
+    if (ImGui::InputInt("##expert_parallel", &par.expert_parallel))
+        par.expert_parallel = std::clamp(par.expert_parallel, 1, 1024);
+}
+
+void ShowHardwarePanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Hardware", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+
+    FormRow("GPU");
+    const char* preview = state.gpus.empty() ? "(no GPUs)" : state.gpus[state.scenario.hardware.gpu_index].name.c_str();
+    if (ImGui::BeginCombo("##gpu", preview, ImGuiComboFlags_HeightLarge))
+    {
+        for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
+        {
+            const bool selected = i == state.scenario.hardware.gpu_index;
+            if (ImGui::Selectable(state.gpus[i].name.c_str(), selected))
+                state.scenario.hardware.gpu_index = i;
+            ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize("000.0 GiB").x);
+            ImGui::TextDisabled("%s", FormatBytes(state.gpus[i].memory_bytes).c_str());
+            if (selected)
+                ImGui::SetItemDefaultFocus();
+        }
+        ImGui::EndCombo();
+    }
+
+    FormRow("Number of GPUs", "All GPUs in the job. Data-parallel size is this divided by tensor x pipeline parallel.");
+    if (ImGui::InputInt("##num_gpus", &state.scenario.hardware.num_gpus))
+        state.scenario.hardware.num_gpus = std::clamp(state.scenario.hardware.num_gpus, 1, 4096);
+    FormRow("Custom size (GiB)", "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
+                                 "instead of the catalogue's figure: for cards not listed, or memory already "
+                                 "taken. 0: the catalogue's.");
+    if (ImGui::InputFloat("##gpu_memory_gb", &state.scenario.hardware.custom_gpu_gb, 0.0f, 0.0f, "%g"))
+        state.scenario.hardware.custom_gpu_gb = std::clamp(state.scenario.hardware.custom_gpu_gb, 0.0f, 100000.0f);
+}
+
+void ShowAdvancedPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Advanced factors"))
+        return;
+    if (!state.view.ok || state.view.overhead_factors.empty())
+    {
+        ImGui::TextDisabled("(shown once the scenario can be estimated)");
+        return;
+    }
+    nlohmann::json& overheads = state.scenario.overheads;
+    ImGui::TextDisabled("Each factor the estimate assumes, with its default; change one to match your setup.");
+    for (const FactorView& factor : state.view.overhead_factors)
+    {
+        const bool changed = overheads.contains(factor.key);
+        double value = changed ? overheads[factor.key].get<double>() : factor.value;
+        ImGui::PushID(factor.key.c_str());
+        const std::string about = factor.about + "\nUnit: " + factor.unit;
+        FormRow(factor.key.c_str(), about.c_str());
+        const float reset_w = ImGui::CalcTextSize("Reset").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+        ImGui::SetNextItemWidth(-(reset_w + ImGui::GetStyle().ItemSpacing.x));
+        if (ImGui::InputDouble("##value", &value, 0.0, 0.0, "%g"))
+            overheads[factor.key] = std::max(0.0, value);
+        ImGui::SameLine();
+        ImGui::BeginDisabled(!changed);
+        if (ImGui::Button("Reset"))
+            overheads.erase(factor.key);
+        ImGui::EndDisabled();
+        ImGui::PopID();
+    }
+}
+
+}  // namespace gpumem::ui

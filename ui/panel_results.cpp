@@ -1,0 +1,293 @@
+// The results of one estimate: the headline figures, the breakdown per GPU, the step timeline, the
+// warnings and assumptions, the scenario JSON, and what is wrong with a scenario that has errors.
+// Every figure is the core's, read once per estimate into AppState::view.
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app.h"
+#include "imgui.h"
+#include "panels.h"
+#include "widgets.h"
+
+namespace gpumem::ui {
+
+namespace {
+
+// More bars than this and the rest are summarised in a line: they are the same.
+constexpr int kMaxBars = 8;
+
+// Phase names as the page shows them.
+const char* PhaseLabel(const std::string& phase)
+{
+    if (phase == "forward") return "Forward";
+    if (phase == "loss") return "Loss";
+    if (phase == "backward") return "Backward";
+    if (phase == "optimizer_step") return "Optimizer step";
+    if (phase == "prefill") return "Prefill";
+    if (phase == "decode") return "Decode";
+    if (phase == "encode_images") return "Encode images";
+    if (phase == "load") return "Load";
+    return phase.c_str();
+}
+
+}  // namespace
+
+//-----------------------------------------------------------------------------
+// [SECTION] One estimate: the figures, the breakdown, the timeline, the assumptions
+//-----------------------------------------------------------------------------
+
+void ShowSummaryPanel(AppState& state)
+{
+    const ResultView& r = state.view;
+    const std::uint64_t device_total = r.device_total_bytes;
+    const double utilization = r.utilization;
+    const GpuEntry* gpu = CurrentGpu(state);
+
+    // The headline: what nvidia-smi would show on the busiest GPU.
+    state.displayed_peak = FormatBytes(device_total);
+    state.displayed_peak_bytes = device_total;
+    ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
+    if (state.font_large != nullptr)
+        ImGui::PushFont(state.font_large);
+    ImGui::TextColored(UtilizationColor(utilization), "%s", state.displayed_peak.c_str());
+    if (state.font_large != nullptr)
+        ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    if (gpu != nullptr)
+        ImGui::Text("of %s (%s)", FormatBytes(gpu->memory_bytes).c_str(), gpu->name.c_str());
+
+    if (r.fits)
+        ImGui::TextColored(UtilizationColor(utilization), "Fits: %.0f %% of the card.", utilization * 100.0);
+    else
+        ImGui::TextColored(UtilizationColor(1.0), "Does not fit: %.0f %% of the card.", utilization * 100.0);
+    if (r.gpus_needed)
+    {
+        ImGui::SameLine();
+        ImGui::Text(" GPUs needed: %d", static_cast<int>(*r.gpus_needed));
+        ImGui::SameLine();
+        HelpMarker("The fewest GPUs of this model that would hold the job with the same settings, "
+                   "sharding what the engine shards.");
+    }
+
+    if (ImGui::BeginTable("figures", 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg))
+    {
+        const std::string& phase = r.peak_phase;
+        auto row = [](const char* name, std::uint64_t bytes, const char* help) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(name);
+            ImGui::TableNextColumn();
+            ImGui::Text("%s", FormatBytes(bytes).c_str());
+            ImGui::TableNextColumn();
+            HelpMarker(help);
+        };
+        row("Allocated peak", r.peak_allocated_bytes,
+            "What torch.cuda.max_memory_allocated() would report: the tensors alive at the peak of the step.");
+        row("Reserved", r.peak_reserved_bytes,
+            "Allocated plus the caching allocator's slack (fragmentation): torch.cuda.max_memory_reserved(). "
+            "The slack is an assumed factor, listed under Assumptions.");
+        row("Device total", device_total,
+            "Reserved plus the CUDA context, kernels and library workspaces: what nvidia-smi shows. "
+            "The context size is an assumed figure, listed under Assumptions.");
+        ImGui::EndTable();
+        if (!phase.empty())
+            ImGui::TextDisabled("The peak falls in: %s", phase.c_str());
+    }
+
+    if (r.has_parameters)
+        ImGui::Text("Parameters: %s total, %s trainable", FormatCount(r.params_total).c_str(),
+                    FormatCount(r.params_trainable).c_str());
+    if (r.host_bytes > 0)
+        ImGui::Text("Host RAM for offloaded state: %s", FormatBytes(r.host_bytes).c_str());
+    if (r.has_serving)
+    {
+        ImGui::Text("KV cache: %s tokens (%s blocks); %s sequences of %s tokens at once",
+                    FormatCount(r.kv_cache_tokens).c_str(), FormatCount(r.kv_cache_blocks).c_str(),
+                    FormatCount(r.max_concurrent_sequences).c_str(), FormatCount(r.at_context_len).c_str());
+        ImGui::SameLine();
+        HelpMarker("vLLM claims gpu_memory_utilization of the card, keeps the weights and its profiling step's "
+                   "activations, and turns every byte left into KV-cache blocks.");
+    }
+    ImGui::Spacing();
+}
+
+void ShowBreakdownPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Breakdown per GPU", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+
+    const GpuEntry* gpu = CurrentGpu(state);
+    const double capacity = gpu != nullptr ? ToGiB(gpu->memory_bytes) : 0.0;
+
+    const char* labels[kComponentCount];
+    ImU32 colors[kComponentCount];
+    double values[kComponentCount];
+    double total = 0.0;
+    for (int i = 0; i < kComponentCount; i++)
+    {
+        labels[i] = kComponents[i].label;
+        colors[i] = kComponents[i].color;
+        values[i] = ToGiB(state.view.components[i]);
+        total += values[i];
+    }
+
+    const int bars = std::min(state.scenario.hardware.num_gpus, kMaxBars);
+    if (BeginStackedBars("##per_gpu", std::max(capacity, total) * 1.05))
+    {
+        SetupStackedBarsItems(labels, colors, kComponentCount);
+        for (int g = 0; g < bars; g++)
+        {
+            char name[16];
+            std::snprintf(name, sizeof(name), "GPU %d", g);
+            PlotStackedBar(name, values, kComponentCount, capacity);
+        }
+        EndStackedBars();
+    }
+    if (state.scenario.hardware.num_gpus > bars)
+        ImGui::TextDisabled("... and %d more GPUs like these.", state.scenario.hardware.num_gpus - bars);
+    if (state.scenario.hardware.num_gpus > 1)
+    {
+        ImGui::TextDisabled("Each bar shows the busiest GPU of the layout.");
+        ImGui::SameLine();
+        HelpMarker("With pipeline parallelism the first and last stages hold the embeddings and the "
+                   "head; the figures are for the heaviest stage, so the others hold at most this.");
+    }
+
+    // Legend with values, largest first would reorder the bars' colours: keep stacking order.
+    if (ImGui::BeginTable("legend", 4, ImGuiTableFlags_SizingFixedFit))
+    {
+        for (int i = 0; i < kComponentCount; i++)
+        {
+            if (values[i] <= 0.0)
+                continue;
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::ColorButton(labels[i], ImGui::ColorConvertU32ToFloat4(colors[i]),
+                               ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker,
+                               ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(labels[i]);
+            ImGui::TableNextColumn();
+            ImGui::Text("%8.2f GiB", values[i]);
+            ImGui::TableNextColumn();
+            ImGui::TextDisabled("%5.1f %%", total > 0.0 ? values[i] / total * 100.0 : 0.0);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::Spacing();
+}
+
+void ShowAssumptionsPanel(AppState& state)
+{
+    const ResultView& r = state.view;
+    const std::vector<std::string>& warnings = r.warnings;
+    const std::vector<std::string>& defaults = r.defaults_applied;
+
+    if (!warnings.empty())
+    {
+        char title[48];
+        std::snprintf(title, sizeof(title), "Warnings (%d)###warnings", static_cast<int>(warnings.size()));
+        if (ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen))
+        {
+            ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(0.9));
+            for (const std::string& w : warnings)
+                BulletWrapped(w);
+            ImGui::PopStyleColor();
+        }
+    }
+
+    char title[48];
+    std::snprintf(title, sizeof(title), "Assumptions (%d)###assumptions", static_cast<int>(defaults.size()));
+    if (ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen))
+    {
+        ImGui::TextDisabled("Defaults the estimate applied because the scenario left them open:");
+        for (const std::string& d : defaults)
+            BulletWrapped(d);
+        if (!r.factors.empty() && ImGui::TreeNode("Factors"))
+        {
+            for (const auto& [key, value] : r.factors)
+                ImGui::BulletText("%s: %s", key.c_str(), value.c_str());
+            ImGui::TreePop();
+        }
+    }
+}
+
+void ShowScenarioPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Scenario JSON"))
+        return;
+    ImGui::TextDisabled("The scenario as sent to the estimator (the CLI reads the same file):");
+    const std::string pretty = state.scenario_json.dump(2);
+    ImGui::TextUnformatted(pretty.c_str());
+    if (ImGui::Button("Copy"))
+        ImGui::SetClipboardText(pretty.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("estimates run: %d", state.estimate_count);
+}
+
+void ShowErrorsPanel(AppState& state)
+{
+    state.displayed_peak.clear();
+    state.displayed_peak_bytes = 0;
+    const bool waiting = (state.scenario.model.source == ModelSource::Hub && state.hub.config.is_null()) ||
+                         (state.scenario.model.source == ModelSource::Config && state.scenario.model.config.is_null());
+    if (waiting)
+    {
+        ImGui::TextWrapped(state.scenario.model.source == ModelSource::Hub
+                               ? "No model yet: fetch one from the Hub (Model, on the left), or pick a preset."
+                               : "No config.json yet: drop one on the page, open a file, or paste it below.");
+        return;
+    }
+    ImGui::TextColored(UtilizationColor(1.0), "This scenario cannot be estimated:");
+    for (const std::string& e : state.view.errors)
+        BulletWrapped(e);
+    ShowScenarioPanel(state);
+}
+
+void ShowTimelinePanel(AppState& state)
+{
+    const std::vector<PhaseView>& timeline = state.view.timeline;
+    if (timeline.empty())
+        return;
+    if (!ImGui::CollapsingHeader("Step timeline", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    ImGui::TextDisabled("Allocated memory in each phase of %s:", state.scenario.IsInference() ? "serving" : "a training step");
+    ImGui::SameLine();
+    HelpMarker("What is alive at the high-water mark of each phase. The peak is the tallest bar; overheads "
+               "outside PyTorch's allocator (CUDA context, NCCL) are in the device total only.");
+
+    const char* labels[kComponentCount];
+    ImU32 colors[kComponentCount];
+    for (int i = 0; i < kComponentCount; i++)
+    {
+        labels[i] = kComponents[i].label;
+        colors[i] = kComponents[i].color;
+    }
+    double x_max = 0.0;
+    for (const PhaseView& phase : timeline)
+        x_max = std::max(x_max, ToGiB(phase.allocated_bytes));
+    const GpuEntry* gpu = CurrentGpu(state);
+    const double capacity = gpu != nullptr ? ToGiB(gpu->memory_bytes) : 0.0;
+    if (BeginStackedBars("##timeline", std::max(x_max, capacity) * 1.05, "GiB", 0.0f, "Optimizer step (peak)"))
+    {
+        SetupStackedBarsItems(labels, colors, kComponentCount);
+        for (const PhaseView& phase : timeline)
+        {
+            double values[kComponentCount];
+            for (int i = 0; i < kComponentCount; i++)
+                values[i] = ToGiB(phase.components[i]);
+            std::string label = PhaseLabel(phase.phase);
+            if (phase.phase == state.view.peak_phase)
+                label += " (peak)";
+            PlotStackedBar(label.c_str(), values, kComponentCount, capacity);
+        }
+        EndStackedBars();
+    }
+    ImGui::Spacing();
+}
+
+}  // namespace gpumem::ui

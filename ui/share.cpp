@@ -1,0 +1,349 @@
+// Links, saved settings, imports and the result as text: see share.h.
+
+#include "share.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include "app.h"
+#include "hub.h"
+#include "widgets.h"
+
+#include <gpumem/gpumem.h>
+
+namespace gpumem::ui {
+
+namespace {
+
+std::string Lower(std::string s)
+{
+    for (char& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string StringOr(const nlohmann::json& j, const char* key, const std::string& fallback)
+{
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
+}
+
+ManualModel ReadManualModel(const nlohmann::json& model)
+{
+    ManualModel m;
+    const std::string size = model.contains("num_parameters") ? (model["num_parameters"].is_string()
+                                                                     ? model["num_parameters"].get<std::string>()
+                                                                     : model["num_parameters"].dump())
+                                                              : std::string(m.num_parameters);
+    std::snprintf(m.num_parameters, sizeof(m.num_parameters), "%s", size.c_str());
+    auto take = [&](const char* key, int& field) {
+        if (model.contains(key) && model[key].is_number_integer())
+            field = model[key].get<int>();
+    };
+    take("num_layers", m.num_layers);
+    take("hidden_size", m.hidden_size);
+    take("num_attention_heads", m.num_attention_heads);
+    take("num_key_value_heads", m.num_key_value_heads);
+    take("intermediate_size", m.intermediate_size);
+    take("vocab_size", m.vocab_size);
+    if (model.contains("tie_word_embeddings") && model["tie_word_embeddings"].is_boolean())
+        m.tie_word_embeddings = model["tie_word_embeddings"].get<bool>();
+    return m;
+}
+
+// Takes the model part of an imported scenario. False when it names a preset this build lacks.
+bool ImportModel(AppState& state, const nlohmann::json& model)
+{
+    ModelChoice& choice = state.scenario.model;
+    if (model.is_string())
+        return ImportModel(state, nlohmann::json{{"preset", model}});
+    if (!model.is_object())
+        return false;
+    if (model.contains("preset") && model["preset"].is_string())
+    {
+        const int index = PresetIndexOf(state, model["preset"].get<std::string>());
+        if (index < 0)
+            return false;
+        choice.source = ModelSource::Preset;
+        choice.preset_index = index;
+        return true;
+    }
+    if (model.contains("hf_config") && model["hf_config"].is_object())
+    {
+        choice.source = ModelSource::Config;
+        choice.config = model["hf_config"];
+        choice.config_name = model.value("name", std::string("config.json"));
+        return true;
+    }
+    choice.manual = ReadManualModel(model);
+    choice.source = ModelSource::Manual;
+    return true;
+}
+
+// The link's settings, read by the core's parser (its depth limit and its messages); null when
+// there are none or they cannot be read (then state.link_message says why).
+nlohmann::json LinkScenario(AppState& state, const nlohmann::json& request, const std::string& ignored)
+{
+    if (request.contains("link_problem") && request["link_problem"].is_string())
+    {
+        state.link_message = ignored + request["link_problem"].get<std::string>();
+        return nullptr;
+    }
+    if (!request.contains("scenario_text") || !request["scenario_text"].is_string())
+        return nullptr;
+    std::string error;
+    std::optional<nlohmann::json> parsed = gpumem::parse_json(request["scenario_text"].get<std::string>(), error);
+    if (!parsed)
+        state.link_message = ignored + "they are not valid JSON (" + error + ")";
+    else if (!parsed->is_object())
+        state.link_message = ignored + "they are not a JSON object";
+    else
+        return std::move(*parsed);
+    return nullptr;
+}
+
+// The largest components of a result, biggest first, with their labels.
+std::vector<std::pair<std::uint64_t, const char*>> LargestComponents(const ResultView& view)
+{
+    std::vector<std::pair<std::uint64_t, const char*>> parts;
+    for (int i = 0; i < kComponentCount; i++)
+        if (view.components[i] > 0)
+            parts.push_back({view.components[i], kComponents[i].label});
+    std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    return parts;
+}
+
+}  // namespace
+
+//-----------------------------------------------------------------------------
+// [SECTION] Links and saved settings
+//-----------------------------------------------------------------------------
+
+void OpenFromPage(AppState& state, const nlohmann::json& request)
+{
+    state.link_applied = true;
+    state.scenario_text.clear();  // estimate (and save) again on the next frame, whatever was asked
+    if (!request.is_object())
+        return;
+    HubState& hub = state.hub;
+    if (const std::string base = StringOr(request, "hub", ""); !base.empty())
+    {
+        std::snprintf(hub.base, sizeof(hub.base), "%s", base.c_str());
+        hub.base_from_link = true;
+    }
+    if (request.contains("token") && request["token"].is_string())
+    {
+        std::snprintf(hub.token, sizeof(hub.token), "%s", request["token"].get<std::string>().c_str());
+        hub.remember_token = request.value("remember_token", false);
+    }
+    const std::string ignored = "this link's settings (s=) were ignored: ";
+    const nlohmann::json scenario = LinkScenario(state, request, ignored);
+    const std::string model = StringOr(request, "model", "");
+    const std::string revision = StringOr(request, "revision", "main");
+    if (!model.empty())
+    {
+        const int index = revision != "main" ? -1 : PresetIndexOf(state, model);
+        if (index < 0)
+        {
+            std::snprintf(hub.input, sizeof(hub.input), "%s", model.c_str());
+            std::snprintf(hub.revision, sizeof(hub.revision), "%s", revision.c_str());
+            state.scenario.model.source = ModelSource::Hub;
+            hub.config = nullptr;
+            hub.pending_scenario = scenario;
+            RequestHubModel(state);
+            return;
+        }
+        state.scenario.model.source = ModelSource::Preset;
+        state.scenario.model.preset_index = index;
+    }
+    if (scenario.is_object() && !ImportScenario(state, scenario))
+        state.link_message = ignored + state.import_message;
+}
+
+nlohmann::json ShareState(const AppState& state)
+{
+    nlohmann::json share = nlohmann::json::object();
+    nlohmann::json scenario = BuildScenario(state);
+    const ModelChoice& model = state.scenario.model;
+    if (model.source == ModelSource::Preset && !state.presets.empty())
+    {
+        share["model"] = state.presets[model.preset_index].id;
+        scenario.erase("model");
+    }
+    else if (model.source == ModelSource::Hub)
+    {
+        // The model loaded, or the one asked for while it loads or after it failed: a link to a
+        // model that is temporarily unreachable still names it.
+        const bool ready = state.hub.status == HubState::Status::Ready;
+        const std::string id = ready ? state.hub.id : state.hub.input;
+        const std::string revision = ready ? state.hub.loaded_revision : state.hub.revision;
+        if (!id.empty())
+            share["model"] = id;
+        if (!revision.empty() && revision != "main")
+            share["revision"] = revision;
+        scenario.erase("model");
+    }
+    if (std::string(state.hub.base) != "https://huggingface.co")
+        share["hub"] = state.hub.base;
+    share["scenario"] = scenario;
+    return share;
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Imports
+//-----------------------------------------------------------------------------
+
+bool ImportScenario(AppState& state, const nlohmann::json& doc)
+{
+    if (!doc.is_object())
+    {
+        state.import_message = "a scenario is a JSON object";
+        return false;
+    }
+    // Without a model the current one is used, so a link or file can carry only settings.
+    nlohmann::json probe = doc;
+    if (!probe.contains("model"))
+    {
+        const nlohmann::json model = ModelJson(state);
+        if (!model.is_null())
+            probe["model"] = model;
+    }
+    const nlohmann::json result = gpumem::estimate(probe);
+    if (!result.value("ok", false) || !result.contains("scenario"))
+    {
+        const std::string why = ErrorText(result);
+        state.import_message = "not loaded: " + (why.empty() ? std::string("the estimator refused it") : why);
+        return false;
+    }
+    if (doc.contains("model") && !ImportModel(state, doc["model"]))
+    {
+        state.import_message = "not loaded: model: this page has no such bundled preset";
+        return false;
+    }
+
+    const nlohmann::json& resolved = result["scenario"];
+    // A v1 document keeps its own shape; gpu-mem-calculator's config format is replaced by its v1 reading.
+    const nlohmann::json& raw = doc.contains("version") ? doc : resolved;
+    ScenarioState& s = state.scenario;
+    s.extra = raw;
+    s.extra.erase("model");
+    ReadScenario(s, raw, resolved);
+    if (resolved.contains("hardware") && resolved["hardware"].is_object())
+    {
+        const std::string gpu = Lower(StringOr(resolved["hardware"], "gpu", ""));
+        for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
+            if (Lower(state.gpus[i].id) == gpu)
+                s.hardware.gpu_index = i;
+    }
+    state.import_message.clear();
+    return true;
+}
+
+bool LoadText(AppState& state, const std::string& text, const std::string& name)
+{
+    std::string error;
+    std::optional<nlohmann::json> parsed = gpumem::parse_json(text, error);
+    if (!parsed)
+    {
+        state.import_message = name + ": not valid JSON (" + error + ")";
+        return false;
+    }
+    nlohmann::json doc = std::move(*parsed);
+    if (!doc.is_object())
+    {
+        state.import_message = name + ": not a JSON object (a scenario or a model's config.json was expected)";
+        return false;
+    }
+    // A config.json names its architecture; a scenario has a model, a mode or a version.
+    if (doc.contains("model_type") || doc.contains("architectures"))
+    {
+        const nlohmann::json counted = gpumem::params(doc);
+        if (!counted.value("ok", false))
+        {
+            state.import_message = name + ": " + ErrorText(counted);
+            return false;
+        }
+        ModelChoice& model = state.scenario.model;
+        model.source = ModelSource::Config;
+        model.config = std::move(doc);
+        model.config_name = name;
+        state.import_message.clear();
+        return true;
+    }
+    return ImportScenario(state, doc);
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] The result as text
+//-----------------------------------------------------------------------------
+
+std::string ResultLabel(const ResultView& view)
+{
+    const ScenarioState& r = view.resolved;
+    std::string label = view.model_name;
+    if (r.IsInference())
+        label += ", serve " + std::to_string(r.inference.concurrent_sequences) + " x " + std::to_string(r.inference.context_len);
+    else
+        label += std::string(", ") + gpumem::detail::name(r.training.method) + " bs " + std::to_string(r.training.batch_size) +
+                 " x " + std::to_string(r.training.seq_len);
+    label += ", " + std::to_string(r.hardware.num_gpus) + " x " + (view.resolved_gpu.empty() ? "null" : view.resolved_gpu);
+    return label;
+}
+
+std::string ResultMarkdown(const AppState& state)
+{
+    const ResultView& r = state.view;
+    if (!r.ok)
+        return "";
+    std::string md = "| " + ResultLabel(r) + " | GiB |\n|---|---:|\n";
+    auto line = [&md](const std::string& name, std::uint64_t bytes) {
+        char value[32];
+        std::snprintf(value, sizeof(value), "%.2f", ToGiB(bytes));
+        md += "| " + name + " | " + value + " |\n";
+    };
+    for (int i = 0; i < kComponentCount; i++)
+        if (r.components[i] > 0)
+            line(kComponents[i].label, r.components[i]);
+    line("**Allocated peak** (" + (r.peak_phase.empty() ? std::string("null") : r.peak_phase) + ")", r.peak_allocated_bytes);
+    line("**Reserved**", r.peak_reserved_bytes);
+    line("**Device total**", r.device_total_bytes);
+    char tail[96];
+    std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% of the card (gpumem %s).\n", r.fits ? "Fits" : "Does not fit",
+                  r.utilization * 100.0, state.version.c_str());
+    return md + tail;
+}
+
+std::string ResultSummary(const AppState& state)
+{
+    const ResultView& r = state.view;
+    if (!r.ok)
+    {
+        std::string text = "The scenario cannot be estimated:";
+        for (const std::string& e : r.errors)
+            text += " " + e + ".";
+        return text;
+    }
+    char head[256];
+    std::snprintf(head, sizeof(head), "%s: %.1f GiB per GPU at the peak (%s), %s: %.0f %% of the card.", ResultLabel(r).c_str(),
+                  ToGiB(r.device_total_bytes), r.peak_phase.empty() ? "null" : r.peak_phase.c_str(),
+                  r.fits ? "fits" : "does not fit", r.utilization * 100.0);
+    std::string text = head;
+    if (!r.fits && r.gpus_needed)
+        text += " GPUs needed: " + std::to_string(*r.gpus_needed) + ".";
+    const auto parts = LargestComponents(r);
+    for (std::size_t i = 0; i < parts.size() && i < 3; i++)
+    {
+        char part[96];
+        std::snprintf(part, sizeof(part), "%s %s %.1f GiB", i == 0 ? " Largest:" : ",", parts[i].second, ToGiB(parts[i].first));
+        text += part;
+    }
+    if (!parts.empty())
+        text += ".";
+    for (const std::string& w : r.warnings)
+        text += " Warning: " + w + ".";
+    return text;
+}
+
+}  // namespace gpumem::ui

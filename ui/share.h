@@ -1,0 +1,48 @@
+// Getting scenarios in and out of the page: the link and the saved settings (page.js keeps them in
+// the URL and localStorage), imported and dropped files, pasted text, and the result as Markdown
+// or as a few sentences for screen readers. The token is never part of any of them.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpumem::ui {
+
+struct AppState;
+struct ResultView;
+
+// What a link or saved settings asked for (page.js reads the URL and localStorage):
+// {"hub": base, "model": id, "revision": rev, "scenario_text": "{...}", "link_problem": why,
+//  "token": t, "remember_token": b}. A model that is a bundled preset loads at once; any other id
+// is fetched from the Hub. "hub" comes only from a link and holds for this visit; settings that
+// cannot be read (link_problem, or scenario_text the core refuses) leave the defaults and say so
+// in state.link_message.
+void OpenFromPage(AppState& state, const nlohmann::json& request);
+
+// The share state handed to the page for the URL and saved settings:
+// {"model", "revision", "hub", "scenario"} (the scenario without its model for presets and Hub
+// models, which the link names instead). Never holds the token.
+nlohmann::json ShareState(const AppState& state);
+
+// Loads a scenario document (v1 or gpu-mem-calculator's config format) into the controls. Fields
+// no control owns are kept as they are. Returns false, with state.import_message saying why, when
+// it is not a scenario the core accepts.
+bool ImportScenario(AppState& state, const nlohmann::json& doc);
+
+// Text from a file drop, the file picker or the paste box: a scenario or a model's config.json.
+bool LoadText(AppState& state, const std::string& text, const std::string& name);
+
+// The model and the settings that tell results apart ("Llama-3.1-8B, full bs 1 x 2048, 1 x
+// H100-80GB"): a pinned result's header, the Markdown table's.
+std::string ResultLabel(const ResultView& view);
+
+// The result as a Markdown table (what "Copy as Markdown" puts on the clipboard).
+std::string ResultMarkdown(const AppState& state);
+
+// The result in a few sentences (the model and settings, the device total, fits, GPUs needed, the
+// three largest components, the warnings), for screen readers: the page keeps it in an aria-live
+// region, since the canvas itself says nothing to them.
+std::string ResultSummary(const AppState& state);
+
+}  // namespace gpumem::ui

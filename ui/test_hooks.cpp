@@ -1,0 +1,153 @@
+// The test hooks: see test_hooks.h. Dear ImGui 1.86 calls ImGuiTestEngineHook_ItemAdd() for
+// every item with an ID, before clipping, with the rectangle it occupies; this file is the only
+// place that knows which items the browser tests name.
+
+#include "test_hooks.h"
+
+#include <cstdarg>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "imgui.h"
+#include "imgui_internal.h"
+
+namespace gpumem::ui {
+
+namespace {
+
+// A name the tests use, and the label (or ID string) the page gives that item.
+struct NamedItem
+{
+    std::string name;
+    std::string label;
+};
+
+// The items the browser tests (tests/browser) and the page benchmark (tests/bench) look up.
+// Input fields with step buttons (InputInt) are found by their text field.
+std::vector<NamedItem> MakeNamedItems()
+{
+    std::vector<NamedItem> items = {
+        // The columns (child windows, by their IDs)
+        {"controls_column", "controls"}, {"results_column", "results"}, {"page_column", "page"},
+        // Notices above the columns
+        {"hub_banner", "##hub_banner"}, {"trust_hub", "###trust_hub"}, {"hub_reset", "Use huggingface.co"},
+        {"link_message", "##link_message"},
+        // Model
+        {"source_preset", "Preset"}, {"source_hub", "Hub"}, {"source_config", "config.json"}, {"source_manual", "By hand"},
+        {"preset", "##preset"}, {"hub_input", "##hub_input"}, {"hub_fetch", "Fetch"}, {"hub_message", "##hub_message"},
+        {"hub_retry", "Retry"}, {"hub_settings", "Access token and Hub address"}, {"hub_token", "##hub_token"},
+        {"remember_token", "Remember the token in this browser"}, {"hub_base", "##hub_base"},
+        {"mode_training", "Training##mode"}, {"mode_inference", "Inference##mode"},
+        // Training, inference, parallelism, hardware
+        {"lora_rank", "##lora_rank"}, {"batch_size", "##batch_size"}, {"seq_len", "##seq_len"},
+        {"concurrent_sequences", "##concurrent_sequences"}, {"context_len", "##context_len"},
+        {"zero_stage", "##zero_stage"}, {"gpu", "##gpu"}, {"num_gpus", "##num_gpus"},
+        // Results
+        {"gpus_header", "Which GPUs fit"}, {"compare_header", "###compare"}, {"pin", "Pin this result"},
+        {"share_header", "Share, import and export"}, {"copy_markdown", "Copy results as Markdown"},
+        {"export", "Export scenario.json"}, {"import", "Import a file..."}, {"paste", "##paste"},
+        {"load_paste", "Load pasted JSON"},
+        // Planner
+        {"planner_header", "Planner: what fits, and how to run it"}, {"plan_gpus", "##plan_gpus"},
+        {"plan_global_batch", "##plan_global_batch"}, {"plan_top", "##plan_top"},
+    };
+    for (const char* field : {"training.batch_size", "training.seq_len", "inference.batch_size", "inference.context_len"})
+        items.push_back({std::string("maxfit_use_") + field, std::string("Use##") + field});
+    for (int rank = 1; rank <= 100; rank++)   // the planner shows at most 100 rows
+        items.push_back({"plan_load_" + std::to_string(rank), "Load " + std::to_string(rank)});
+    return items;
+}
+
+const std::vector<NamedItem>& NamedItems()
+{
+    static const std::vector<NamedItem> items = MakeNamedItems();
+    return items;
+}
+
+TestHooks* HooksOf(ImGuiContext* ctx)
+{
+    return ctx != nullptr ? static_cast<TestHooks*>(ctx->TestEngine) : nullptr;
+}
+
+// The test name of the item `id` submitted in `scope`, or nullptr. Each scope's label IDs are
+// hashed once (the scopes of a page are few and stable: windows, tree nodes, table rows).
+const char* NameIn(TestHooks& hooks, ImGuiID scope, ImGuiID id)
+{
+    const std::vector<NamedItem>& items = NamedItems();
+    std::vector<std::uint32_t>& ids = hooks.scopes[scope];
+    if (ids.empty())
+        for (const NamedItem& item : items)
+            ids.push_back(ImHashStr(item.label.c_str(), 0, scope));
+    for (std::size_t i = 0; i < ids.size(); i++)
+        if (ids[i] == id)
+            return items[i].name.c_str();
+    return nullptr;
+}
+
+void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
+{
+    if (TestHooks* hooks = HooksOf(ctx))
+    {
+        hooks->rects.clear();
+        hooks->shown.clear();
+    }
+}
+
+void OnEndFrame(ImGuiContext* ctx, ImGuiContextHook*)
+{
+    if (TestHooks* hooks = HooksOf(ctx))
+    {
+        const auto it = hooks->shown.find(ctx->NavId);
+        hooks->keyboard_focus = ctx->NavId != 0 && it != hooks->shown.end() ? it->second : "";
+    }
+}
+
+}  // namespace
+
+void InstallTestHooks(ImGuiContext* ctx, TestHooks* hooks)
+{
+    ctx->TestEngine = hooks;
+    ctx->TestEngineHookItems = true;
+    ImGuiContextHook hook;
+    hook.Type = ImGuiContextHookType_NewFramePre;
+    hook.Callback = OnNewFrame;
+    ImGui::AddContextHook(ctx, &hook);
+    hook.Type = ImGuiContextHookType_EndFramePost;
+    hook.Callback = OnEndFrame;
+    ImGui::AddContextHook(ctx, &hook);
+}
+
+}  // namespace gpumem::ui
+
+//-----------------------------------------------------------------------------
+// [SECTION] Dear ImGui's test-engine hooks (imgui_internal.h)
+//-----------------------------------------------------------------------------
+
+// Every item with an ID. Its ID is its label hashed into the current ID scope, except for the text
+// field of an InputInt, which takes its widget's ID scope as its own ID (ImGui::InputScalar), so the
+// enclosing scope is learned as well.
+void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id)
+{
+    gpumem::ui::TestHooks* hooks = gpumem::ui::HooksOf(ctx);
+    ImGuiWindow* window = ctx->CurrentWindow;
+    if (hooks == nullptr || window == nullptr || window->IDStack.empty())
+        return;
+    const ImVector<ImGuiID>& stack = window->IDStack;
+    const char* name = gpumem::ui::NameIn(*hooks, stack.back(), id);
+    if (name == nullptr && stack.Size >= 2 && id == stack.back())
+        name = gpumem::ui::NameIn(*hooks, stack[stack.Size - 2], id);
+    if (name == nullptr)
+        return;
+    hooks->rects[name] = gpumem::ui::WidgetRect{bb.Min.x, bb.Min.y, bb.Max.x - bb.Min.x, bb.Max.y - bb.Min.y};
+    hooks->shown[id] = name;
+}
+
+void ImGuiTestEngineHook_ItemInfo(ImGuiContext*, ImGuiID, const char*, ImGuiItemStatusFlags) {}
+
+void ImGuiTestEngineHook_Log(ImGuiContext*, const char*, ...) {}
+
+const char* ImGuiTestEngine_FindItemDebugLabel(ImGuiContext*, ImGuiID)
+{
+    return nullptr;
+}

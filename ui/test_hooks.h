@@ -1,0 +1,43 @@
+// What the browser tests see of the page: where named widgets are, and which one keyboard
+// navigation is on. The panels know nothing of it. Dear ImGui's test-engine hooks
+// (IMGUI_ENABLE_TEST_ENGINE, imgui_internal.h) report every item's ID and rectangle as it is
+// submitted; test_hooks.cpp keeps those whose ID is one of the labels in its table of names.
+//
+//     InstallTestHooks(ImGui::GetCurrentContext(), &hooks);   // once, after CreateContext()
+//     ...frames...
+//     hooks.rects["batch_size"]                               // the last frame's rectangle
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+struct ImGuiContext;
+
+namespace gpumem::ui {
+
+// A widget's rectangle in framebuffer pixels (main.cpp converts to CSS pixels for tests).
+struct WidgetRect
+{
+    float x = 0.0f, y = 0.0f, w = 0.0f, h = 0.0f;
+};
+
+struct TestHooks
+{
+    // The last frame's named widgets (cleared when a frame starts) and the one keyboard
+    // navigation was on when it ended ("" if none of them).
+    std::map<std::string, WidgetRect> rects;
+    std::string keyboard_focus;
+
+    // An item's ID is its label hashed into the ID scope it was submitted in: each scope seen is
+    // hashed with every label of the table once, and the IDs kept (in the table's order).
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> scopes;
+    std::unordered_map<std::uint32_t, const char*> shown;    // this frame's named items, by ID
+};
+
+// Points `ctx`'s test-engine hooks at `hooks` (which must outlive the context).
+void InstallTestHooks(ImGuiContext* ctx, TestHooks* hooks);
+
+}  // namespace gpumem::ui
