@@ -1,0 +1,63 @@
+// What the readers of this directory share: field helpers, a family's facts and the vision tower.
+// The public face of the directory is model.h; this header is for its .cpp files only.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace gpumem::detail {
+
+constexpr std::uint64_t kMaxDim = 1ull << 24;    // 16.7M: above any real hidden/vocab size
+constexpr std::uint64_t kMaxLayers = 100000;
+
+// The first present key among `keys` (configs of different families name the same thing differently).
+inline std::string first_key(const json& config, std::initializer_list<const char*> keys) {
+    for (const char* k : keys)
+        if (config.contains(k) && !config[k].is_null()) return k;
+    return "";
+}
+
+// A non-negative integer field, or `fallback` when absent, null or of another type.
+inline std::uint64_t uint_or(const json& c, const char* key, std::uint64_t fallback) {
+    if (!c.contains(key) || !c[key].is_number_integer() || c[key].get<std::int64_t>() < 0) return fallback;
+    return c[key].get<std::uint64_t>();
+}
+
+struct Family {
+    bool known = true;
+    bool qkv_bias = false, o_bias = false, mlp_bias = false, lm_head_bias = false;
+    bool tie_default = false;
+    bool gated = true;
+    ModelSpec::Norm norm = ModelSpec::Norm::RMS;  // RMS: weight only (also LayerNorm without bias: mpt, dbrx, cohere)
+    std::uint64_t norms_per_layer = 2;
+    ModelSpec::QKNorm qk_norm = ModelSpec::QKNorm::None;
+    bool parallel = false;
+    bool learned_positions = false;
+    std::uint64_t position_offset = 0;  // opt: 2 extra rows in the learned position table
+    bool embedding_norm = false, final_norm = true;
+    ModelSpec::Structure structure = ModelSpec::Structure::Decoder;
+    bool moe = false, expert_bias = false, router_bias = false, sinks = false, shared_expert = false;
+    bool mla = false;  // deepseek_v2/v3 multi-head latent attention, dense first layers, shared experts
+    enum class Window { None, AllLayers, EvenLayers, QwenUpper, EveryNth } window = Window::None;
+};
+
+// The facts of the family `type` names, with the switches its config `c` sets.
+Family family_of(const std::string& type, const json& c);
+
+// Defaults of the transformers config class for a nested text_config: older multimodal configs
+// store only the fields that differ from them (llava-1.5's text_config names no hidden_size).
+json text_config_defaults(const std::string& type);
+
+// A linear layer (out × in) and its bias, `copies` times (one per tower layer).
+void linear(std::vector<ModelSpec::Weight>& w, const std::string& name, std::uint64_t out, std::uint64_t in, bool bias,
+            std::uint64_t copies = 1);
+
+// The vision tower of a multimodal wrapper from its vision_config (defaults of the tower's config
+// class where a field is absent). Returns false for a tower it does not know.
+bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, std::uint64_t text_hidden);
+
+}  // namespace gpumem::detail

@@ -1,0 +1,187 @@
+// Vision towers and projectors of multimodal wrappers (llava, gemma3, mllama, qwen2-vl), as lists
+// of weight shapes.
+
+#include "model/reading.h"
+
+namespace gpumem::detail {
+
+using Weight = ModelSpec::Weight;
+
+// A linear layer (out × in) and its bias, `copies` times (one per tower layer).
+void linear(std::vector<Weight>& w, const std::string& name, std::uint64_t out, std::uint64_t in, bool bias,
+            std::uint64_t copies) {
+    w.push_back({name, out, in, copies});
+    if (bias) w.push_back({name + ".bias", out, 1, copies});
+}
+
+namespace {
+
+// One ViT encoder layer as CLIP and SigLIP build it: layer_norm1/2 (weight + bias), q/k/v/out_proj
+// with bias, mlp fc1/fc2 with bias.
+void vit_layers(std::vector<Weight>& w, std::uint64_t h, std::uint64_t I, std::uint64_t L) {
+    w.push_back({"layers.layer_norm1", h, 1, L});
+    w.push_back({"layers.layer_norm1.bias", h, 1, L});
+    for (const char* n : {"layers.self_attn.q_proj", "layers.self_attn.k_proj", "layers.self_attn.v_proj",
+                          "layers.self_attn.out_proj"})
+        linear(w, n, h, h, true, L);
+    w.push_back({"layers.layer_norm2", h, 1, L});
+    w.push_back({"layers.layer_norm2.bias", h, 1, L});
+    linear(w, "layers.mlp.fc1", I, h, true, L);
+    linear(w, "layers.mlp.fc2", h, I, true, L);
+}
+
+}  // namespace
+
+bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, std::uint64_t text_hidden) {
+    std::string vt = v.contains("model_type") && v["model_type"].is_string() ? v["model_type"].get<std::string>() : "";
+    if (vt.empty() && wrapper == "llava") vt = "clip_vision_model";
+    if (vt.empty() && (wrapper == "qwen2_vl" || wrapper == "qwen2_5_vl")) vt = wrapper;
+    if (vt.empty() && wrapper == "mllama") vt = "mllama_vision_model";
+    m.vision_model_type = vt;
+    auto& w = m.vision_tower;
+    auto& p = m.projector;
+    if (vt == "clip_vision_model" || vt == "siglip_vision_model") {
+        bool clip = vt == "clip_vision_model";
+        // CLIPVisionConfig() / SiglipVisionConfig() defaults; patch 32 (CLIP) or 16 (SigLIP).
+        std::uint64_t h = uint_or(v, "hidden_size", 768), I = uint_or(v, "intermediate_size", 3072),
+                      L = uint_or(v, "num_hidden_layers", 12), ch = uint_or(v, "num_channels", 3),
+                      image = uint_or(v, "image_size", 224), patch = uint_or(v, "patch_size", clip ? 32 : 16);
+        if (patch == 0 || h == 0) return false;
+        std::uint64_t patches = (image / patch) * (image / patch);
+        // LLaVA's "default" feature strategy drops CLIP's class token: one LM token per patch.
+        m.vision_shape = {h, I, L, uint_or(v, "num_attention_heads", 12), patches + (clip ? 1 : 0), patches};
+        if (clip) {
+            // CLIPVisionEmbeddings: class_embedding, patch_embedding Conv2d(bias=False), positions for
+            // patches + 1; CLIPVisionTransformer: pre_layrnorm, encoder, post_layernorm.
+            w.push_back({"embeddings.class_embedding", h, 1, 1});
+            w.push_back({"embeddings.patch_embedding", h, ch * patch * patch, 1});
+            w.push_back({"embeddings.position_embedding", patches + 1, h, 1});
+            w.push_back({"pre_layrnorm", h, 1, 1});
+            w.push_back({"pre_layrnorm.bias", h, 1, 1});
+        } else {
+            // SiglipVisionEmbeddings: patch_embedding Conv2d with bias, positions for the patches.
+            w.push_back({"embeddings.patch_embedding", h, ch * patch * patch, 1});
+            w.push_back({"embeddings.patch_embedding.bias", h, 1, 1});
+            w.push_back({"embeddings.position_embedding", patches, h, 1});
+        }
+        vit_layers(w, h, I, L);
+        w.push_back({"post_layernorm", h, 1, 1});
+        w.push_back({"post_layernorm.bias", h, 1, 1});
+        bool head = !clip && (!v.contains("vision_use_head") || !v["vision_use_head"].is_boolean() ||
+                              v["vision_use_head"].get<bool>());
+        if (head) {
+            // SiglipMultiheadAttentionPoolingHead: probe, nn.MultiheadAttention (in_proj 3h × h + 3h,
+            // out_proj h × h + h), layernorm, mlp fc1/fc2.
+            w.push_back({"head.probe", h, 1, 1});
+            linear(w, "head.attention.in_proj", 3 * h, h, true);
+            linear(w, "head.attention.out_proj", h, h, true);
+            w.push_back({"head.layernorm", h, 1, 1});
+            w.push_back({"head.layernorm.bias", h, 1, 1});
+            linear(w, "head.mlp.fc1", I, h, true);
+            linear(w, "head.mlp.fc2", h, I, true);
+        }
+        if (wrapper == "gemma3") {
+            // Gemma3MultiModalProjector: mm_input_projection_weight (vision h × text h), mm_soft_emb_norm.
+            p.push_back({"mm_input_projection_weight", h, text_hidden, 1});
+            p.push_back({"mm_soft_emb_norm", h, 1, 1});
+        } else {
+            // LlavaMultiModalProjector: linear_1 (vision h × feature layers → text h), act, linear_2.
+            return true;  // the caller adds it: it needs the wrapper's fields
+        }
+        return true;
+    }
+    if (vt == "mllama_vision_model") {
+        // MllamaVisionModel (MllamaVisionConfig() defaults): patch_embedding Conv2d(bias=False);
+        // class_embedding; gated_positional_embedding = gate + embedding (patches + 1) x h + tile_embedding
+        // Embedding(max_aspect_ratio_id + 1, max_num_tiles x (patches + 1) x h); pre/post_tile_positional_
+        // embedding = Embedding(max_aspect_ratio_id + 1, max_num_tiles x h) + gate; layernorm_pre/post;
+        // transformer (num_hidden_layers) and global_transformer (num_global_layers, with gate_attn and
+        // gate_ffn) of MllamaVisionEncoderLayer: q/k/v/o without bias, fc1/fc2 with bias, two LayerNorms.
+        // max_aspect_ratio_id is len(supported_aspect_ratios), 8 by default.
+        std::uint64_t h = uint_or(v, "hidden_size", 1280), I = uint_or(v, "intermediate_size", 5120),
+                      L = uint_or(v, "num_hidden_layers", 32), G = uint_or(v, "num_global_layers", 8),
+                      ch = uint_or(v, "num_channels", 3), image = uint_or(v, "image_size", 448),
+                      patch = uint_or(v, "patch_size", 14), tiles = uint_or(v, "max_num_tiles", 4);
+        if (patch == 0 || h == 0) return false;
+        std::uint64_t ratios = v.contains("supported_aspect_ratios") && v["supported_aspect_ratios"].is_array()
+                                   ? v["supported_aspect_ratios"].size() : 8;
+        std::uint64_t positions = (image / patch) * (image / patch) + 1;  // patches + the class token
+        std::uint64_t layers_out = v.contains("intermediate_layers_indices") && v["intermediate_layers_indices"].is_array()
+                                       ? v["intermediate_layers_indices"].size() : 5;
+        std::uint64_t out = uint_or(v, "vision_output_dim", h * (layers_out + 1));
+        // The heads field is attention_heads in MllamaVisionConfig; an image reaches the text model
+        // through cross-attention, not as context tokens (tokens_per_image 0).
+        m.vision_shape = {h, I, L + G, uint_or(v, "attention_heads", uint_or(v, "num_attention_heads", 16)), tiles * positions, 0};
+        w.push_back({"patch_embedding", h, ch * patch * patch, 1});
+        w.push_back({"class_embedding", h, 1, 1});
+        w.push_back({"gated_positional_embedding.gate", 1, 1, 1});
+        w.push_back({"gated_positional_embedding.embedding", positions, h, 1});
+        w.push_back({"gated_positional_embedding.tile_embedding", ratios + 1, tiles * positions * h, 1});
+        for (const char* n : {"pre_tile_positional_embedding", "post_tile_positional_embedding"}) {
+            w.push_back({std::string(n) + ".embedding", ratios + 1, tiles * h, 1});
+            w.push_back({std::string(n) + ".gate", 1, 1, 1});
+        }
+        for (const char* n : {"layernorm_pre", "layernorm_post"}) {
+            w.push_back({n, h, 1, 1});
+            w.push_back({std::string(n) + ".bias", h, 1, 1});
+        }
+        for (const auto& [prefix, n] : {std::pair<std::string, std::uint64_t>{"transformer.", L}, {"global_transformer.", G}}) {
+            for (const char* proj : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"})
+                w.push_back({prefix + proj, h, h, n});
+            linear(w, prefix + "mlp.fc1", I, h, true, n);
+            linear(w, prefix + "mlp.fc2", h, I, true, n);
+            for (const char* norm : {"input_layernorm", "post_attention_layernorm"}) {
+                w.push_back({prefix + norm, h, 1, n});
+                w.push_back({prefix + norm + ".bias", h, 1, n});
+            }
+        }
+        w.push_back({"global_transformer.gate_attn", 1, 1, G});
+        w.push_back({"global_transformer.gate_ffn", 1, 1, G});
+        // MllamaForConditionalGeneration.multi_modal_projector: Linear(vision_output_dim, text h) with bias.
+        linear(p, "multi_modal_projector", text_hidden, out, true);
+        return true;
+    }
+    if (vt == "qwen2_vl" || vt == "qwen2_5_vl") {
+        bool v25 = vt == "qwen2_5_vl";
+        // Qwen2VLVisionConfig(): embed_dim 1280, depth 32, mlp_ratio 4, hidden_size 3584 (the LM width).
+        // Qwen2_5_VLVisionConfig(): hidden_size 3584 is the tower width, intermediate_size 3420,
+        // out_hidden_size 3584 the LM width.
+        std::uint64_t e = v25 ? uint_or(v, "hidden_size", 3584) : uint_or(v, "embed_dim", 1280);
+        std::uint64_t depth = uint_or(v, "depth", 32);
+        std::uint64_t I = v25 ? uint_or(v, "intermediate_size", 3420) : e * uint_or(v, "mlp_ratio", 4);
+        std::uint64_t out = v25 ? uint_or(v, "out_hidden_size", 3584) : uint_or(v, "hidden_size", 3584);
+        std::uint64_t ch = v.contains("in_channels") ? uint_or(v, "in_channels", 3) : uint_or(v, "in_chans", 3);
+        std::uint64_t patch = uint_or(v, "patch_size", 14), temporal = uint_or(v, "temporal_patch_size", 2),
+                      merge = uint_or(v, "spatial_merge_size", 2);
+        // PatchEmbed: Conv3d(bias=False) over temporal × patch × patch; rotary inv_freq is a buffer.
+        w.push_back({"patch_embed.proj", e, ch * temporal * patch * patch, 1});
+        // Blocks: norm1 / norm2 (LayerNorm with bias in 2-VL, RMSNorm in 2.5-VL), attn.qkv and
+        // attn.proj with bias, then fc1/fc2 (2-VL) or gate/up/down_proj with bias (2.5-VL).
+        for (const char* n : {"blocks.norm1", "blocks.norm2"}) {
+            w.push_back({n, e, 1, depth});
+            if (!v25) w.push_back({std::string(n) + ".bias", e, 1, depth});
+        }
+        linear(w, "blocks.attn.qkv", 3 * e, e, true, depth);
+        linear(w, "blocks.attn.proj", e, e, true, depth);
+        if (v25) {
+            linear(w, "blocks.mlp.gate_proj", I, e, true, depth);
+            linear(w, "blocks.mlp.up_proj", I, e, true, depth);
+            linear(w, "blocks.mlp.down_proj", e, I, true, depth);
+        } else {
+            linear(w, "blocks.mlp.fc1", I, e, true, depth);
+            linear(w, "blocks.mlp.fc2", e, I, true, depth);
+        }
+        // PatchMerger (the projector): ln_q, then Linear(e·merge², same) and Linear(e·merge², out), biased.
+        std::uint64_t cat = e * merge * merge;
+        p.push_back({"merger.ln_q", e, 1, 1});
+        if (!v25) p.push_back({"merger.ln_q.bias", e, 1, 1});
+        linear(p, "merger.mlp.0", cat, cat, true);
+        linear(p, "merger.mlp.2", out, cat, true);
+        return true;
+    }
+    m.vision_tower.clear();
+    m.projector.clear();
+    return false;
+}
+
+}  // namespace gpumem::detail
