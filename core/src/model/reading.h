@@ -1,4 +1,4 @@
-// What the readers of this directory share: field helpers, a family's facts and the vision tower.
+// What the readers of this directory share: field helpers, a family's facts, the vision tower.
 // The public face of the directory is model.h; this header is for its .cpp files only.
 #pragma once
 
@@ -27,6 +27,21 @@ inline std::uint64_t uint_or(const json& c, const char* key, std::uint64_t fallb
     return c[key].get<std::uint64_t>();
 }
 
+// A boolean field, or `fallback` when absent, null or of another type.
+inline bool bool_or(const json& c, const char* key, bool fallback) {
+    return c.contains(key) && c[key].is_boolean() ? c[key].get<bool>() : fallback;
+}
+
+// A string field, or `fallback` when absent, null or of another type.
+inline std::string string_or(const json& c, const char* key, const std::string& fallback) {
+    return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : fallback;
+}
+
+// The length of an array field, or `fallback` when absent or not an array.
+inline std::uint64_t array_size_or(const json& c, const char* key, std::uint64_t fallback) {
+    return c.contains(key) && c[key].is_array() ? c[key].size() : fallback;
+}
+
 struct Family {
     bool known = true;
     bool qkv_bias = false, o_bias = false, mlp_bias = false, lm_head_bias = false;
@@ -52,12 +67,9 @@ Family family_of(const std::string& type, const json& c);
 // store only the fields that differ from them (llava-1.5's text_config names no hidden_size).
 json text_config_defaults(const std::string& type);
 
-// A linear layer (out × in) and its bias, `copies` times (one per tower layer).
-void linear(std::vector<ModelSpec::Weight>& w, const std::string& name, std::uint64_t out, std::uint64_t in, bool bias,
-            std::uint64_t copies = 1);
-
-// The vision tower of a multimodal wrapper from its vision_config (defaults of the tower's config
-// class where a field is absent). Returns false for a tower it does not know.
-bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, std::uint64_t text_hidden);
+// The vision tower and projector of a multimodal wrapper (config.json's vision_config, read after
+// the language model: the projector's width is m.hidden_size); a warning where only the language
+// model is counted. `wrapper` is config.json's own model_type.
+void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& m, std::vector<std::string>& warnings);
 
 }  // namespace gpumem::detail

@@ -5,16 +5,16 @@
 
 namespace gpumem::detail {
 
+namespace {
+
 using Weight = ModelSpec::Weight;
 
 // A linear layer (out × in) and its bias, `copies` times (one per tower layer).
 void linear(std::vector<Weight>& w, const std::string& name, std::uint64_t out, std::uint64_t in, bool bias,
-            std::uint64_t copies) {
+            std::uint64_t copies = 1) {
     w.push_back({name, out, in, copies});
     if (bias) w.push_back({name + ".bias", out, 1, copies});
 }
-
-namespace {
 
 // One ViT encoder layer as CLIP and SigLIP build it: layer_norm1/2 (weight + bias), q/k/v/out_proj
 // with bias, mlp fc1/fc2 with bias.
@@ -30,8 +30,8 @@ void vit_layers(std::vector<Weight>& w, std::uint64_t h, std::uint64_t I, std::u
     linear(w, "layers.mlp.fc2", h, I, true, L);
 }
 
-}  // namespace
-
+// The vision tower of a multimodal wrapper from its vision_config (defaults of the tower's config
+// class where a field is absent). Returns false for a tower it does not know.
 bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, std::uint64_t text_hidden) {
     std::string vt = v.contains("model_type") && v["model_type"].is_string() ? v["model_type"].get<std::string>() : "";
     if (vt.empty() && wrapper == "llava") vt = "clip_vision_model";
@@ -182,6 +182,47 @@ bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m, 
     m.vision_tower.clear();
     m.projector.clear();
     return false;
+}
+
+// LlavaMultiModalProjector: linear_1 (vision h × number of feature layers → text h) and linear_2
+// (text h → text h), with bias unless multimodal_projector_bias is false.
+void llava_projector(const json& config, const json& v, ModelSpec& m) {
+    if (config.contains("image_seq_length") && config["image_seq_length"].is_number_unsigned())
+        m.vision_shape.tokens_per_image = config["image_seq_length"].get<std::uint64_t>();
+    std::uint64_t vh = uint_or(v, "hidden_size", 768);
+    std::uint64_t feats = array_size_or(config, "vision_feature_layer", 1);
+    bool bias = bool_or(config, "multimodal_projector_bias", true);
+    linear(m.projector, "linear_1", m.hidden_size, vh * feats, bias);
+    linear(m.projector, "linear_2", m.hidden_size, m.hidden_size, bias);
+}
+
+// The wrappers whose towers are counted; another wrapper's tower, even one read, is left out.
+bool counts_tower(const std::string& wrapper) {
+    for (const char* w : {"llava", "gemma3", "qwen2_vl", "qwen2_5_vl", "mllama"})
+        if (wrapper == w) return true;
+    return false;
+}
+
+}  // namespace
+
+void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& m, std::vector<std::string>& warnings) {
+    const json& v = config["vision_config"];
+    if (!read_vision_tower(wrapper, v, m, m.hidden_size)) {
+        warnings.push_back("vision tower '" + m.vision_model_type + "' of '" + wrapper +
+                           "' is not known: only the language model is counted");
+        return;
+    }
+    // Gemma 3 pools each image to mm_tokens_per_image soft tokens (256 in Gemma3Config()).
+    if (wrapper == "gemma3")
+        m.vision_shape.tokens_per_image = config.contains("mm_tokens_per_image") && config["mm_tokens_per_image"].is_number_unsigned()
+                                              ? config["mm_tokens_per_image"].get<std::uint64_t>() : 256;
+    if (wrapper == "llava" && m.vision_model_type != "qwen2_vl") {
+        llava_projector(config, v, m);
+    } else if (!counts_tower(wrapper)) {
+        m.vision_tower.clear();
+        m.projector.clear();
+        warnings.push_back("multimodal model_type '" + wrapper + "': only the language model is counted");
+    }
 }
 
 }  // namespace gpumem::detail
