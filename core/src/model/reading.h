@@ -42,21 +42,25 @@ inline std::uint64_t array_size_or(const json& c, const char* key, std::uint64_t
     return c.contains(key) && c[key].is_array() ? c[key].size() : fallback;
 }
 
+// A family's facts: where its modules differ from llama's decoder, whose facts are the defaults
+// here. read_hf_config copies most of them into the ModelSpec (apply_family).
 struct Family {
-    bool known = true;
+    bool known = true;  // false: an unknown model_type, read as llama with its config's biases
     bool qkv_bias = false, o_bias = false, mlp_bias = false, lm_head_bias = false;
-    bool tie_default = false;
-    bool gated = true;
+    bool tie_default = false;  // tie_word_embeddings when the config does not say
+    bool gated = true;  // gate/up/down MLP; false: fc1/fc2
     ModelSpec::Norm norm = ModelSpec::Norm::RMS;  // RMS: weight only (also LayerNorm without bias: mpt, dbrx, cohere)
     std::uint64_t norms_per_layer = 2;
     ModelSpec::QKNorm qk_norm = ModelSpec::QKNorm::None;
-    bool parallel = false;
+    bool parallel = false;  // attention and MLP read the same normed input
     bool learned_positions = false;
     std::uint64_t position_offset = 0;  // opt: 2 extra rows in the learned position table
     bool embedding_norm = false, final_norm = true;
     ModelSpec::Structure structure = ModelSpec::Structure::Decoder;
     bool moe = false, expert_bias = false, router_bias = false, sinks = false, shared_expert = false;
     bool mla = false;  // deepseek_v2/v3 multi-head latent attention, dense first layers, shared experts
+    // Which layers slide when the config sets sliding_window: all, the even ones (gemma2), those from
+    // max_window_layers on with use_sliding_window (qwen), all but every sliding_window_pattern-th (gemma3).
     enum class Window { None, AllLayers, EvenLayers, QwenUpper, EveryNth } window = Window::None;
 };
 
