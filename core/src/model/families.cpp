@@ -23,11 +23,11 @@ void llama_biases(Family& f, const json& c) {
     f.mlp_bias = bool_or(c, "mlp_bias", false);
 }
 
-// GPT-2's block, the shape of the older families: LayerNorm with bias, biased q/k/v/o and MLP, an
-// ungated fc/proj MLP.
-void gpt2_block(Family& f) {
+// GPT-2's block, the shape of the older families: LayerNorm with bias, q/k/v/o and MLP with biases
+// (some families' configs switch them off), an ungated fc/proj MLP.
+void gpt2_block(Family& f, bool biases = true) {
     f.norm = Norm::Layer;
-    f.qkv_bias = f.o_bias = f.mlp_bias = true;
+    f.qkv_bias = f.o_bias = f.mlp_bias = biases;
     f.gated = false;
 }
 
@@ -149,9 +149,8 @@ const FamilyRow kFamilies[] = {
     // GPTJBlock: ln_1 only, attention (q/k/v/out_proj, no bias) and MLP (fc_in/fc_out, biased) in
     // parallel; rotary; lm_head untied with a bias.
     {{"gptj"}, [](Family& f, const json&) {
-         f.norm = Norm::Layer;
+         gpt2_block(f, false);
          f.mlp_bias = f.lm_head_bias = true;
-         f.gated = false;
          f.norms_per_layer = 1;
          f.parallel = true;
      }},
@@ -159,9 +158,7 @@ const FamilyRow kFamilies[] = {
     // final_layer_norm; OPTLearnedPositionalEmbedding keeps 2 offset rows.
     {{"opt"}, [](Family& f, const json& c) {
          f.tie_default = true;
-         f.norm = Norm::Layer;
-         f.qkv_bias = f.o_bias = f.mlp_bias = bool_or(c, "enable_bias", true);
-         f.gated = false;
+         gpt2_block(f, bool_or(c, "enable_bias", true));
          f.learned_positions = true;
          f.position_offset = 2;
          f.final_norm = bool_or(c, "do_layer_norm_before", true) && !bool_or(c, "_remove_final_layer_norm", false);
@@ -177,9 +174,7 @@ const FamilyRow kFamilies[] = {
     // bias=config.bias; LayerNorms with bias; read_hf_config sets the k/v heads and the norms.
     {{"falcon"}, [](Family& f, const json& c) {
          f.tie_default = true;
-         f.norm = Norm::Layer;
-         f.qkv_bias = f.o_bias = f.mlp_bias = bool_or(c, "bias", false);
-         f.gated = false;
+         gpt2_block(f, bool_or(c, "bias", false));
          f.parallel = bool_or(c, "parallel_attn", true);
      }},
     // MptBlock: norm_1 / norm_2 / norm_f are LayerNorms whose bias is set to None; Wqkv, out_proj,
