@@ -1,16 +1,18 @@
-// A model entered by hand or only by its size.
+// A model entered by hand (gpu-mem-calculator's model fields) or only by its size: the fields it
+// gives, then a Llama-shaped guess for each one it leaves out, reported in defaults_applied.
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "model/reading.h"
 
 namespace gpumem::detail {
 
-ModelRead read_manual_model(const json& model, const std::string& prefix, std::vector<std::string>& defaults_applied) {
-    ModelRead out;
-    FieldReader r(model, prefix, out.issues);
-    ModelSpec m;
+namespace {
+
+// The fields as given (0 where absent), and the declared size (num_parameters) when there is one.
+std::optional<std::uint64_t> read_manual_fields(FieldReader& r, ModelSpec& m) {
     m.model_type = "manual";
     m.name = r.string("name").value_or("custom model");
     auto declared = r.count("num_parameters", 1000, static_cast<std::uint64_t>(1e15));
@@ -24,16 +26,15 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
     m.tie_word_embeddings = r.boolean("tie_word_embeddings").value_or(false);
     m.head_dim = r.uint("head_dim", 1, kMaxDim).value_or(0);
     if (auto d = r.string("dtype")) m.checkpoint_dtype = normalize_dtype(*d);
-    if (!out.issues.empty()) return out;
-    if (!declared && (m.hidden_size == 0 || m.num_layers == 0)) {
-        out.issues.push_back({prefix, "needs a preset, an hf_config, or num_parameters (\"7B\") and/or hidden_size + "
-                                      "num_layers", ""});
-        return out;
-    }
+    return declared;
+}
 
-    // Shape guesses for a model known only by size: a Llama-shaped decoder, where one layer holds
-    // 12·h² parameters (4h² attention + 8h² gated MLP with I = 8h/3) and depth follows h/128
-    // (Llama 2: 7B 4096/32, 13B 5120/40). So P ≈ 12·L·h² with L = h/128 gives h = ∛(128·P/12).
+// Shape guesses for a model known only by size: a Llama-shaped decoder, where one layer holds
+// 12·h² parameters (4h² attention + 8h² gated MLP with I = 8h/3) and depth follows h/128
+// (Llama 2: 7B 4096/32, 13B 5120/40). So P ≈ 12·L·h² with L = h/128 gives h = ∛(128·P/12).
+// `declared` is there whenever hidden_size or num_layers is missing.
+void guess_missing_shape(const std::optional<std::uint64_t>& declared, const std::string& prefix, ModelSpec& m,
+                         std::vector<std::string>& defaults_applied) {
     auto guessed = [&](const char* field, std::uint64_t value, const char* why) {
         defaults_applied.push_back(prefix + "." + field + " = " + std::to_string(value) + " (" + why + ")");
         return value;
@@ -64,6 +65,22 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
         m.intermediate_size = guessed("intermediate_size", i, "assumed a gated MLP with Llama's 8h/3 rounded to 256");
     }
     if (m.max_position_embeddings == 0) m.max_position_embeddings = 4096;
+}
+
+}  // namespace
+
+ModelRead read_manual_model(const json& model, const std::string& prefix, std::vector<std::string>& defaults_applied) {
+    ModelRead out;
+    FieldReader r(model, prefix, out.issues);
+    ModelSpec m;
+    const auto declared = read_manual_fields(r, m);
+    if (!out.issues.empty()) return out;
+    if (!declared && (m.hidden_size == 0 || m.num_layers == 0)) {
+        out.issues.push_back({prefix, "needs a preset, an hf_config, or num_parameters (\"7B\") and/or hidden_size + "
+                                      "num_layers", ""});
+        return out;
+    }
+    guess_missing_shape(declared, prefix, m, defaults_applied);
     m.layer_attention.assign(m.num_layers, LayerAttention::Full);
     m.moe_layer.assign(m.num_layers, false);
     if (declared) m.declared_parameters = declared;
