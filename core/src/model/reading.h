@@ -1,4 +1,4 @@
-// What the readers of this directory share: field helpers, a family's facts, the vision tower.
+// What the config readers of this directory share: field helpers, a family's facts, the vision tower.
 // The public face of the directory is model.h; this header is for its .cpp files only.
 #pragma once
 
@@ -71,9 +71,9 @@ Family family_of(const std::string& type, const json& c);
 // store only the fields that differ from them (llava-1.5's text_config names no hidden_size).
 json text_config_defaults(const std::string& type);
 
-// The vision tower and projector of a multimodal wrapper (config.json's vision_config, read after
-// the language model: the projector's width is m.hidden_size); a warning where only the language
-// model is counted. `wrapper` is config.json's own model_type.
+// The vision tower and projector of a multimodal wrapper from config.json's vision_config (an
+// object), read after the language model: the projector's width is m.hidden_size. A warning where
+// only the language model is counted. `wrapper` is config.json's own model_type.
 void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& m, std::vector<std::string>& warnings);
 
 }  // namespace gpumem::detail
