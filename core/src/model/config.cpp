@@ -394,10 +394,12 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
 
     read_identity(s, f, m);
     read_sizes(s, m);
-    if (!out.issues.empty()) return out;
+    if (!out.issues.empty()) return out;  // nothing below can be read without the four sizes
     const std::string kv_key = read_kv_heads(s, f, m);
     read_widths(s, kv_key, m);
     apply_family(s, f, m);
+    // Fields only some families have. After reading latent attention's or the experts' required
+    // sizes, any issue so far (theirs or an earlier one) ends the reading.
     if (lm.type == "opt") read_opt_fields(s, m);
     else if (lm.type == "bert" || lm.type == "roberta") read_bert_fields(s, m);
     else if (lm.type == "t5" || lm.type == "mt5") read_t5_fields(s, m);
@@ -408,6 +410,7 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
     if (lm.type == "mllama_text_model") read_cross_attention_layers(lm.fields, m);
     m.moe_layer.assign(m.num_layers, false);
     if (f.moe && !read_experts(s, f, m)) return out;
+    // What every model has again: dropout, which layers slide, how the checkpoint is stored, a tower.
     read_dropout(lm.fields, m);
     read_attention_pattern(lm.fields, f.window, m);
     read_storage(s, m);
