@@ -124,6 +124,21 @@ TEST(Model, TiedEmbeddingsCountedOnce) {
     EXPECT_EQ(c.total, 494032768u);  // Qwen's published 0.49B (494,032,768)
 }
 
+// list_tensors builds the list phase by phase in module order: embeddings, attention (with qwen3's
+// per-head q/k norms), MLP, the layer norms, the final norm, the head. Regrouping its phases must
+// keep this order.
+TEST(Model, TensorsComeInModuleOrder) {
+    json c = {{"model_type", "qwen3"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+              {"num_key_value_heads", 2}, {"head_dim", 16}, {"intermediate_size", 128}, {"vocab_size", 100},
+              {"tie_word_embeddings", false}};
+    std::vector<std::string> names;
+    for (const gpumem::detail::Tensor& t : gpumem::detail::list_tensors(*gpumem::read_hf_config(c).model))
+        names.push_back(t.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"embed_tokens", "q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm",
+                                               "gate_proj", "up_proj", "down_proj", "input_layernorm",
+                                               "post_attention_layernorm", "final_norm", "lm_head"}));
+}
+
 TEST(Model, AliasesAndTwinsResolve) {
     EXPECT_EQ((*gpumem::find_preset("llama3-8b"))["model_id"], "meta-llama/Meta-Llama-3-8B");
     EXPECT_EQ((*gpumem::find_preset("META-LLAMA/llama-3.1-8b-instruct"))["model_id"], "meta-llama/Llama-3.1-8B");

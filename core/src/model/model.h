@@ -1,4 +1,9 @@
 // The model as a list of weight tensors, the one place parameter counts come from.
+//
+// This directory: config.cpp reads a config.json (read_hf_config, declared in gpumem.h) with the
+// family table of families.cpp and the vision towers of vision.cpp, which share reading.h;
+// manual.cpp reads a model given by hand or by size; tensors.cpp lists the weight tensors and
+// counts.cpp sums them (count_parameters, gpumem.h).
 #pragma once
 
 #include <cstddef>
