@@ -345,11 +345,49 @@ void describe(CLI::App& app, Args& a) {
     }
 }
 
+// The number of single-character edits that turn `a` into `b` (Levenshtein).
+std::size_t edits(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// "unknown option --seqlen (did you mean --seq-len?)": the command's option nearest to the word,
+// when a third of it or less is mistyped; "unknown option --top (an option of plan)" when it is
+// another command's.
+std::string unknown_option(const CLI::App& app, const CLI::App& scope, const std::string& word) {
+    const std::size_t eq = word.find('=');  // --flag=value: the flag
+    const std::string flag = word.rfind("--", 0) == 0 && eq != std::string::npos && eq > 2 ? word.substr(0, eq) : word;
+    const std::string message = "unknown option " + flag;
+    if (flag.size() > 64 || flag.rfind("--", 0) != 0) return message;
+    for (const CLI::App* other : app.get_subcommands({}))
+        if (other != &scope && other->get_option_no_throw(flag)) return message + " (an option of " + other->get_name() + ")";
+    std::string nearest;
+    std::size_t best = flag.size();
+    for (const CLI::Option* option : scope.get_options()) {
+        for (const std::string& name : option->get_lnames()) {
+            const std::size_t d = edits(flag, "--" + name);
+            if (d < best && d * 3 < name.size()) best = d, nearest = "--" + name;
+        }
+    }
+    return message + (nearest.empty() ? "" : " (did you mean " + nearest + "?)");
+}
+
 // The words CLI11 left over: each unknown option, else (none) the first stray argument.
 std::string extras_error(const CLI::App& app, const Args& a) {
+    const CLI::App& scope = app.get_subcommands().empty() ? app : *app.get_subcommands()[0];
     std::vector<std::string> left = app.remaining(true), lines;
     for (const std::string& w : left)
-        if (w.size() > 1 && w[0] == '-') lines.push_back("unknown option " + w.substr(0, w.find('=')));
+        if (w.size() > 1 && w[0] == '-') lines.push_back(unknown_option(app, scope, w));
     if (lines.empty() && !left.empty())
         lines.push_back(std::string(command_name(a.command)) + " takes no argument \"" + left[0] + "\"");
     std::string out;
@@ -538,6 +576,11 @@ Args parse_args(const std::vector<std::string>& words) {
             return a;
         } catch (const CLI::ParseError& e) {
             parse_error(e, app, words, a);
+            return a;
+        }
+        if (a.command == Command::Help) {  // no command (`gpumem --`): as bare `gpumem`
+            a.help = app.help();
+            a.exit_code = kUsage;
             return a;
         }
     } catch (const std::exception& e) {  // e.g. out of memory: still a value, never an exception

@@ -696,7 +696,7 @@ describe('the command line (CLI11): help, settings tables, one line per mistake'
   test('an unknown option: one line naming it, and where the help is; exit 2', () => {
     const r = run(['estimate', '--model', 'llama3-8b', '--seqlen', '4096']);
     expectExit(r, 2, '--seqlen');
-    assert.deepEqual(stderrLines(r), ['gpumem: unknown option --seqlen', '(see gpumem estimate --help)']);
+    assert.deepEqual(stderrLines(r), ['gpumem: unknown option --seqlen (did you mean --seq-len?)', '(see gpumem estimate --help)']);
     const two = run(['plan', '--model', 'llama3-8b', '--gpus', '8', '--frob', '--nicate']);
     expectExit(two, 2, 'two unknown options');
     assert.deepEqual(stderrLines(two), ['gpumem: unknown option --frob', 'gpumem: unknown option --nicate', '(see gpumem plan --help)']);

@@ -111,7 +111,10 @@ TEST(CliArgs, AnUnknownFlagOrCommandIsAUsageErrorNamingIt) {
     // An unknown command is what is reported: its flags cannot be read without it.
     EXPECT_EQ(parse_args({"frobnicate", "--gpus"}).error, "unknown command frobnicate");
     // Each command takes its own options: --top is plan's.
-    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--top", "3"}).error, "unknown option --top");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--top", "3"}).error, "unknown option --top (an option of plan)");
+    // A near miss names the option meant.
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seqlen", "3"}).error, "unknown option --seqlen (did you mean --seq-len?)");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--frobnicate"}).error, "unknown option --frobnicate");
     // One line per mistake.
     Args two = parse_args({"estimate", "--model", "x", "--frob", "1", "--nicate=2"});
     EXPECT_EQ(two.exit_code, kUsage);
