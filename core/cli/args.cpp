@@ -298,16 +298,16 @@ void describe(CLI::App& app, Args& a) {
                 sub->add_option_function<std::string>(
                        "--bench",
                        [&a](const std::string& text) {
-                           // A round count, clamped to 1-10000 (checked by the --bench validator).
-                           a.bench_rounds = static_cast<int>(std::clamp(std::strtol(text.c_str(), nullptr, 10), 1L, 10000L));
+                           // A round count, clamped to 1-10000 (the check below took digits only); 20 when none.
+                           a.bench_rounds =
+                               text.empty() ? 20 : static_cast<int>(std::clamp(std::strtol(text.c_str(), nullptr, 10), 1L, 10000L));
                        },
-                       "time ROUNDS plans: evaluations/s and plan time, median and p90")
+                       "time ROUNDS plans (default 20): evaluations/s and plan time, median and p90")
                     ->expected(0, 1)
-                    ->default_str("20")
                     ->type_name("[ROUNDS]")
                     ->check(CLI::Validator(
                         [](std::string& text) {
-                            bool digits = !text.empty() && text.size() <= 18 &&
+                            bool digits = text.size() <= 18 &&
                                           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
                             return digits ? std::string() : "must be a whole number of rounds (1-10000), got \"" + text + "\"";
                         },
@@ -318,7 +318,10 @@ void describe(CLI::App& app, Args& a) {
                     std::string(kHubNote));
                 break;
             case Command::Quick:
-                sub->add_option("SIZE", a.positional, "the model's size in billions of parameters")->type_name("SIZE_B");
+                sub->add_option("SIZE_B", a.positional, "the model's size in billions of parameters")
+                    ->expected(1)
+                    ->allow_extra_args(false)  // a second one is left over: positional_error
+                    ->type_name("");
                 text_option(sub, "--scenario", a.scenario_file, "read the rest of the scenario from a JSON file (\"-\": stdin)",
                             kInput, "FILE");
                 add_scenario_flags(sub, a, k.command);
@@ -329,7 +332,10 @@ void describe(CLI::App& app, Args& a) {
                 sub->add_flag("--json", a.json_out, "print the count as JSON")->group(kOutput);
                 break;
             case Command::Validate:
-                sub->add_option("FILE", a.positional, "the scenario file (\"-\": stdin)")->type_name("FILE");
+                sub->add_option("FILE", a.positional, "the scenario file (\"-\": stdin)")
+                    ->expected(1)
+                    ->allow_extra_args(false)
+                    ->type_name("");
                 sub->add_flag("--json", a.json_out, "an unreadable file: print the error document too")->group(kOutput);
                 break;
             case Command::Presets:
@@ -382,13 +388,22 @@ std::string unknown_option(const CLI::App& app, const CLI::App& scope, const std
     return message + (nearest.empty() ? "" : " (did you mean " + nearest + "?)");
 }
 
+// quick SIZE_B and validate FILE: the one argument they take, missing or given twice.
+std::string positional_error(Command command) {
+    if (command == Command::Quick) return "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8";
+    if (command == Command::Validate) return "validate needs one scenario file";
+    return "";
+}
+
 // The words CLI11 left over: each unknown option, else (none) the first stray argument.
 std::string extras_error(const CLI::App& app, const Args& a) {
     const CLI::App& scope = app.get_subcommands().empty() ? app : *app.get_subcommands()[0];
     std::vector<std::string> left = app.remaining(true), lines;
     for (const std::string& w : left)
         if (w.size() > 1 && w[0] == '-') lines.push_back(unknown_option(app, scope, w));
-    if (lines.empty() && !left.empty())
+    if (lines.empty() && !left.empty() && !positional_error(a.command).empty())
+        lines.push_back(positional_error(a.command) + ", got \"" + left[0] + "\" too");
+    else if (lines.empty() && !left.empty())
         lines.push_back(std::string(command_name(a.command)) + " takes no argument \"" + left[0] + "\"");
     std::string out;
     for (const std::string& line : lines) out += (out.empty() ? "" : "\n") + line;
@@ -597,10 +612,8 @@ Args parse_args(const std::vector<std::string>& words) {
         a.error = "estimate needs --scenario FILE, --jsonl, --model ID or --hf-config FILE";
     else if (a.command == Command::Params && a.hf_config_file.empty() && a.model.empty())
         a.error = "params needs --hf-config FILE or --model ID";
-    else if (a.command == Command::Quick && a.positional.size() != 1)
-        a.error = "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8";
-    else if (a.command == Command::Validate && a.positional.size() != 1)
-        a.error = "validate needs one scenario file";
+    else if ((a.command == Command::Quick || a.command == Command::Validate) && a.positional.size() != 1)
+        a.error = positional_error(a.command);
     else if ((a.command == Command::Maxfit || a.command == Command::Plan) && !names_a_model(a))
         a.error = name + " needs --scenario FILE, --model ID or --hf-config FILE";
     else if (format && a.scenario_file.empty() &&
