@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -255,8 +256,12 @@ void plan_option(CLI::App* app, Args& a, const char* name, const char* field, co
         ->type_name(type);
 }
 
-// The command line's grammar: one subcommand per command, each with its options and help.
-void describe(CLI::App& app, Args& a) {
+// The command line's grammar: one subcommand per command, each with its options and help. CLI11
+// takes some 10 µs per option, so only the options of `only` are added (every command's for
+// kEveryCommand, none for Command::Help: the commands' list).
+constexpr Command kEveryCommand = Command(-1);
+
+void describe(CLI::App& app, Args& a, Command only) {
     app.name("gpumem");
     app.description("gpumem: the GPU memory an LLM needs to train or serve, and what takes it");
     app.set_help_flag("-h,--help", "print this help (gpumem COMMAND --help: the command's options)");
@@ -267,7 +272,7 @@ void describe(CLI::App& app, Args& a) {
     for (const Known& k : kCommands) {
         CLI::App* sub = app.add_subcommand(k.name, k.about);
         sub->preparse_callback([&a, k](std::size_t) { a.command = k.command; });
-        switch (k.command) {
+        switch (only == kEveryCommand || only == k.command ? k.command : Command::Help) {
             case Command::Estimate:
                 add_model_options(sub, a, true);
                 sub->add_flag("--jsonl", a.jsonl, "read one scenario per stdin line, write one result per line")->group(kInput);
@@ -367,16 +372,33 @@ std::size_t edits(const std::string& a, const std::string& b) {
     return row[b.size()];
 }
 
+// The command that has `flag`, when another than the one typed: "--top" -> "plan".
+std::string owner_of(const std::string& flag, Command typed) {
+    static const std::map<std::string, std::vector<Command>> owners = [] {
+        std::map<std::string, std::vector<Command>> out;
+        CLI::App app;
+        Args unused;  // describe() binds the options to it; nothing is parsed
+        describe(app, unused, kEveryCommand);
+        for (const Known& k : kCommands)
+            for (const CLI::Option* option : app.get_subcommand(k.name)->get_options())
+                for (const std::string& name : option->get_lnames()) out["--" + name].push_back(k.command);
+        return out;
+    }();
+    auto it = owners.find(flag);
+    if (it == owners.end() || std::find(it->second.begin(), it->second.end(), typed) != it->second.end()) return "";
+    return command_name(it->second.front());
+}
+
 // "unknown option --seqlen (did you mean --seq-len?)": the command's option nearest to the word,
 // when a third of it or less is mistyped; "unknown option --top (an option of plan)" when it is
 // another command's.
-std::string unknown_option(const CLI::App& app, const CLI::App& scope, const std::string& word) {
+std::string unknown_option(const CLI::App& scope, Command typed, const std::string& word) {
     const std::size_t eq = word.find('=');  // --flag=value: the flag
     const std::string flag = word.rfind("--", 0) == 0 && eq != std::string::npos && eq > 2 ? word.substr(0, eq) : word;
     const std::string message = "unknown option " + flag;
     if (flag.size() > 64 || flag.rfind("--", 0) != 0) return message;
-    for (const CLI::App* other : app.get_subcommands({}))
-        if (other != &scope && other->get_option_no_throw(flag)) return message + " (an option of " + other->get_name() + ")";
+    const std::string owner = owner_of(flag, typed);
+    if (!owner.empty()) return message + " (an option of " + owner + ")";
     std::string nearest;
     std::size_t best = flag.size();
     for (const CLI::Option* option : scope.get_options()) {
@@ -400,7 +422,7 @@ std::string extras_error(const CLI::App& app, const Args& a) {
     const CLI::App& scope = app.get_subcommands().empty() ? app : *app.get_subcommands()[0];
     std::vector<std::string> left = app.remaining(true), lines;
     for (const std::string& w : left)
-        if (w.size() > 1 && w[0] == '-') lines.push_back(unknown_option(app, scope, w));
+        if (w.size() > 1 && w[0] == '-') lines.push_back(unknown_option(scope, a.command, w));
     if (lines.empty() && !left.empty() && !positional_error(a.command).empty())
         lines.push_back(positional_error(a.command) + ", got \"" + left[0] + "\" too");
     else if (lines.empty() && !left.empty())
@@ -559,29 +581,31 @@ Args parse_args(const std::vector<std::string>& words) {
     Args a;
     try {
         CLI::App app;
-        describe(app, a);
-        auto find = [&app](const std::string& name) -> CLI::App* {
+        auto find = [](const std::string& name) -> const Known* {
             for (const Known& k : kCommands)
-                if (name == k.name) return app.get_subcommand(k.name);
+                if (name == k.name) return &k;
             return nullptr;
         };
         // No words: the help, exit 2. `help [COMMAND]`: a command's help.
         if (words.empty() || words[0] == "help") {
-            CLI::App* sub = words.size() > 1 ? find(words[1]) : nullptr;
-            if (words.size() > 1 && !sub) {
+            const Known* k = words.size() > 1 ? find(words[1]) : nullptr;
+            if (words.size() > 1 && !k) {
                 a.error = "unknown command " + words[1];
                 a.exit_code = kUsage;
                 return a;
             }
-            a.help = sub ? sub->help(app.get_name()) : app.help();
+            describe(app, a, k ? k->command : Command::Help);
+            a.help = k ? app.get_subcommand(k->name)->help(app.get_name()) : app.help();
             a.exit_code = words.empty() ? kUsage : kOk;
             return a;
         }
-        if (words[0].empty() || (words[0][0] != '-' && !find(words[0]))) {
+        const Known* named = find(words[0]);
+        if (!named && (words[0].empty() || words[0][0] != '-')) {
             a.error = "unknown command " + words[0];
             a.exit_code = kUsage;
             return a;
         }
+        describe(app, a, named ? named->command : Command::Help);  // "--version", "--help": no command
         try {
             app.parse(std::vector<std::string>(words.rbegin(), words.rend()));  // CLI11 takes them reversed
         } catch (const CLI::CallForHelp&) {
