@@ -52,8 +52,8 @@ struct Override {
 
 struct Args {
     Command command = Command::Help;
-    int exit_code = kOk;  // kUsage or kInvalid with `error` set. Help: kUsage for no words at all,
-                          // kOk for --help
+    int exit_code = kOk;  // kUsage or kInvalid with `error` set. Help: kUsage for no command (no
+                          // words, or only `--`), kOk for --help and `help [COMMAND]`
     // What is wrong, one line per mistake, each naming the flag or command: kUsage for the command
     // line's shape ("--seq-len needs a value", "unknown option --frobnicate"), kInvalid for a value
     // an enumerated flag does not take ("--dtype: must be one of fp32, fp16, bf16, fp8, got \"int3\""),
