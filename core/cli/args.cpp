@@ -3,13 +3,16 @@
 #include "args.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include <gpumem/gpumem.h>
+
+#include "settings.h"  // core/src: the settings tables the enumerated flags are checked against
 
 namespace gpumem::cli {
 
@@ -17,188 +20,436 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kUsageText = R"(usage: gpumem <command> [options]
+//-----------------------------------------------------------------------------
+// [SECTION] Enumerated values, from the settings tables
+//-----------------------------------------------------------------------------
 
-commands:
-  estimate   estimate per-GPU memory for a scenario
-             --scenario FILE|-   read a scenario JSON (see README.md, "Scenario")
-             --jsonl             read one scenario per stdin line, write one result per line
-             --json              print the result JSON instead of the table
-             --gb                print GB (10^9 bytes) instead of GiB (2^30)
-             model:     --model ID (a bundled preset or alias, a Hub id or URL, a config.json or a
-                        folder holding one) [--revision REV] | --hf-config FILE
-                        A Hub model comes from the HF cache, else the Hub (HF_ENDPOINT, HF_TOKEN,
-                        HF_HOME, HF_HUB_CACHE, HF_HUB_OFFLINE=1, HF_HUB_DOWNLOAD_TIMEOUT)
-             mode:      --mode training|inference
-             training:  --method full|lora|qlora  --lora  --qlora  --lora-rank N  --lora-alpha X
-                        --lora-targets q_proj,v_proj,...  --quantization nf4|fp4|int8
-                        --dtype fp32|fp16|bf16|fp8  --precision P  --optimizer NAME
-                        --batch-size N  --seq-len N  --grad-accum N
-                        --gradient-checkpointing  --activation-checkpointing none|full|selective
-                        --attention eager|sdpa|flash  --loss standard|chunked|fused
-             inference: --context-len N  --weight-format F  --group-size N  --kv-cache-dtype D  --no-kv-cache
-                        --inference-engine transformers|vllm|llama.cpp  --gpu-memory-utilization X
-                        --max-num-batched-tokens N  --gpu-layers N
-                        (--batch-size applies to the chosen mode)
-             layout:    --engine none|ddp|deepspeed|fsdp|megatron|megatron_deepspeed  --zero 0-3
-                        --fsdp-sharding S  --offload-optimizer none|cpu|nvme  --offload-param none|cpu|nvme
-                        --dp N --tp N --pp N --ep N --cp N  --sequence-parallel
-             hardware:  --gpu ID  --num-gpus N  --gpu-mem GB
-             flags override the same fields of --scenario.
-  params     exact parameter count: --hf-config FILE | --model ID [--revision REV]  [--json]
-  quick      a quick look from a size alone: quick SIZE_IN_BILLIONS --gpus N [--engine E] [--zero N]
-             [--gpu-mem GB] [--json]
-  maxfit     the largest batch_size and seq_len (training) or batch_size (concurrent sequences) and
-             context_len (inference) that fit, each with the others as given; exact at the boundary
-             (the value fits, one more does not). Takes the same model/scenario options as estimate.
-             [--json]
-  plan       the layouts of a cluster that fit, fastest first (README.md, "Planner")
-             --gpus N             GPUs in the cluster (required)
-             --gpu ID             catalogue GPU (default: the scenario's)
-             --gpus-per-node N    default min(N, 8)
-             --host-ram-gb X      CPU RAM per node, GB; limits offloading (default: unlimited)
-             --global-batch N     sequences per optimizer step (training)
-             --top K              rows to print (default 10)
-             --mfu X              compute efficiency of the step-time model (default 0.45)
-             --json               the plan JSON (every row with its estimate)
-             --bench [ROUNDS]     time ROUNDS plans (default 20): evaluations/s and plan time, median and p90
-             takes the same model/scenario options as estimate; plan.* fields of the scenario also work
-  validate   check a scenario file: validate FILE
-  presets    list bundled models and GPUs [--json]
-  settings   every enumerated scenario field, its default and allowed values [--json | --markdown]
-  version    print the version
+// A setting's table (settings.h) as a CLI11 transform: a name or an alias, in any case and with
+// '-' for '_', becomes the table's name; anything else is refused with the names allowed, which
+// CLI11 reports after the flag: "--dtype: must be one of fp32, fp16, bf16, fp8, got "int3"".
+//   Values::List   a comma-separated list, each item checked (empty items are dropped)
+//   Values::Open   an unknown value is kept as typed: a scenario file may add its own (weight
+//                  formats); parse_args checks it when no --scenario is given
+enum class Values { One, List, Open };
 
-exit codes: 0 ok, 1 invalid input, 2 usage
-)";
+template <typename E>
+CLI::Validator setting_values(Values kind) {
+    auto check = [kind](std::string& text) -> std::string {
+        std::vector<std::string> items;
+        if (kind != Values::List) items.push_back(text);
+        std::stringstream list(kind == Values::List ? text : std::string());
+        for (std::string item; std::getline(list, item, ',');)
+            if (!item.empty()) items.push_back(item);
+        std::string out;
+        for (const std::string& item : items) {
+            std::optional<E> value = detail::parse_setting<E>(item);
+            if (!value && kind == Values::Open) return std::string();  // kept as typed
+            if (!value) return detail::allowed_text<E>() + ", got \"" + item + "\"";
+            out += (out.empty() ? "" : ",") + std::string(detail::name(*value));
+        }
+        text = out;
+        return std::string();
+    };
+    return CLI::Validator(check, "", "setting");
+}
+
+// The help of an enumerated flag, from its table: "training.dtype: the compute dtype. One of: fp32,
+// fp16, bf16, fp8 (default bf16)".
+template <typename E>
+std::string setting_help(const detail::Field<E>& field, const char* fallback = nullptr) {
+    return std::string(field.path) + ": " + field.help + ". One of: " + detail::names_text<E>() + " (default " +
+           (fallback ? fallback : detail::name(field.fallback)) + ")";
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] The scenario flags
+//-----------------------------------------------------------------------------
 
 // One command-line flag and the scenario field it sets.
 struct Flag {
     const char* name;
-    const char* pointer;  // JSON pointer into the scenario
-    enum Kind { Int, Number, String, Switch, List } kind;
-    const char* switch_value = nullptr;  // for Switch: the JSON text it sets
+    std::string pointer;  // JSON pointer into the scenario
+    enum Kind { Int, Number, Text, Switch, Setting } kind;
+    const char* group;    // the section of the help it is listed in
+    std::string help;
+    const char* switch_value = nullptr;  // Switch: the JSON text it sets
+    CLI::Validator values{};             // Setting: the table's transform
+    bool list = false;                   // Setting: a comma-separated list (a JSON array)
 };
 
-const Flag kFlags[] = {
-    {"--mode", "/mode", Flag::String},
-    {"--method", "/training/method", Flag::String},
-    {"--lora", "/training/method", Flag::Switch, "\"lora\""},
-    {"--qlora", "/training/method", Flag::Switch, "\"qlora\""},
-    {"--lora-rank", "/training/lora/rank", Flag::Int},
-    {"--lora-alpha", "/training/lora/alpha", Flag::Number},
-    {"--lora-targets", "/training/lora/target_modules", Flag::List},
-    {"--quantization", "/training/quantization", Flag::String},
-    {"--dtype", "/training/dtype", Flag::String},
-    {"--precision", "/training/precision", Flag::String},
-    {"--optimizer", "/training/optimizer", Flag::String},
-    {"--seq-len", "/training/seq_len", Flag::Int},
-    {"--grad-accum", "/training/gradient_accumulation_steps", Flag::Int},
-    {"--gradient-checkpointing", "/training/activation_checkpointing", Flag::Switch, "\"full\""},
-    {"--activation-checkpointing", "/training/activation_checkpointing", Flag::String},
-    {"--attention", "/training/attention", Flag::String},
-    {"--loss", "/training/loss", Flag::String},
-    {"--context-len", "/inference/context_len", Flag::Int},
-    {"--weight-format", "/inference/weight_format", Flag::String},
-    {"--kv-cache-dtype", "/inference/kv_cache_dtype", Flag::String},
-    {"--no-kv-cache", "/inference/kv_cache", Flag::Switch, "false"},
-    {"--inference-engine", "/inference/engine", Flag::String},
-    {"--gpu-memory-utilization", "/inference/gpu_memory_utilization", Flag::Number},
-    {"--max-num-batched-tokens", "/inference/max_num_batched_tokens", Flag::Int},
-    {"--gpu-layers", "/inference/gpu_layers", Flag::Int},
-    {"--group-size", "/inference/group_size", Flag::Int},
-    {"--engine", "/engine/type", Flag::String},
-    {"--zero", "/engine/zero_stage", Flag::Int},
-    {"--fsdp-sharding", "/engine/fsdp_sharding", Flag::String},
-    {"--offload-optimizer", "/engine/offload_optimizer", Flag::String},
-    {"--offload-param", "/engine/offload_param", Flag::String},
-    {"--dp", "/parallelism/data_parallel_size", Flag::Int},
-    {"--tp", "/parallelism/tensor_parallel_size", Flag::Int},
-    {"--pp", "/parallelism/pipeline_parallel_size", Flag::Int},
-    {"--ep", "/parallelism/expert_parallel_size", Flag::Int},
-    {"--cp", "/parallelism/context_parallel_size", Flag::Int},
-    {"--sequence-parallel", "/parallelism/sequence_parallel", Flag::Switch, "true"},
-    {"--gpu", "/hardware/gpu", Flag::String},
-    {"--num-gpus", "/hardware/num_gpus", Flag::Int},
-    {"--gpus", "/hardware/num_gpus", Flag::Int},
-    {"--gpu-mem", "/hardware/gpu_memory_gb", Flag::Number},
-};
+constexpr const char* kMode = "Mode";
+constexpr const char* kTraining = "Training";
+constexpr const char* kInference = "Inference";
+constexpr const char* kLayout = "Layout";
+constexpr const char* kHardware = "Hardware";
 
-const Flag* find_flag(const std::string& name) {
-    for (const Flag& f : kFlags)
-        if (name == f.name) return &f;
-    return nullptr;
+// An enumerated flag: the field it sets, its help and its check all from the field's table.
+template <typename E>
+Flag setting(const char* name, const detail::Field<E>& field, const char* group, Values kind = Values::One,
+             const char* fallback = nullptr) {
+    std::string pointer = "/" + std::string(field.path);
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    return {name, pointer, Flag::Setting, group, setting_help(field, fallback), nullptr, setting_values<E>(kind),
+            kind == Values::List};
 }
 
-// A flag's value as JSON: numbers stay numbers when they parse, so the core's range checks name
-// the field (a non-number is passed as a string and the core says what is allowed).
-json flag_value(Flag::Kind kind, const std::string& text) {
-    if (kind == Flag::List) {
-        json list = json::array();
-        std::stringstream ss(text);
-        std::string item;
-        while (std::getline(ss, item, ',')) if (!item.empty()) list.push_back(item);
-        return list;
-    }
-    if (kind == Flag::Int || kind == Flag::Number) {
-        json v = json::parse(text, nullptr, false);
-        if (!v.is_discarded() && v.is_number()) return v;
-        return text;
-    }
+const std::vector<Flag>& scenario_flags() {
+    using namespace gpumem::detail;
+    static const std::vector<Flag> flags = {
+        setting("--mode", kModeField, kMode),
+        setting("--method", kMethodField, kTraining),
+        {"--lora", "/training/method", Flag::Switch, kTraining, "training.method = lora", "\"lora\""},
+        {"--qlora", "/training/method", Flag::Switch, kTraining, "training.method = qlora", "\"qlora\""},
+        {"--lora-rank", "/training/lora/rank", Flag::Int, kTraining, "training.lora.rank: the adapters' rank"},
+        {"--lora-alpha", "/training/lora/alpha", Flag::Number, kTraining, "training.lora.alpha"},
+        setting("--lora-targets", kLoraTargetsField, kTraining, Values::List, "q_proj,v_proj"),
+        setting("--quantization", kQuantizationField, kTraining),
+        setting("--dtype", kDtypeField, kTraining),
+        setting("--precision", kPrecisionField, kTraining),
+        setting("--optimizer", kOptimizerField, kTraining),
+        {"--seq-len", "/training/seq_len", Flag::Int, kTraining, "training.seq_len: tokens per sequence"},
+        {"--grad-accum", "/training/gradient_accumulation_steps", Flag::Int, kTraining,
+         "training.gradient_accumulation_steps"},
+        {"--gradient-checkpointing", "/training/activation_checkpointing", Flag::Switch, kTraining,
+         "training.activation_checkpointing = full", "\"full\""},
+        setting("--activation-checkpointing", kCheckpointingField, kTraining),
+        setting("--attention", kTrainingAttentionField, kTraining),
+        setting("--loss", kLossField, kTraining),
+        {"--context-len", "/inference/context_len", Flag::Int, kInference, "inference.context_len: tokens per sequence"},
+        setting("--weight-format", kWeightFormatField, kInference, Values::Open),
+        {"--group-size", "/inference/group_size", Flag::Int, kInference, "inference.group_size: weights per int4 scale"},
+        setting("--kv-cache-dtype", kKvCacheDtypeField, kInference),
+        {"--no-kv-cache", "/inference/kv_cache", Flag::Switch, kInference, "inference.kv_cache = false", "false"},
+        setting("--inference-engine", kInferenceEngineField, kInference),
+        {"--gpu-memory-utilization", "/inference/gpu_memory_utilization", Flag::Number, kInference,
+         "inference.gpu_memory_utilization: the share of the card vLLM claims"},
+        {"--max-num-batched-tokens", "/inference/max_num_batched_tokens", Flag::Int, kInference,
+         "inference.max_num_batched_tokens (vLLM)"},
+        {"--gpu-layers", "/inference/gpu_layers", Flag::Int, kInference, "inference.gpu_layers: layers on the GPU (llama.cpp)"},
+        setting("--engine", kEngineTypeField, kLayout),
+        {"--zero", "/engine/zero_stage", Flag::Int, kLayout, "engine.zero_stage: 0-3"},
+        setting("--fsdp-sharding", kFsdpShardingField, kLayout),
+        setting("--offload-optimizer", kOffloadOptimizerField, kLayout),
+        setting("--offload-param", kOffloadParamField, kLayout),
+        {"--dp", "/parallelism/data_parallel_size", Flag::Int, kLayout, "parallelism.data_parallel_size"},
+        {"--tp", "/parallelism/tensor_parallel_size", Flag::Int, kLayout, "parallelism.tensor_parallel_size"},
+        {"--pp", "/parallelism/pipeline_parallel_size", Flag::Int, kLayout, "parallelism.pipeline_parallel_size"},
+        {"--ep", "/parallelism/expert_parallel_size", Flag::Int, kLayout, "parallelism.expert_parallel_size"},
+        {"--cp", "/parallelism/context_parallel_size", Flag::Int, kLayout, "parallelism.context_parallel_size"},
+        {"--sequence-parallel", "/parallelism/sequence_parallel", Flag::Switch, kLayout, "parallelism.sequence_parallel = true",
+         "true"},
+        {"--gpu", "/hardware/gpu", Flag::Text, kHardware, "hardware.gpu: a catalogue GPU (gpumem presets)"},
+        {"--num-gpus", "/hardware/num_gpus", Flag::Int, kHardware, "hardware.num_gpus"},
+        {"--gpus", "/hardware/num_gpus", Flag::Int, kHardware, "hardware.num_gpus (as --num-gpus)"},
+        {"--gpu-mem", "/hardware/gpu_memory_gb", Flag::Number, kHardware, "hardware.gpu_memory_gb: the card's memory, GB"},
+    };
+    return flags;
+}
+
+// A number-valued flag as JSON: numbers stay numbers when they parse, so the core's range checks
+// name the field (a non-number is passed as a string and the core says what is allowed).
+json number_value(const std::string& text) {
+    json v = json::parse(text, nullptr, false);
+    if (!v.is_discarded() && v.is_number()) return v;
     return text;
 }
 
-// The options after the command word. False with a.error set on a usage error.
-bool parse_options(Args& a, const std::vector<std::string>& args) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& w = args[i];
-        std::string v;
-        auto value = [&]() {
-            if (i + 1 >= args.size()) {
-                a.error = w + " needs a value";
-                return false;
-            }
-            v = args[++i];
-            return true;
-        };
-        if (w == "--json") a.json_out = true;
-        else if (w == "--jsonl") a.jsonl = true;
-        else if (w == "--gb") a.gb = true;
-        else if (w == "--markdown") a.markdown = true;
-        else if (w == "--scenario") { if (!value()) return false; a.scenario_file = v; }
-        else if (w == "--hf-config") { if (!value()) return false; a.hf_config_file = v; }
-        else if (w == "--model") { if (!value()) return false; a.model = v; }
-        else if (w == "--revision") { if (!value()) return false; a.revision = v; }
-        else if (w == "--batch-size") { if (!value()) return false; a.batch_size = v; }
-        else if (w == "--host-ram-gb") { if (!value()) return false; a.plan["host_ram_gb"] = flag_value(Flag::Number, v); }
-        else if (w == "--gpus-per-node") { if (!value()) return false; a.plan["gpus_per_node"] = flag_value(Flag::Int, v); }
-        else if (w == "--global-batch") { if (!value()) return false; a.plan["global_batch_size"] = flag_value(Flag::Int, v); }
-        else if (w == "--top") { if (!value()) return false; a.plan["top"] = flag_value(Flag::Int, v); }
-        else if (w == "--mfu") { if (!value()) return false; a.plan["step_time"]["mfu"] = flag_value(Flag::Number, v); }
-        else if (w == "--bench") {
-            // An optional round count: taken when the next word starts with a digit.
-            a.bench_rounds = 20;
-            if (i + 1 < args.size() && !args[i + 1].empty() && std::isdigit(static_cast<unsigned char>(args[i + 1][0])))
-                a.bench_rounds = static_cast<int>(std::clamp(std::strtol(args[++i].c_str(), nullptr, 10), 1L, 10000L));
+json flag_value(const Flag& flag, const std::string& text) {
+    if (flag.kind == Flag::Switch) return json::parse(flag.switch_value);
+    if (flag.kind == Flag::Int || flag.kind == Flag::Number) return number_value(text);
+    if (!flag.list) return text;
+    json list = json::array();  // the transform has dropped empty items
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ',');) list.push_back(item);
+    return list;
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] The commands
+//-----------------------------------------------------------------------------
+
+struct Known {
+    const char* name;
+    Command command;
+    const char* about;
+};
+
+const Known kCommands[] = {
+    {"estimate", Command::Estimate, "estimate per-GPU memory for a scenario"},
+    {"params", Command::Params, "exact parameter count of a config.json or a model"},
+    {"quick", Command::Quick, "a quick look from a size alone: quick SIZE_IN_BILLIONS --gpus N"},
+    {"maxfit", Command::Maxfit, "the largest batch size and sequence length (or context) that fit"},
+    {"plan", Command::Plan, "the layouts of a cluster that fit, fastest first (README.md, \"Planner\")"},
+    {"validate", Command::Validate, "check a scenario file: validate FILE"},
+    {"presets", Command::Presets, "list bundled models, GPUs and weight formats"},
+    {"settings", Command::Settings, "every enumerated scenario field, its default and allowed values"},
+    {"version", Command::Version, "print the version"},
+};
+
+constexpr const char* kInput = "Input";
+constexpr const char* kOutput = "Output";
+constexpr const char* kPlan = "Plan";
+
+const char* const kHubNote =
+    "A Hub model comes from the HF cache, else the Hub (HF_ENDPOINT, HF_TOKEN, HF_HOME, HF_HUB_CACHE,\n"
+    "HF_HUB_OFFLINE=1, HF_HUB_DOWNLOAD_TIMEOUT).";
+
+// Options that set a field of Args: given twice, the later wins.
+CLI::Option* text_option(CLI::App* app, const char* name, std::string& into, const char* help, const char* group,
+                         const char* type) {
+    return app->add_option(name, into, help)->group(group)->type_name(type);
+}
+
+// --scenario, --model, --revision, --hf-config: what names the model (params: only the last three).
+void add_model_options(CLI::App* app, Args& a, bool scenario) {
+    if (scenario)
+        text_option(app, "--scenario", a.scenario_file, "read a scenario JSON (\"-\": stdin; README.md, \"Scenario\")",
+                    kInput, "FILE");
+    text_option(app, "--model", a.model,
+                "a bundled preset or alias (gpumem presets), a Hub id or URL, a config.json or a folder holding one",
+                kInput, "ID");
+    text_option(app, "--revision", a.revision, "the Hub branch, tag or commit of --model (default main)", kInput, "REV");
+    text_option(app, "--hf-config", a.hf_config_file, "a config.json (or a preset record) naming the model", kInput, "FILE");
+}
+
+// The scenario flags, each setting the field it names in command-line order (a later flag wins).
+// For plan, --gpus, --num-gpus and --gpu name the cluster (plan.num_gpus, plan.gpu).
+void add_scenario_flags(CLI::App* app, Args& a, Command command) {
+    for (const Flag& flag : scenario_flags()) {
+        std::string help = flag.help;
+        const char* plan_key = nullptr;
+        if (command == Command::Plan && flag.pointer == "/hardware/num_gpus") {
+            plan_key = "num_gpus";
+            help = "plan.num_gpus: GPUs in the cluster (required)";
+        } else if (command == Command::Plan && flag.pointer == "/hardware/gpu") {
+            plan_key = "gpu";
+            help = "plan.gpu: the catalogue GPU (default: the scenario's)";
         }
-        else if (const Flag* f = find_flag(w)) {
-            json j;
-            if (f->kind == Flag::Switch) j = json::parse(f->switch_value);
-            else if (!value()) return false;
-            else j = flag_value(f->kind, v);
-            std::string pointer = f->pointer;
-            // plan: --gpus / --num-gpus / --gpu name the cluster (plan.num_gpus, plan.gpu), not the
-            // scenario's hardware.
-            if (a.command == Command::Plan && pointer == "/hardware/num_gpus") a.plan["num_gpus"] = j;
-            else if (a.command == Command::Plan && pointer == "/hardware/gpu") a.plan["gpu"] = j;
-            else a.overrides.push_back({w, pointer, j});
-        } else if (w.rfind("--", 0) == 0) {
-            a.error = "unknown option " + w;
-            return false;
-        } else {
-            a.positional.push_back(w);
+        auto set = [&a, &flag, plan_key](const std::string& text) {
+            json value = flag_value(flag, text);
+            if (plan_key) a.plan[plan_key] = value;
+            else a.overrides.push_back({flag.name, flag.pointer, value});
+        };
+        CLI::Option* option = flag.kind == Flag::Switch
+                                  ? app->add_flag_callback(flag.name, [set] { set(""); }, help)
+                                  : app->add_option_function<std::string>(flag.name, set, help);
+        // Each occurrence applied as it is read: command-line order, a mistake reported where it is.
+        option->group(flag.group)->trigger_on_parse();
+        if (flag.kind == Flag::Int) option->type_name("N");
+        if (flag.kind == Flag::Number) option->type_name("X");
+        if (flag.kind == Flag::Text) option->type_name("ID");
+        if (flag.kind == Flag::Setting) option->type_name(flag.list ? "LIST" : "NAME")->transform(flag.values);
+    }
+    app->add_option_function<std::string>(
+           "--batch-size", [&a](const std::string& text) { a.batch_size = text; },
+           "training.batch_size or inference.batch_size, whichever mode the scenario is in")
+        ->group(kTraining)
+        ->type_name("N");
+    app->add_flag("--json", a.json_out, "print the result JSON instead of the table")->group(kOutput);
+}
+
+// A plan flag: a field of the request's "plan" section.
+void plan_option(CLI::App* app, Args& a, const char* name, const char* field, const char* help, const char* type) {
+    app->add_option_function<std::string>(
+           name, [&a, field](const std::string& text) { a.plan[json::json_pointer(field)] = number_value(text); }, help)
+        ->group(kPlan)
+        ->type_name(type);
+}
+
+// The command line's grammar: one subcommand per command, each with its options and help. CLI11
+// takes some 10 µs per option, so only the options of `only` are added (every command's for
+// kEveryCommand, none for Command::Help: the commands' list).
+constexpr Command kEveryCommand = Command(-1);
+
+void describe(CLI::App& app, Args& a, Command only) {
+    app.name("gpumem");
+    app.description("gpumem: the GPU memory an LLM needs to train or serve, and what takes it");
+    app.set_help_flag("-h,--help", "print this help (gpumem COMMAND --help: the command's options)");
+    app.footer("exit codes: 0 ok, 1 invalid input, 2 usage");
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.require_subcommand(0, 1);
+    app.add_flag_callback("--version", [&a] { a.command = Command::Version; }, "print the version");
+    for (const Known& k : kCommands) {
+        CLI::App* sub = app.add_subcommand(k.name, k.about);
+        sub->preparse_callback([&a, k](std::size_t) { a.command = k.command; });
+        switch (only == kEveryCommand || only == k.command ? k.command : Command::Help) {
+            case Command::Estimate:
+                add_model_options(sub, a, true);
+                sub->add_flag("--jsonl", a.jsonl, "read one scenario per stdin line, write one result per line")->group(kInput);
+                add_scenario_flags(sub, a, k.command);
+                sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
+                sub->footer(std::string("The flags override the same fields of --scenario.\n") + kHubNote);
+                break;
+            case Command::Maxfit:
+                add_model_options(sub, a, true);
+                add_scenario_flags(sub, a, k.command);
+                sub->footer(
+                    "For each size field (training: batch_size and seq_len; inference: batch_size, the concurrent\n"
+                    "sequences, and context_len), with the others as given, the largest value that fits: exact at\n"
+                    "the boundary (it fits, one more does not). The flags override the same fields of --scenario.\n" +
+                    std::string(kHubNote));
+                break;
+            case Command::Plan:
+                add_model_options(sub, a, true);
+                add_scenario_flags(sub, a, k.command);
+                plan_option(sub, a, "--gpus-per-node", "/gpus_per_node", "plan.gpus_per_node (default min(N, 8))", "N");
+                plan_option(sub, a, "--host-ram-gb", "/host_ram_gb",
+                            "plan.host_ram_gb: CPU RAM per node, GB; limits offloading (default: unlimited)", "X");
+                plan_option(sub, a, "--global-batch", "/global_batch_size",
+                            "plan.global_batch_size: sequences per optimizer step (training)", "N");
+                plan_option(sub, a, "--top", "/top", "plan.top: rows to print (default 10)", "K");
+                plan_option(sub, a, "--mfu", "/step_time/mfu",
+                            "plan.step_time.mfu: compute efficiency of the step-time model (default 0.45)", "X");
+                sub->add_option_function<std::string>(
+                       "--bench",
+                       [&a](const std::string& text) {
+                           // A round count, clamped to 1-10000 (the check below took digits only); 20 when none.
+                           a.bench_rounds =
+                               text.empty() ? 20 : static_cast<int>(std::clamp(std::strtol(text.c_str(), nullptr, 10), 1L, 10000L));
+                       },
+                       "time ROUNDS plans (default 20): evaluations/s and plan time, median and p90")
+                    ->expected(0, 1)
+                    ->type_name("[ROUNDS]")
+                    ->check(CLI::Validator(
+                        [](std::string& text) {
+                            bool digits = text.size() <= 18 &&
+                                          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+                            return digits ? std::string() : "must be a whole number of rounds (1-10000), got \"" + text + "\"";
+                        },
+                        "", "rounds"))
+                    ->group(kPlan);
+                sub->footer(
+                    "Takes the same model and scenario options as estimate; plan.* fields of the scenario also work.\n" +
+                    std::string(kHubNote));
+                break;
+            case Command::Quick:
+                sub->add_option("SIZE_B", a.positional, "the model's size in billions of parameters")
+                    ->expected(1)
+                    ->allow_extra_args(false)  // a second one is left over: positional_error
+                    ->type_name("");
+                text_option(sub, "--scenario", a.scenario_file, "read the rest of the scenario from a JSON file (\"-\": stdin)",
+                            kInput, "FILE");
+                add_scenario_flags(sub, a, k.command);
+                sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
+                break;
+            case Command::Params:
+                add_model_options(sub, a, false);
+                sub->add_flag("--json", a.json_out, "print the count as JSON")->group(kOutput);
+                break;
+            case Command::Validate:
+                sub->add_option("FILE", a.positional, "the scenario file (\"-\": stdin)")
+                    ->expected(1)
+                    ->allow_extra_args(false)
+                    ->type_name("");
+                sub->add_flag("--json", a.json_out, "an unreadable file: print the error document too")->group(kOutput);
+                break;
+            case Command::Presets:
+                sub->add_flag("--json", a.json_out, "print them as JSON")->group(kOutput);
+                break;
+            case Command::Settings:
+                sub->add_flag("--json", a.json_out, "print the tables as JSON")->group(kOutput);
+                sub->add_flag("--markdown", a.markdown, "print docs/scenario.md as generated from the tables")->group(kOutput);
+                break;
+            default:
+                break;
         }
     }
-    return true;
+}
+
+// The number of single-character edits that turn `a` into `b` (Levenshtein).
+std::size_t edits(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// The command that has `flag`, when another than the one typed: "--top" -> "plan".
+std::string owner_of(const std::string& flag, Command typed) {
+    static const std::map<std::string, std::vector<Command>> owners = [] {
+        std::map<std::string, std::vector<Command>> out;
+        CLI::App app;
+        Args unused;  // describe() binds the options to it; nothing is parsed
+        describe(app, unused, kEveryCommand);
+        for (const Known& k : kCommands)
+            for (const CLI::Option* option : app.get_subcommand(k.name)->get_options())
+                for (const std::string& name : option->get_lnames()) out["--" + name].push_back(k.command);
+        return out;
+    }();
+    auto it = owners.find(flag);
+    if (it == owners.end() || std::find(it->second.begin(), it->second.end(), typed) != it->second.end()) return "";
+    return command_name(it->second.front());
+}
+
+// "unknown option --seqlen (did you mean --seq-len?)": the command's option nearest to the word,
+// when a third of it or less is mistyped; "unknown option --top (an option of plan)" when it is
+// another command's.
+std::string unknown_option(const CLI::App& scope, Command typed, const std::string& word) {
+    const std::size_t eq = word.find('=');  // --flag=value: the flag
+    const std::string flag = word.rfind("--", 0) == 0 && eq != std::string::npos && eq > 2 ? word.substr(0, eq) : word;
+    const std::string message = "unknown option " + flag;
+    if (flag.size() > 64 || flag.rfind("--", 0) != 0) return message;
+    const std::string owner = owner_of(flag, typed);
+    if (!owner.empty()) return message + " (an option of " + owner + ")";
+    std::string nearest;
+    std::size_t best = flag.size();
+    for (const CLI::Option* option : scope.get_options()) {
+        for (const std::string& name : option->get_lnames()) {
+            const std::size_t d = edits(flag, "--" + name);
+            if (d < best && d * 3 < name.size()) best = d, nearest = "--" + name;
+        }
+    }
+    return message + (nearest.empty() ? "" : " (did you mean " + nearest + "?)");
+}
+
+// quick SIZE_B and validate FILE: the one argument they take, missing or given twice.
+std::string positional_error(Command command) {
+    if (command == Command::Quick) return "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8";
+    if (command == Command::Validate) return "validate needs one scenario file";
+    return "";
+}
+
+// The words CLI11 left over: each unknown option, else (none) the first stray argument.
+std::string extras_error(const CLI::App& app, const Args& a) {
+    const CLI::App& scope = app.get_subcommands().empty() ? app : *app.get_subcommands()[0];
+    std::vector<std::string> left = app.remaining(true), lines;
+    for (const std::string& w : left)
+        if (w.size() > 1 && w[0] == '-') lines.push_back(unknown_option(scope, a.command, w));
+    if (lines.empty() && !left.empty() && !positional_error(a.command).empty())
+        lines.push_back(positional_error(a.command) + ", got \"" + left[0] + "\" too");
+    else if (lines.empty() && !left.empty())
+        lines.push_back(std::string(command_name(a.command)) + " takes no argument \"" + left[0] + "\"");
+    std::string out;
+    for (const std::string& line : lines) out += (out.empty() ? "" : "\n") + line;
+    return out.empty() ? "unexpected arguments" : out;
+}
+
+// What a parse error says, naming the flag: CLI11's own words where they are clear.
+void parse_error(const CLI::ParseError& e, const CLI::App& app, const std::vector<std::string>& words, Args& a) {
+    std::string message = e.what();
+    a.exit_code = kUsage;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+        message = extras_error(app, a);
+    } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && message.find(" required ") != std::string::npos) {
+        message = message.substr(0, message.find(':')) + " needs a value";  // "--model: 1 required TEXT missing"
+    } else if (dynamic_cast<const CLI::ConversionError*>(&e) && message.rfind("Could not convert: ", 0) == 0 &&
+               message.find(" = ") != std::string::npos) {
+        // "Could not convert: --lora = maybe": a switch given a value it cannot read as true or false.
+        const std::size_t eq = message.find(" = "), at = std::string("Could not convert: ").size();
+        message = message.substr(at, eq - at) + " is a switch: it takes no value, got \"" + message.substr(eq + 3) + "\"";
+    } else if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+        a.exit_code = kInvalid;  // a value the field does not take, as the core reports it in a file
+        a.json_out = std::find(words.begin(), words.end(), "--json") != words.end();  // its error document too
+    }
+    a.error = message;
 }
 
 bool names_a_model(const Args& a) {
@@ -249,7 +500,7 @@ bool build_scenario(const Args& a, const ReadFile& read, json& scenario, std::st
     for (const Override& o : a.overrides) scenario[json::json_pointer(o.pointer)] = o.value;
     if (!a.batch_size.empty()) {
         std::string mode = scenario.value("mode", "training");
-        scenario[mode == "inference" ? "inference" : "training"]["batch_size"] = flag_value(Flag::Int, a.batch_size);
+        scenario[mode == "inference" ? "inference" : "training"]["batch_size"] = number_value(a.batch_size);
     }
     return true;
 }
@@ -320,51 +571,86 @@ Request build(const Args& a, const ReadFile& read) {
 
 }  // namespace
 
+const char* command_name(Command command) {
+    for (const Known& k : kCommands)
+        if (k.command == command) return k.name;
+    return "";
+}
+
 Args parse_args(const std::vector<std::string>& words) {
     Args a;
-    if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
-        a.exit_code = words.empty() ? kUsage : kOk;
-        return a;
-    }
-    const std::string& name = words[0];
-    struct Known { const char* name; Command command; };
-    static const Known kCommands[] = {
-        {"estimate", Command::Estimate}, {"params", Command::Params},   {"quick", Command::Quick},
-        {"validate", Command::Validate}, {"maxfit", Command::Maxfit},   {"plan", Command::Plan},
-        {"presets", Command::Presets},   {"version", Command::Version}, {"--version", Command::Version},
-        {"settings", Command::Settings},
-    };
-    bool known = false;
-    for (const Known& k : kCommands) {
-        if (name == k.name) {
-            a.command = k.command;
-            known = true;
+    try {
+        CLI::App app;
+        auto find = [](const std::string& name) -> const Known* {
+            for (const Known& k : kCommands)
+                if (name == k.name) return &k;
+            return nullptr;
+        };
+        // No words: the help, exit 2. `help [COMMAND]`: a command's help.
+        if (words.empty() || words[0] == "help") {
+            const Known* k = words.size() > 1 ? find(words[1]) : nullptr;
+            if (words.size() > 1 && !k) {
+                a.error = "unknown command " + words[1];
+                a.exit_code = kUsage;
+                return a;
+            }
+            describe(app, a, k ? k->command : Command::Help);
+            a.help = k ? app.get_subcommand(k->name)->help(app.get_name()) : app.help();
+            a.exit_code = words.empty() ? kUsage : kOk;
+            return a;
         }
-    }
-    // The options are read first, so a bad flag is reported before an unknown command.
-    if (!parse_options(a, std::vector<std::string>(words.begin() + 1, words.end()))) {
+        const Known* named = find(words[0]);
+        if (!named && (words[0].empty() || words[0][0] != '-')) {
+            a.error = "unknown command " + words[0];
+            a.exit_code = kUsage;
+            return a;
+        }
+        describe(app, a, named ? named->command : Command::Help);  // "--version", "--help": no command
+        try {
+            app.parse(std::vector<std::string>(words.rbegin(), words.rend()));  // CLI11 takes them reversed
+        } catch (const CLI::CallForHelp&) {
+            const bool command = !app.get_subcommands().empty();
+            a = Args();
+            a.help = command ? app.get_subcommands()[0]->help(app.get_name()) : app.help();
+            return a;
+        } catch (const CLI::ParseError& e) {
+            parse_error(e, app, words, a);
+            return a;
+        }
+        if (a.command == Command::Help) {  // no command (`gpumem --`): as bare `gpumem`
+            a.help = app.help();
+            a.exit_code = kUsage;
+            return a;
+        }
+    } catch (const std::exception& e) {  // e.g. out of memory: still a value, never an exception
+        a = Args();
+        a.error = std::string("cannot read the command line: ") + e.what();
         a.exit_code = kUsage;
         return a;
     }
-    if (!known) a.error = "unknown command " + name;
-    else if (a.command == Command::Estimate && !a.jsonl && !names_a_model(a))
+    const std::string name = command_name(a.command);
+    const Override* format = nullptr;
+    for (const Override& o : a.overrides)
+        if (o.pointer == "/inference/weight_format") format = &o;
+    if (a.command == Command::Estimate && !a.jsonl && !names_a_model(a))
         a.error = "estimate needs --scenario FILE, --jsonl, --model ID or --hf-config FILE";
     else if (a.command == Command::Params && a.hf_config_file.empty() && a.model.empty())
         a.error = "params needs --hf-config FILE or --model ID";
-    else if (a.command == Command::Quick && a.positional.size() != 1)
-        a.error = "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8";
-    else if (a.command == Command::Validate && a.positional.size() != 1)
-        a.error = "validate needs one scenario file";
+    else if ((a.command == Command::Quick || a.command == Command::Validate) && a.positional.size() != 1)
+        a.error = positional_error(a.command);
     else if ((a.command == Command::Maxfit || a.command == Command::Plan) && !names_a_model(a))
         a.error = name + " needs --scenario FILE, --model ID or --hf-config FILE";
-    if (!a.error.empty()) {
-        if (!known) a.command = Command::Help;
-        a.exit_code = kUsage;
+    else if (format && a.scenario_file.empty() &&
+             !detail::parse_setting<detail::WeightFormat>(format->value.get<std::string>())) {
+        // Only a scenario file can add its own formats to the table's.
+        a.error = "--weight-format: " + detail::allowed_text<detail::WeightFormat>() + ", got \"" +
+                  format->value.get<std::string>() + "\"";
+        a.exit_code = kInvalid;
+        return a;
     }
+    if (!a.error.empty()) a.exit_code = kUsage;
     return a;
 }
-
-const char* usage_text() { return kUsageText; }
 
 Request build_request(const Args& args, const ReadFile& read) {
     try {

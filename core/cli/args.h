@@ -3,14 +3,19 @@
 // Two pure steps, shared by the CLI (main.cpp) and its fuzzer (tests/fuzz/cli_fuzz.cpp):
 //
 //   parse_args(words)          the words after the program name -> Args: the command, its options
-//                              and the scenario fields the flags set, or a usage error
+//                              and the scenario fields the flags set, or a usage error. CLI11
+//                              (Debian's libcli11-dev) reads them: one subcommand per command,
+//                              its help generated, and the enumerated flags (--dtype,
+//                              --optimizer, ...) checked against the core's settings tables
+//                              (core/src/settings.h), whose names the help lists
 //   build_request(args, read)  Args + the files they name -> the document the core gets: the
 //                              scenario (estimate, quick, maxfit, plan) or the config.json (params)
 //
 // Neither exits, prints, throws or touches a file or stdin: build_request reads through the
 // `read` function its caller passes (main.cpp passes the file system and stdin, the fuzzer and the
 // tests a few documents in memory). Problems come back as values: a message naming the flag, file
-// or command, and the exit code the CLI ends with (2 usage, 1 invalid input).
+// or command, and the exit code the CLI ends with (2 usage, 1 invalid input). Nothing CLI11 throws
+// gets out of parse_args.
 //
 // Not part of the core: the WebAssembly module does not link this.
 
@@ -34,6 +39,9 @@ constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
 
 enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Validate, Presets, Settings };
 
+// The word that names a command on the command line ("estimate"); "" for Help.
+const char* command_name(Command command);
+
 // One flag's setting of a scenario field. Applied in command-line order, so a later flag wins.
 struct Override {
     std::string flag;      // as typed: "--seq-len"
@@ -44,8 +52,14 @@ struct Override {
 
 struct Args {
     Command command = Command::Help;
-    int exit_code = kOk;  // kUsage with `error` set. Help: kUsage for no words at all, kOk for --help
-    std::string error;    // the usage error, naming the flag or command: "--seq-len needs a value"
+    int exit_code = kOk;  // kUsage or kInvalid with `error` set. Help: kUsage for no command (no
+                          // words, or only `--`), kOk for --help and `help [COMMAND]`
+    // What is wrong, one line per mistake, each naming the flag or command: kUsage for the command
+    // line's shape ("--seq-len needs a value", "unknown option --frobnicate"), kInvalid for a value
+    // an enumerated flag does not take ("--dtype: must be one of fp32, fp16, bf16, fp8, got \"int3\""),
+    // as the core says of the same value in a scenario file.
+    std::string error;
+    std::string help;  // Help: the text to print (`gpumem --help`, `gpumem estimate --help`)
 
     // What the command reads. "" is "not given", as on the command line.
     std::string scenario_file;            // --scenario FILE ("-": stdin)
@@ -59,7 +73,9 @@ struct Args {
     bool gb = false;        // --gb: GB (10^9 B) instead of GiB in the table
     bool markdown = false;  // settings --markdown: docs/scenario.md as generated from the tables
 
-    std::vector<Override> overrides;  // the scenario flags (kFlags in args.cpp), in order
+    std::vector<Override> overrides;  // the scenario flags (scenario_flags() in args.cpp), in order;
+                                      // an enumerated flag's value is its table name (an alias or
+                                      // another case is read as the name it stands for)
     std::string batch_size;           // --batch-size as typed: training.batch_size or
                                       // inference.batch_size, whichever mode the scenario ends in
     // plan: the fields the flags set in the request's "plan" section: num_gpus (--gpus /
@@ -69,11 +85,8 @@ struct Args {
     int bench_rounds = 0;  // plan --bench [ROUNDS]: 1-10000 timed plans (default 20); 0: no benchmark
 };
 
-// `words` is argv without the program name. Never fails otherwise than by a usage error in the result.
+// `words` is argv without the program name. Never throws: every problem is `error` in the result.
 Args parse_args(const std::vector<std::string>& words);
-
-// The --help text (what `gpumem`, `gpumem --help` print).
-const char* usage_text();
 
 //-----------------------------------------------------------------------------
 // [SECTION] build_request

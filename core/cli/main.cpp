@@ -10,7 +10,9 @@
 //               [--global-batch N] [--top K] [--mfu X] [--json] [--bench [ROUNDS]]
 //   gpumem validate FILE
 //   gpumem presets [--json]
-//   gpumem version
+//   gpumem settings [--json | --markdown]
+//   gpumem version                                     (or --version)
+//   gpumem help [COMMAND], gpumem [COMMAND] --help     the help CLI11 generates from args.cpp
 //
 // Exit codes: 0 ok, 1 invalid input, 2 usage.
 //
@@ -427,18 +429,24 @@ int cmd_presets(const Args& o) {
     return kOk;
 }
 
-// A usage error, or flags that cannot be applied to the scenario file: the message on stderr.
-int fail(int code, const std::string& message) {
-    std::cerr << "gpumem: " << message << (code == kUsage ? "\n(see gpumem --help)\n" : "\n");
+// A usage error, or flags that cannot be applied to the scenario file: each line of the message on
+// stderr, then for a usage error where the help is.
+int fail(int code, const std::string& message, gpumem::cli::Command command) {
+    std::istringstream lines(message);
+    for (std::string line; std::getline(lines, line);) std::cerr << "gpumem: " << line << "\n";
+    if (code == kUsage) {
+        const std::string name = gpumem::cli::command_name(command);
+        std::cerr << "(see gpumem " << (name.empty() ? "" : name + " ") << "--help)\n";
+    }
     return code;
 }
 
 int run(const Args& a) {
     using gpumem::cli::Command;
-    if (!a.error.empty()) return fail(a.exit_code, a.error);
+    if (!a.error.empty()) return a.exit_code == kInvalid ? input_error(a, a.error) : fail(a.exit_code, a.error, a.command);
     switch (a.command) {
         case Command::Help:
-            std::cout << gpumem::cli::usage_text();
+            std::cout << a.help;
             return a.exit_code;
         case Command::Version:
             std::cout << gpumem::version() << "\n";
@@ -453,7 +461,7 @@ int run(const Args& a) {
             break;
     }
     Request req = gpumem::cli::build_request(a, read_file);
-    if (req.exit_code != kOk) return req.error_document ? input_error(a, req.error) : fail(req.exit_code, req.error);
+    if (req.exit_code != kOk) return req.error_document ? input_error(a, req.error) : fail(req.exit_code, req.error, a.command);
     const gpumem::cli::HubModel source = model_source(a);
     if (!source.ok && !source.error.empty()) return input_error(a, "model: " + source.error);
     if (source.ok) {

@@ -659,6 +659,66 @@ describe('exit codes and error messages', () => {
   });
 });
 
+describe('the command line (CLI11): help, settings tables, one line per mistake', () => {
+  const stderrLines = (r) => r.stderr.split('\n').filter((l) => l !== '');
+
+  test('gpumem estimate --help lists each enumerated flag with its table\'s names', () => {
+    const r = run(['estimate', '--help']);
+    expectExit(r, 0, 'estimate --help');
+    assert.match(r.stdout, /gpumem estimate/);
+    const settings = parseJson(run(['settings', '--json']).stdout, 'settings --json');
+    for (const [flag, field] of [['--optimizer', 'training.optimizer'], ['--dtype', 'training.dtype'],
+      ['--kv-cache-dtype', 'inference.kv_cache_dtype'], ['--engine', 'engine.type']]) {
+      const line = r.stdout.split('\n').find((l) => l.trimStart().startsWith(`${flag} `));
+      assert.ok(line, `${flag} is listed:\n${r.stdout}`);
+      for (const v of settings[field].values) assert.ok(line.includes(v.name), `${flag} lists ${v.name}: ${line}`);
+      assert.ok(line.includes(`(default ${settings[field].default})`), `${flag} gives its default: ${line}`);
+    }
+    assert.ok(!r.stdout.includes('--global-batch'), 'plan\'s options are plan\'s');
+    const plan = run(['help', 'plan']);
+    expectExit(plan, 0, 'help plan');
+    assert.match(plan.stdout, /--global-batch/);
+  });
+
+  test('a wrong enumerated value: one line naming the flag and the allowed names, exit 1', () => {
+    const r = run(['estimate', '--model', 'llama3-8b', '--optimizer', 'adamw_torh']);
+    expectExit(r, 1, '--optimizer adamw_torh');
+    assert.deepEqual(stderrLines(r), [
+      'gpumem: --optimizer: must be one of sgd, sgd_momentum, nesterov, adagrad, rmsprop, adam, adamw, adamw_fused, ' +
+      'adafactor, lamb, lion, nadam, radam, amsgrad, sparse_adam, shampoo, adabelief, adamw_8bit, paged_adamw_8bit, ' +
+      'paged_adamw_32bit, muon, got "adamw_torh"']);
+    assert.equal(r.stdout, '');
+    const j = run(['estimate', '--model', 'llama3-8b', '--json', '--dtype', 'int3']);
+    expectExit(j, 1, '--dtype int3 --json');
+    assert.equal(parseJson(j.stdout, '--dtype int3 --json').errors[0].message, '--dtype: must be one of fp32, fp16, bf16, fp8, got "int3"');
+  });
+
+  test('an unknown option: one line naming it, and where the help is; exit 2', () => {
+    const r = run(['estimate', '--model', 'llama3-8b', '--seqlen', '4096']);
+    expectExit(r, 2, '--seqlen');
+    assert.deepEqual(stderrLines(r), ['gpumem: unknown option --seqlen (did you mean --seq-len?)', '(see gpumem estimate --help)']);
+    const two = run(['plan', '--model', 'llama3-8b', '--gpus', '8', '--frob', '--nicate']);
+    expectExit(two, 2, 'two unknown options');
+    assert.deepEqual(stderrLines(two), ['gpumem: unknown option --frob', 'gpumem: unknown option --nicate', '(see gpumem plan --help)']);
+  });
+
+  test('an alias is read as the name it stands for', () => {
+    const r = run(['estimate', '--model', 'llama3-8b', '--optimizer', 'adamw_torch', '--dtype', 'BFloat16',
+      '--attention', 'flash-attention-2', '--json']);
+    expectExit(r, 0, 'aliases');
+    const t = parseJson(r.stdout, 'aliases').scenario.training;
+    assert.equal(t.optimizer, 'adamw');
+    assert.equal(t.dtype, 'bf16');
+    assert.equal(t.attention, 'flash');
+  });
+
+  test('--version prints the version', () => {
+    const r = run(['--version']);
+    expectExit(r, 0, '--version');
+    assert.equal(r.stdout, run(['version']).stdout);
+  });
+});
+
 // The release binary runs on a bare Debian 12+ / Ubuntu 23.04+ (glibc 2.36): it links only libc,
 // libm and libcurl (GPUMEM_PORTABLE_CLI: libstdc++ and libgcc inside it).
 test('the CLI needs no shared library but libc, libm and libcurl', (t) => {

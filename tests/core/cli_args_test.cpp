@@ -7,6 +7,7 @@
 #include <gpumem/gpumem.h>
 
 #include "cli/args.h"
+#include "settings.h"
 
 using nlohmann::json;
 using namespace gpumem::cli;
@@ -89,11 +90,15 @@ TEST(CliArgs, UnreadableOrMalformedFilesAreInvalidInputNamingTheFile) {
 }
 
 TEST(CliArgs, AFlagMissingItsValueIsAUsageErrorNamingIt) {
-    for (const char* flag : {"--model", "--scenario", "--seq-len", "--batch-size", "--top", "--hf-config"}) {
-        Args a = parse_args({"estimate", "--model", "llama3-8b", flag});
-        EXPECT_EQ(a.exit_code, kUsage) << flag;
-        EXPECT_EQ(a.error, std::string(flag) + " needs a value");
+    for (const char* command : {"estimate", "plan"}) {
+        for (const char* flag : {"--model", "--scenario", "--seq-len", "--batch-size", "--hf-config"}) {
+            Args a = parse_args({command, "--model", "llama3-8b", flag});
+            EXPECT_EQ(a.exit_code, kUsage) << flag;
+            EXPECT_EQ(a.error, std::string(flag) + " needs a value");
+        }
     }
+    EXPECT_EQ(parse_args({"plan", "--model", "x", "--top"}).error, "--top needs a value");
+    EXPECT_EQ(parse_args({"params", "--hf-config"}).error, "--hf-config needs a value");
 }
 
 TEST(CliArgs, AnUnknownFlagOrCommandIsAUsageErrorNamingIt) {
@@ -103,8 +108,18 @@ TEST(CliArgs, AnUnknownFlagOrCommandIsAUsageErrorNamingIt) {
     Args command = parse_args({"frobnicate"});
     EXPECT_EQ(command.exit_code, kUsage);
     EXPECT_EQ(command.error, "unknown command frobnicate");
-    // The flags are read first: a bad flag is what is reported, whatever the command.
-    EXPECT_EQ(parse_args({"frobnicate", "--gpus"}).error, "--gpus needs a value");
+    // An unknown command is what is reported: its flags cannot be read without it.
+    EXPECT_EQ(parse_args({"frobnicate", "--gpus"}).error, "unknown command frobnicate");
+    // Each command takes its own options: --top is plan's.
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--top", "3"}).error, "unknown option --top (an option of plan)");
+    // A near miss names the option meant.
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seqlen", "3"}).error, "unknown option --seqlen (did you mean --seq-len?)");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--frobnicate"}).error, "unknown option --frobnicate");
+    // One line per mistake.
+    Args two = parse_args({"estimate", "--model", "x", "--frob", "1", "--nicate=2"});
+    EXPECT_EQ(two.exit_code, kUsage);
+    EXPECT_EQ(two.error, "unknown option --frob\nunknown option --nicate");
+    EXPECT_EQ(parse_args({"estimate", "stray", "--model", "x"}).error, "estimate takes no argument \"stray\"");
     Args nothing = parse_args({"estimate", "--batch-size", "2"});
     EXPECT_EQ(nothing.exit_code, kUsage);
     EXPECT_EQ(nothing.error, "estimate needs --scenario FILE, --jsonl, --model ID or --hf-config FILE");
@@ -183,4 +198,91 @@ TEST(CliArgs, SettingsTakesJsonOrMarkdownAndReadsNothing) {
     Request r = build({"settings"}, files);
     EXPECT_EQ(r.exit_code, kOk);
     EXPECT_TRUE(files.asked.empty());
+}
+
+TEST(CliArgs, HelpIsGeneratedPerCommandWithTheSettingsNames) {
+    Args top = parse_args({"--help"});
+    EXPECT_EQ(top.command, Command::Help);
+    EXPECT_EQ(top.exit_code, kOk);
+    for (const char* command : {"estimate", "params", "quick", "maxfit", "plan", "validate", "presets", "settings", "version"})
+        EXPECT_NE(top.help.find(command), std::string::npos) << command;
+    EXPECT_EQ(parse_args({}).help, top.help);  // bare `gpumem`: the same text, exit 2
+
+    Args help = parse_args({"estimate", "--help"});
+    EXPECT_EQ(help.command, Command::Help);
+    EXPECT_EQ(help.exit_code, kOk);
+    EXPECT_EQ(help.error, "");
+    EXPECT_NE(help.help.find("gpumem estimate"), std::string::npos) << help.help;
+    // Every name of an enumerated flag's table is listed, with the field and its default.
+    EXPECT_NE(help.help.find("training.optimizer: "), std::string::npos) << help.help;
+    for (const auto& row : gpumem::detail::rows(gpumem::detail::Optimizer{}))
+        EXPECT_NE(help.help.find(row.name), std::string::npos) << row.name;
+    EXPECT_NE(help.help.find("(default adamw)"), std::string::npos);
+    EXPECT_NE(help.help.find("--kv-cache-dtype"), std::string::npos);
+    EXPECT_EQ(help.help.find("--top"), std::string::npos) << "plan's option is not estimate's";
+    EXPECT_EQ(parse_args({"help", "estimate"}).help, help.help);
+    EXPECT_NE(parse_args({"plan", "-h"}).help.find("--global-batch"), std::string::npos);
+    EXPECT_EQ(parse_args({"--version"}).command, Command::Version);
+}
+
+TEST(CliArgs, AnEnumeratedValueIsCheckedAgainstItsTable) {
+    // A value the table does not have: one line naming the flag and every name allowed; exit 1, as
+    // the core refuses the same value in a scenario file.
+    Args dtype = parse_args({"estimate", "--model", "x", "--dtype", "int3"});
+    EXPECT_EQ(dtype.exit_code, kInvalid);
+    EXPECT_EQ(dtype.error, "--dtype: " + gpumem::detail::allowed_text<gpumem::detail::Dtype>() + ", got \"int3\"");
+    EXPECT_EQ(dtype.error, "--dtype: must be one of fp32, fp16, bf16, fp8, got \"int3\"");
+    EXPECT_EQ(parse_args({"plan", "--model", "x", "--gpus", "8", "--engine", "zero"}).error,
+              "--engine: must be one of none, ddp, deepspeed, fsdp, megatron, megatron_deepspeed, got \"zero\"");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--lora-targets", "q_proj,x_proj"}).error,
+              "--lora-targets: " + gpumem::detail::allowed_text<gpumem::detail::LoraTarget>() + ", got \"x_proj\"");
+    // The first mistake, in command-line order.
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--loss", "no", "--mode", "no"}).error.rfind("--loss:", 0), 0u);
+
+    // An alias, another case or '-' for '_' is read as the name it stands for.
+    Args alias = parse_args({"estimate", "--model", "x", "--optimizer", "adamw_torch", "--dtype", "BFloat16",
+                             "--inference-engine", "llamacpp", "--lora-targets", "Q-Proj,,v_proj", "--precision", "amp"});
+    ASSERT_EQ(alias.exit_code, kOk) << alias.error;
+    ASSERT_EQ(alias.overrides.size(), 5u);
+    EXPECT_EQ(alias.overrides[0].value, "adamw");
+    EXPECT_EQ(alias.overrides[1].value, "bf16");
+    EXPECT_EQ(alias.overrides[2].value, "llama.cpp");
+    EXPECT_EQ(alias.overrides[3].value, json::parse(R"(["q_proj", "v_proj"])"));
+    EXPECT_EQ(alias.overrides[4].value, "amp_fp32_weights");
+
+    // A weight format outside the table can only come from the scenario file's own "formats".
+    Args own = parse_args({"estimate", "--scenario", "run.json", "--weight-format", "my_q3"});
+    EXPECT_EQ(own.exit_code, kOk) << own.error;
+    EXPECT_EQ(own.overrides.at(0).value, "my_q3");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--weight-format", "Q4_K_M"}).overrides.at(0).value, "q4_k_m");
+    Args none = parse_args({"estimate", "--model", "x", "--weight-format", "my_q3"});
+    EXPECT_EQ(none.exit_code, kInvalid);
+    EXPECT_EQ(none.error.rfind("--weight-format: must be one of auto, fp32, ", 0), 0u) << none.error;
+}
+
+TEST(CliArgs, NothingCli11ThrowsGetsOut) {
+    // Odd shapes of a command line: each is a value with a message naming a word, never an exception.
+    const std::vector<std::vector<std::string>> lines = {
+        {"estimate", "--model", "x", "--lora=maybe"}, {"estimate", "--model=x", "--json=2"}, {"estimate", "-"},
+        {"estimate", "--"},  {"-x"}, {"--", "estimate"}, {"plan", "--model", "x", "--bench", "ten"}, {""},
+        {"validate", "a", "b"}, {"quick", "7", "--gpus", "8", "--gpus=9"}, {"estimate", "--model", "x", "-hx"},
+    };
+    for (const auto& words : lines) {
+        Args a = parse_args(words);
+        std::string line;
+        for (const std::string& w : words) line += w + " ";
+        if (a.error.empty()) continue;
+        EXPECT_NE(a.exit_code, kOk) << line;
+        bool names = false;
+        for (const std::string& w : words)
+            names = names || (!w.empty() && a.error.find(w.substr(0, w.find('='))) != std::string::npos);
+        EXPECT_TRUE(names || a.error.rfind("unknown command", 0) == 0) << line << "-> " << a.error;
+    }
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--lora=maybe"}).error, "--lora is a switch: it takes no value, got \"maybe\"");
+    EXPECT_EQ(parse_args({"plan", "--model", "x", "--bench", "ten"}).error,
+              "--bench: must be a whole number of rounds (1-10000), got \"ten\"");
+    EXPECT_EQ(parse_args({"quick", "7", "--gpus", "8", "--gpus=9"}).overrides.back().value, 9);
+    EXPECT_EQ(parse_args({"quick", "7", "8"}).error,
+              "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8, got \"8\" too");
+    EXPECT_EQ(parse_args({"estimate", "--model", "a", "--model", "b"}).model, "b");  // a later option wins
 }

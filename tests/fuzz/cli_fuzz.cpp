@@ -1,8 +1,10 @@
 // libFuzzer target: any bytes as a gpumem command line, run as the CLI runs it (core/cli/main.cpp)
 // but without its I/O: parse_args(), build_request() over a few files held in memory, then the
 // core call the command makes. Checks what a user is promised, not only "no crash":
-//   - a usage error (exit 2) has a message that names a word of the command line (the flag or
-//     the command); nothing else exits 2 but the bare `gpumem`;
+//   - a usage error (exit 2), or a value an enumerated flag does not take (exit 1 from
+//     parse_args), has a message that names a word of the command line (the flag, the command, or
+//     the flag of a --flag=value word); nothing else exits 2 but the bare `gpumem`; parse_args
+//     never throws (CLI11 reads the words and throws on every mistake);
 //   - build_request never throws; an input error (exit 1) has a message, naming the file that
 //     cannot be read or parsed, and the error document --json prints for it can be printed;
 //   - every document handed to the core, and every result, holds finite numbers only (nlohmann
@@ -161,13 +163,16 @@ std::vector<std::string> split_words(const std::uint8_t* data, std::size_t size)
     return words;
 }
 
-// A usage error names what is wrong: a word of the command line (the flag, the command), or for
-// an unknown command the word as typed (possibly empty).
+// A usage error names what is wrong: a word of the command line (the flag, the command, or the
+// flag of --flag=value), or for an unknown command the word as typed (possibly empty).
 void check_usage_error(const std::string& error, const std::vector<std::string>& words) {
     if (error.empty()) fail();
     if (!words.empty() && error == "unknown command " + words[0]) return;
-    for (const std::string& w : words)
-        if (!w.empty() && error.find(w) != std::string::npos) return;
+    for (const std::string& w : words) {
+        const std::size_t eq = w.find('=');
+        const std::string flag = w.rfind("--", 0) == 0 && eq != std::string::npos && eq > 2 ? w.substr(0, eq) : w;
+        if (!flag.empty() && error.find(flag) != std::string::npos) return;
+    }
     fail();
 }
 
@@ -186,14 +191,22 @@ bool is_scenario_command(Command c) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::vector<std::string> words = split_words(data, size);
 
-    Args a = parse_args(words);
-    if (a.exit_code != kOk && a.exit_code != kUsage) fail();
+    Args a;
+    try {
+        a = parse_args(words);
+    } catch (...) {
+        fail();
+    }
+    if (a.exit_code != kOk && a.exit_code != kUsage && a.exit_code != kInvalid) fail();
     if (!a.error.empty()) {
-        if (a.exit_code != kUsage) fail();
+        if (a.exit_code == kOk) fail();
         check_usage_error(a.error, words);
         return 0;
     }
-    if (a.exit_code == kUsage && !(a.command == Command::Help && words.empty())) fail();  // only bare `gpumem`
+    if (a.exit_code == kInvalid) fail();  // exit 1 comes with its message
+    if (a.command == Command::Help && a.help.empty()) fail();
+    // Exit 2 without an error: only the help of bare `gpumem` (or `gpumem --`).
+    if (a.exit_code == kUsage && !(a.command == Command::Help && !a.help.empty())) fail();
     if (a.bench_rounds < 0 || a.bench_rounds > 10000 || !a.plan.is_object()) fail();
     for (const Override& o : a.overrides)
         if (o.pointer.empty() || o.pointer[0] != '/' || o.flag.rfind("--", 0) != 0) fail();
