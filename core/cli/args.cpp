@@ -12,7 +12,8 @@
 #include <CLI/CLI.hpp>
 #include <gpumem/gpumem.h>
 
-#include "settings.h"  // core/src: the settings tables the enumerated flags are checked against
+#include "export/export.h"  // core/src: the export formats' table
+#include "settings.h"         // core/src: the settings tables the enumerated flags are checked against
 
 namespace gpumem::cli {
 
@@ -180,6 +181,10 @@ const Known kCommands[] = {
     {"quick", Command::Quick, "a quick look from a size alone: quick SIZE_IN_BILLIONS --gpus N"},
     {"maxfit", Command::Maxfit, "the largest batch size and sequence length (or context) that fit"},
     {"plan", Command::Plan, "the layouts of a cluster that fit, fastest first (README.md, \"Planner\")"},
+    {"fit", Command::Fit, "what would make it fit: the smallest changes, each with its new peak and its cost"},
+    {"export", Command::Export, "the config or command line that runs the scenario: export FORMAT"},
+    {"chart", Command::Chart, "the peak against sequence length or batch size, as an SVG"},
+    {"calibrate", Command::Calibrate, "fit the runtime overheads to measured peaks: calibrate FILE.jsonl --out CAL.json"},
     {"validate", Command::Validate, "check a scenario file: validate FILE"},
     {"presets", Command::Presets, "list bundled models, GPUs and weight formats"},
     {"settings", Command::Settings, "every enumerated scenario field, its default and allowed values"},
@@ -210,6 +215,14 @@ void add_model_options(CLI::App* app, Args& a, bool scenario) {
                 kInput, "ID");
     text_option(app, "--revision", a.revision, "the Hub branch, tag or commit of --model (default main)", kInput, "REV");
     text_option(app, "--hf-config", a.hf_config_file, "a config.json (or a preset record) naming the model", kInput, "FILE");
+}
+
+// --deepspeed and --calibration: files read into the scenario.
+void add_file_inputs(CLI::App* app, Args& a) {
+    text_option(app, "--deepspeed", a.deepspeed_file,
+                "a DeepSpeed ds_config.json: its micro-batch, accumulation, dtype, ZeRO stage and offload", kInput, "FILE");
+    text_option(app, "--calibration", a.calibration_file,
+                "a calibration (gpumem calibrate): its overheads, where the scenario gives none", kInput, "FILE");
 }
 
 // The scenario flags, each setting the field it names in command-line order (a later flag wins).
@@ -275,6 +288,7 @@ void describe(CLI::App& app, Args& a, Command only) {
         switch (only == kEveryCommand || only == k.command ? k.command : Command::Help) {
             case Command::Estimate:
                 add_model_options(sub, a, true);
+                add_file_inputs(sub, a);
                 sub->add_flag("--jsonl", a.jsonl, "read one scenario per stdin line, write one result per line")->group(kInput);
                 add_scenario_flags(sub, a, k.command);
                 sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
@@ -282,6 +296,7 @@ void describe(CLI::App& app, Args& a, Command only) {
                 break;
             case Command::Maxfit:
                 add_model_options(sub, a, true);
+                add_file_inputs(sub, a);
                 add_scenario_flags(sub, a, k.command);
                 sub->footer(
                     "For each size field (training: batch_size and seq_len; inference: batch_size, the concurrent\n"
@@ -291,6 +306,7 @@ void describe(CLI::App& app, Args& a, Command only) {
                 break;
             case Command::Plan:
                 add_model_options(sub, a, true);
+                add_file_inputs(sub, a);
                 add_scenario_flags(sub, a, k.command);
                 plan_option(sub, a, "--gpus-per-node", "/gpus_per_node", "plan.gpus_per_node (default min(N, 8))", "N");
                 plan_option(sub, a, "--host-ram-gb", "/host_ram_gb",
@@ -321,6 +337,56 @@ void describe(CLI::App& app, Args& a, Command only) {
                 sub->footer(
                     "Takes the same model and scenario options as estimate; plan.* fields of the scenario also work.\n" +
                     std::string(kHubNote));
+                break;
+            case Command::Fit:
+                add_model_options(sub, a, true);
+                add_file_inputs(sub, a);
+                add_scenario_flags(sub, a, k.command);
+                sub->footer(
+                    "Lists the smallest changes that make the scenario fit (when it fits: what each change saves),\n"
+                    "least change to the run first, each with its new peak and cost. --json: each with its scenario\n"
+                    "and estimate. Takes the same model and scenario options as estimate.\n" +
+                    std::string(kHubNote));
+                break;
+            case Command::Export:
+                sub->add_option("FORMAT", a.positional, std::string("what to write: ") + detail::names_text<detail::ExportFormat>())
+                    ->expected(1)
+                    ->allow_extra_args(false)
+                    ->type_name("");
+                add_model_options(sub, a, true);
+                add_file_inputs(sub, a);
+                add_scenario_flags(sub, a, k.command);
+                text_option(sub, "--out", a.out_file, "write the config there instead of standard output", kOutput, "FILE");
+                text_option(sub, "--gpus-per-node", a.gpus_per_node, "GPUs per node (default min(GPUs, 8))", kLayout, "N");
+                text_option(sub, "--script", a.script, "torchrun: the training script (default train.py)", kOutput, "FILE");
+                sub->footer(
+                    "Writes what runs the scenario: the format's config file or command line, with the values\n"
+                    "the estimate assumed; notes on standard error say what is left to the script. A field the\n"
+                    "format cannot express is an error naming it. Takes the same options as estimate.\n" +
+                    std::string(kHubNote));
+                break;
+            case Command::Chart:
+                add_model_options(sub, a, true);
+                add_file_inputs(sub, a);
+                add_scenario_flags(sub, a, k.command);
+                text_option(sub, "--x", a.chart_field,
+                            "the size to sweep: training.seq_len (default in training), training.batch_size, "
+                            "inference.context_len (default in inference), inference.batch_size",
+                            kOutput, "FIELD");
+                text_option(sub, "--max", a.chart_max, "the sweep's last value (default: past twice the max fit)", kOutput, "N");
+                text_option(sub, "--out", a.out_file, "write the SVG there instead of standard output", kOutput, "FILE");
+                break;
+            case Command::Calibrate:
+                sub->add_option("FILE", a.positional, "measurement records, one JSON object per line (\"-\": stdin)")
+                    ->expected(1)
+                    ->allow_extra_args(false)
+                    ->type_name("");
+                text_option(sub, "--out", a.out_file, "write the calibration file there", kOutput, "FILE");
+                text_option(sub, "--name", a.name, "the calibration's name (default: the records file's)", kInput, "NAME");
+                sub->add_flag("--json", a.json_out, "print the calibration and its report as JSON")->group(kOutput);
+                sub->footer(
+                    "Each record: {\"id\", \"source\", \"scenario\": {...}, \"measured\": {\"metric\": \"allocated\" |\n"
+                    "\"reserved\" | \"device_total\", \"gib\": 18.9}} (README.md, \"Calibrate to your cluster\").");
                 break;
             case Command::Quick:
                 sub->add_option("SIZE_B", a.positional, "the model's size in billions of parameters")
@@ -413,6 +479,8 @@ std::string unknown_option(const CLI::App& scope, Command typed, const std::stri
 // quick SIZE_B and validate FILE: the one argument they take, missing or given twice.
 std::string positional_error(Command command) {
     if (command == Command::Quick) return "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8";
+    if (command == Command::Export) return "export needs one format: " + detail::names_text<detail::ExportFormat>();
+    if (command == Command::Calibrate) return "calibrate needs one records file (JSON lines; \"-\": stdin)";
     if (command == Command::Validate) return "validate needs one scenario file";
     return "";
 }
@@ -481,8 +549,38 @@ bool read_config(const ReadFile& read, const std::string& path, json& config, st
     return true;
 }
 
-// The scenario from --scenario, --model / --hf-config and the flags, in that order.
-bool build_scenario(const Args& a, const ReadFile& read, json& scenario, std::string& error) {
+// --deepspeed: the scenario fields a DeepSpeed config decides, over the scenario's; the "auto"
+// values it leaves to the script become notes.
+bool read_deepspeed(const Args& a, const ReadFile& read, json& scenario, Request& r, std::string& error) {
+    json ds;
+    if (!read_document(read, a.deepspeed_file, "DeepSpeed config ", ds, error)) return false;
+    json imported = gpumem::import_deepspeed(ds);
+    if (!imported.value("ok", false)) {
+        error = a.deepspeed_file + ": " + imported["errors"][0]["message"].get<std::string>();
+        return false;
+    }
+    scenario.merge_patch(imported["scenario"]);
+    for (const json& n : imported["notes"]) r.notes.push_back(a.deepspeed_file + ": " + n.get<std::string>());
+    return true;
+}
+
+// --calibration: the file's overheads where the scenario gives none, and its name and hash.
+bool read_calibration(const Args& a, const ReadFile& read, json& scenario, Request& r, std::string& error) {
+    json calibration;
+    if (!read_document(read, a.calibration_file, "calibration file ", calibration, error)) return false;
+    json applied = gpumem::apply_calibration(scenario, calibration);
+    if (!applied.value("ok", false)) {
+        error = a.calibration_file + ": " + applied["errors"][0]["message"].get<std::string>();
+        return false;
+    }
+    scenario = applied["scenario"];
+    r.calibration = applied["calibration"];
+    return true;
+}
+
+// The scenario from --scenario, --deepspeed, --model / --hf-config, the flags and --calibration, in that order.
+bool build_scenario(const Args& a, const ReadFile& read, Request& r, std::string& error) {
+    json& scenario = r.document;
     scenario = json::object();
     if (!a.scenario_file.empty()) {
         if (!read_document(read, a.scenario_file, "scenario file ", scenario, error)) return false;
@@ -491,6 +589,7 @@ bool build_scenario(const Args& a, const ReadFile& read, json& scenario, std::st
             return false;
         }
     }
+    if (!a.deepspeed_file.empty() && !read_deepspeed(a, read, scenario, r, error)) return false;
     if (!a.model.empty()) scenario["model"] = {{"preset", a.model}};
     if (!a.hf_config_file.empty()) {
         json config;
@@ -502,6 +601,36 @@ bool build_scenario(const Args& a, const ReadFile& read, json& scenario, std::st
         std::string mode = scenario.value("mode", "training");
         scenario[mode == "inference" ? "inference" : "training"]["batch_size"] = number_value(a.batch_size);
     }
+    return a.calibration_file.empty() || read_calibration(a, read, scenario, r, error);
+}
+
+// calibrate FILE: one record per line (blank lines skipped); a line that is not JSON is named.
+bool read_records(const Args& a, const ReadFile& read, Request& r, std::string& error) {
+    std::string why;
+    std::optional<std::string> text = read(a.positional[0], why);
+    if (!text) {
+        error = why.empty() ? "cannot read records file " + a.positional[0] : why;
+        return false;
+    }
+    json records = json::array();
+    std::istringstream lines(*text);
+    std::size_t number = 0;
+    for (std::string line; std::getline(lines, line);) {
+        ++number;
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        std::optional<json> record = gpumem::parse_json(line, error);
+        if (!record) {
+            error = a.positional[0] + ":" + std::to_string(number) + ": " + error;
+            return false;
+        }
+        records.push_back(std::move(*record));
+    }
+    std::string name = a.name;
+    if (name.empty()) {
+        name = a.positional[0] == "-" ? "calibration" : a.positional[0].substr(a.positional[0].find_last_of('/') + 1);
+        name = name.substr(0, name.find('.'));
+    }
+    r.document = {{"records", records}, {"name", name}};
     return true;
 }
 
@@ -547,15 +676,36 @@ Request build(const Args& a, const ReadFile& read) {
         case Command::Estimate:
         case Command::Quick:
         case Command::Maxfit:
-        case Command::Plan: {
+        case Command::Plan:
+        case Command::Fit:
+        case Command::Export:
+        case Command::Chart: {
             if (a.command == Command::Estimate && a.jsonl) return r;
             std::string error;
-            if (!build_scenario(a, read, r.document, error)) return invalid(error);
+            if (!build_scenario(a, read, r, error)) return invalid(error);
             if (a.command == Command::Quick) quick_model(a, r.document);
+            if (a.command == Command::Export) {
+                json request = {{"format", a.positional[0]}, {"scenario", r.document}, {"script", a.script}};
+                if (!a.gpus_per_node.empty()) request["gpus_per_node"] = number_value(a.gpus_per_node);
+                r.document = request;
+            }
+            if (a.command == Command::Chart) {
+                json request = {{"scenario", r.document}};
+                const std::string mode = r.document.value("mode", "training");
+                request["field"] = !a.chart_field.empty() ? a.chart_field
+                                   : mode == "inference" ? "inference.context_len" : "training.seq_len";
+                if (!a.chart_max.empty()) request["max"] = number_value(a.chart_max);
+                r.document = request;
+            }
             if (a.command == Command::Plan && !plan_section(a, r.document)) {
                 r.exit_code = kUsage;
                 r.error = "plan needs --gpus N (the GPUs in the cluster)";
             }
+            return r;
+        }
+        case Command::Calibrate: {
+            std::string error;
+            if (!read_records(a, read, r, error)) return invalid(error);
             return r;
         }
         case Command::Params:
@@ -636,9 +786,13 @@ Args parse_args(const std::vector<std::string>& words) {
         a.error = "estimate needs --scenario FILE, --jsonl, --model ID or --hf-config FILE";
     else if (a.command == Command::Params && a.hf_config_file.empty() && a.model.empty())
         a.error = "params needs --hf-config FILE or --model ID";
-    else if ((a.command == Command::Quick || a.command == Command::Validate) && a.positional.size() != 1)
+    else if ((a.command == Command::Quick || a.command == Command::Validate || a.command == Command::Export ||
+              a.command == Command::Calibrate) &&
+             a.positional.size() != 1)
         a.error = positional_error(a.command);
-    else if ((a.command == Command::Maxfit || a.command == Command::Plan) && !names_a_model(a))
+    else if ((a.command == Command::Maxfit || a.command == Command::Plan || a.command == Command::Fit ||
+              a.command == Command::Export || a.command == Command::Chart) &&
+             !names_a_model(a))
         a.error = name + " needs --scenario FILE, --model ID or --hf-config FILE";
     else if (format && a.scenario_file.empty() &&
              !detail::parse_setting<detail::WeightFormat>(format->value.get<std::string>())) {

@@ -37,7 +37,7 @@ constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
 // [SECTION] parse_args
 //-----------------------------------------------------------------------------
 
-enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Validate, Presets, Settings };
+enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Fit, Export, Chart, Calibrate, Validate, Presets, Settings };
 
 // The word that names a command on the command line ("estimate"); "" for Help.
 const char* command_name(Command command);
@@ -66,7 +66,15 @@ struct Args {
     std::string hf_config_file;           // --hf-config FILE (a config.json or a preset record)
     std::string model;                    // --model ID: a preset id or alias, a Hub id or URL, a path
     std::string revision;                 // --revision REV: the Hub branch, tag or commit (main)
-    std::vector<std::string> positional;  // quick SIZE_B, validate FILE (other commands ignore them)
+    std::vector<std::string> positional;  // quick SIZE_B, validate FILE, export FORMAT, calibrate FILE
+    std::string deepspeed_file;           // --deepspeed FILE: a DeepSpeed ds_config.json read into the scenario
+    std::string calibration_file;         // --calibration FILE: a gpumem calibrate file's overheads
+    std::string out_file;                 // --out FILE: export, chart and calibrate write there, not stdout
+    std::string name;                     // calibrate --name: the calibration's name
+    std::string chart_field;              // chart --x FIELD: training.seq_len, training.batch_size, ...
+    std::string chart_max;                // chart --max N: the sweep's last value
+    std::string script = "train.py";      // export torchrun --script FILE
+    std::string gpus_per_node;            // export --gpus-per-node N
 
     bool json_out = false;  // --json: the result document instead of the table
     bool jsonl = false;     // estimate --jsonl: one scenario per stdin line (nothing else is read)
@@ -105,14 +113,19 @@ struct Request {
     int exit_code = kOk;          // kOk: run it; kInvalid or kUsage: print `error` and stop
     std::string error;            // names the file, flag or command
     bool error_document = false;  // kInvalid: under --json the CLI also prints error_document(error)
-    // estimate, quick, maxfit: the scenario; plan: the scenario with its "plan" section;
-    // params: the config.json of --hf-config (null for --model: the command looks the preset up).
+    // estimate, quick, maxfit, fit: the scenario; plan: the scenario with its "plan" section;
+    // export: {"format", "scenario", "gpus_per_node", "script"}; chart: {"scenario", "field", "max"};
+    // calibrate: {"records", "name"}; params: the config.json of --hf-config (null for --model: the
+    // command looks the preset up).
     nlohmann::json document;
+    std::vector<std::string> notes;  // what reading --deepspeed left to the script ("auto" values)
+    nlohmann::json calibration;      // --calibration: {"name", "hash"} of the file applied; null when none
 };
 
-// For estimate (not --jsonl), quick, maxfit, plan and params; other commands get an empty request.
-// Reads, in this order, --scenario (must be a JSON object) and --hf-config; then the flags override
-// the fields they name. Never throws: a document the flags cannot be applied to (e.g. "training": 5
+// For estimate (not --jsonl), quick, maxfit, plan, fit, export, chart, calibrate and params; other
+// commands get an empty request. Reads, in this order, --scenario (must be a JSON object),
+// --deepspeed (its fields over the scenario's) and --hf-config; then the flags override the fields
+// they name; then --calibration fills the overheads the scenario leaves out. Never throws: a document the flags cannot be applied to (e.g. "training": 5
 // with --seq-len) is kInvalid with the JSON library's message.
 Request build_request(const Args& args, const ReadFile& read);
 

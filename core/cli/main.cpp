@@ -8,6 +8,12 @@
 //   gpumem maxfit --scenario FILE [--json]             largest batch / sequence / concurrency that fits
 //   gpumem plan --scenario FILE --gpus N [--gpu ID] [--host-ram-gb X] [--gpus-per-node N]
 //               [--global-batch N] [--top K] [--mfu X] [--json] [--bench [ROUNDS]]
+//   gpumem fit --model ID [flags...] [--json]         the smallest changes that make it fit
+//   gpumem export FORMAT --model ID [flags...] [--out FILE] [--json]
+//                                                      the config or command line that runs it
+//   gpumem chart --model ID [flags...] [--x FIELD] [--out FILE.svg] [--json]
+//   gpumem calibrate RECORDS.jsonl --out CAL.json [--name NAME] [--json]
+//   (estimate, maxfit, plan, fit, export, chart: --deepspeed FILE, --calibration FILE)
 //   gpumem validate FILE
 //   gpumem presets [--json]
 //   gpumem settings [--json | --markdown]
@@ -182,6 +188,13 @@ int emit(const json& result, const Args& o) {
     return kOk;
 }
 
+// A result as JSON (--json), or its errors: exit 0 or 1.
+int emit_json(const json& result, const Args& o) {
+    if (o.json_out) std::cout << to_json_text(result) << "\n";
+    if (!result.value("ok", false)) print_errors(result);
+    return result.value("ok", false) ? kOk : kInvalid;
+}
+
 int cmd_estimate(const Args& o, const Request& req) {
     if (o.jsonl) {
         int rc = kOk;
@@ -297,6 +310,101 @@ int cmd_maxfit(const Args& o, const Request& req) {
             std::cout << "  (the field's maximum)";
         if (x.contains("note")) std::cout << "  note: " << x["note"].get<std::string>();
         std::cout << "\n";
+    }
+    return kOk;
+}
+
+// The page's and the API's percent: a share of the card.
+std::string percent(double part, double whole) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.0f %%", part / whole * 100);
+    return text;
+}
+
+int cmd_fit(const Args& o, const Request& req) {
+    json r = gpumem::fit(req.document);
+    if (!r.value("ok", false) || o.json_out) return emit_json(r, o);
+    const double total = r["device_total_bytes"], capacity = r["capacity_bytes"];
+    const std::string model = r["estimate"]["model"]["name"];
+    if (r["fits"] == true)
+        std::cout << model << " fits: " << gib(static_cast<std::uint64_t>(total)) << " of " << gib(static_cast<std::uint64_t>(capacity))
+                  << " per GPU (" << percent(total, capacity) << "), " << gib(static_cast<std::uint64_t>(capacity - total))
+                  << " free. What each change would save:\n";
+    else
+        std::cout << model << " does not fit: " << gib(static_cast<std::uint64_t>(total)) << " of "
+                  << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity)
+                  << "). What would make it fit, least change first:\n";
+    if (r["suggestions"].empty()) std::cout << "  nothing gpumem knows of, short of a different model\n";
+    int n = 0;
+    for (const json& x : r["suggestions"]) {
+        std::cout << "  " << ++n << ". " << x["change"].get<std::string>() << "\n     " << gib(x["device_total_bytes"])
+                  << " per GPU (" << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"]) << ")";
+        if (x["host_bytes"].get<double>() > 0) std::cout << ", " << gib(x["host_bytes"]) << " in host RAM";
+        std::cout << "; " << x["cost"].get<std::string>() << "\n";
+    }
+    return kOk;
+}
+
+// Writes `text` to --out, or standard output without it.
+int write_output(const Args& o, const std::string& text) {
+    if (o.out_file.empty()) {
+        std::cout << text;
+        return kOk;
+    }
+    std::ofstream out(o.out_file, std::ios::binary);
+    out << text;
+    if (!out.good()) {
+        std::cerr << "gpumem: cannot write " << o.out_file << "\n";
+        return kInvalid;
+    }
+    return kOk;
+}
+
+int cmd_export(const Args& o, const Request& req) {
+    json r = gpumem::export_config(req.document);
+    if (!r.value("ok", false) || o.json_out) return emit_json(r, o);
+    for (const json& n : r["notes"]) std::cerr << "gpumem: note: " << n.get<std::string>() << "\n";
+    if (!o.out_file.empty()) std::cerr << "gpumem: wrote " << o.out_file << " (" << r["format"].get<std::string>() << ")\n";
+    return write_output(o, r["text"].get<std::string>());
+}
+
+int cmd_chart(const Args& o, const Request& req) {
+    json r = gpumem::sweep(req.document);
+    if (!r.value("ok", false) || o.json_out) return emit_json(r, o);
+    return write_output(o, gpumem::sweep_svg(r));
+}
+
+int cmd_calibrate(const Args& o, const Request& req) {
+    json r = gpumem::calibrate(req.document);
+    if (!r.value("ok", false) || o.json_out) {
+        if (r.value("ok", false) && !o.out_file.empty() && write_output(o, to_json_text(r["calibration"]) + "\n") != kOk)
+            return kInvalid;
+        Args to_stdout = o;
+        to_stdout.out_file.clear();
+        return emit_json(r, to_stdout);
+    }
+    if (o.out_file.empty()) {
+        std::cerr << "gpumem: calibrate needs --out CAL.json (or --json to print it)\n";
+        return kUsage;
+    }
+    if (write_output(o, to_json_text(r["calibration"]) + "\n") != kOk) return kInvalid;
+    const json& cal = r["calibration"];
+    std::cout << "calibration \"" << cal["name"].get<std::string>() << "\" from " << cal["records"].size() << " records, written to "
+              << o.out_file << " (hash " << gpumem::calibration_hash(cal) << ")\n";
+    for (auto& [k, v] : cal["overheads"].items()) std::cout << "  overheads." << k << " = " << v.dump() << "\n";
+    std::cout << "\nabsolute error, median / p90 (records within 10 %):\n";
+    std::cout << "  class        n   defaults             fitted (in sample)   leave-one-out\n";
+    const json& rep = r["report"];
+    for (auto& [cls, before] : rep["before"].items()) {
+        auto cell = [&](const json& x) {
+            char text[40];
+            std::snprintf(text, sizeof text, "%5.1f %% / %5.1f %% (%d)", x["median_pct"].get<double>(), x["p90_pct"].get<double>(),
+                          x["within_10"].get<int>());
+            return std::string(text);
+        };
+        char head[32];
+        std::snprintf(head, sizeof head, "  %-10s %3d   ", cls.c_str(), before["n"].get<int>());
+        std::cout << head << cell(before) << "   " << cell(rep["after"][cls]) << "   " << cell(rep["leave_one_out"][cls]) << "\n";
     }
     return kOk;
 }
@@ -462,21 +570,30 @@ int run(const Args& a) {
     }
     Request req = gpumem::cli::build_request(a, read_file);
     if (req.exit_code != kOk) return req.error_document ? input_error(a, req.error) : fail(req.exit_code, req.error, a.command);
+    for (const std::string& note : req.notes) std::cerr << "gpumem: note: " << note << "\n";
     const gpumem::cli::HubModel source = model_source(a);
     if (!source.ok && !source.error.empty()) return input_error(a, "model: " + source.error);
     if (source.ok) {
         std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
                   << ": config.json from " << source.from << "\n";
-        if (req.document.is_object() && req.document.contains("model"))
-            req.document["model"] = {{"hf_config", source.config}, {"name", source.id}};
+        // export and chart wrap the scenario in their request.
+        const bool wrapped = a.command == Command::Export || a.command == Command::Chart;
+        json& scenario = wrapped ? req.document["scenario"] : req.document;
+        if (scenario.is_object() && scenario.contains("model"))
+            scenario["model"] = {{"hf_config", source.config}, {"name", source.id}};
     }
     switch (a.command) {
         case Command::Estimate: {
-            if (a.jsonl || !source.ok) return cmd_estimate(a, req);
+            if (a.jsonl || (!source.ok && req.calibration.is_null())) return cmd_estimate(a, req);
             json result = gpumem::estimate(req.document);
             if (result.value("ok", false)) add_source_notes(source, result);
+            if (result.value("ok", false) && !req.calibration.is_null()) result["calibration"] = req.calibration;
             return emit(result, a);
         }
+        case Command::Fit: return cmd_fit(a, req);
+        case Command::Export: return cmd_export(a, req);
+        case Command::Chart: return cmd_chart(a, req);
+        case Command::Calibrate: return cmd_calibrate(a, req);
         case Command::Params: return cmd_params(a, req, source);
         case Command::Quick: return emit(gpumem::estimate(req.document), a);
         case Command::Maxfit: return cmd_maxfit(a, req);

@@ -22,7 +22,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = path.resolve(here, '..', '..', 'presets', 'models');
 const TOLERANCE = 0.03;
 
-// The dtype the estimator reads, as core/src/model/model.cpp does: torch_dtype or dtype of the language
+// The dtype the estimator reads, as core/src/model/config.cpp (read_storage) does: torch_dtype or dtype of the language
 // model's config (text_config for multimodal wrappers), else of the top level; none: fp32
 // (transformers' default), or bf16 for a quantized checkpoint (gpt-oss).
 const DTYPE_BYTES = { bfloat16: 2, float16: 2, half: 2, float32: 4, float: 4 };

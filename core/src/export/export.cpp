@@ -621,8 +621,7 @@ Written write_axolotl(const Run& r) {
     y["fp16"] = r.dtype == "fp16";
     y["gradient_checkpointing"] = r.checkpointing == "full";
     y["optimizer"] = optim;
-    if (r.attention == "flash") y["flash_attention"] = true;
-    if (r.attention == "sdpa") y["sdp_attention"] = true;
+    y["attn_implementation"] = r.attention == "flash" ? "flash_attention_2" : r.attention == "sdpa" ? "sdpa" : "eager";
     if (r.loss == "fused") {
         y["plugins"] = ojson::array({"axolotl.integrations.liger.LigerPlugin"});
         y["liger_fused_linear_cross_entropy"] = true;
@@ -635,9 +634,10 @@ Written write_axolotl(const Run& r) {
     if (r.engine == "fsdp") {
         std::string fsdp = r.fsdp_sharding;
         y["fsdp"] = r.offload_param == "cpu" ? ojson::array({fsdp, "auto_wrap", "offload"}) : ojson::array({fsdp, "auto_wrap"});
-        y["fsdp_config"] = {{"fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
-                            {"fsdp_state_dict_type", "SHARDED_STATE_DICT"},
-                            {"fsdp_offload_params", r.offload_param == "cpu"}};
+        y["fsdp_config"] = {{"auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
+                            {"state_dict_type", "SHARDED_STATE_DICT"},
+                            {"offload_params", r.offload_param == "cpu"},
+                            {"activation_checkpointing", r.checkpointing == "full"}};
     }
     std::string text;
     write_yaml(y, text);
