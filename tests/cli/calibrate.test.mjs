@@ -1,0 +1,101 @@
+// gpumem calibrate: measurement records in, the runtime overheads fitted, a calibration file out;
+// --calibration applies it. Fitted on some sources' published peaks, it must predict the others'
+// better than the defaults do (leave-one-group-out by source), and a file from another gpumem
+// version must be refused.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fieldOf, loadCases, root, scenarioOf } from '../bench/cases.mjs';
+
+const cli = process.env.GPUMEM_CLI || join(root, 'build/native/core/cli/gpumem');
+const dir = mkdtempSync(join(tmpdir(), 'gpumem-calibrate-'));
+const GiB = 2 ** 30;
+
+const records = loadCases().filter((c) => c.measured.gib != null).map((c) => ({
+  id: c.id, source: c.source, scenario: scenarioOf(c, cli), measured: { metric: c.measured.metric, gib: c.measured.gib },
+}));
+const sourceOf = (r) => r.source.split(' ')[0];  // the project that published it: "pytorch/torchtune"
+
+function writeRecords(name, rs) {
+  const file = join(dir, name);
+  writeFileSync(file, rs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  return file;
+}
+
+// Absolute percentage errors of the records' estimates, with a calibration file or without.
+function errors(rs, calibration) {
+  return rs.map((r, i) => {
+    const args = ['estimate', '--scenario', '-', '--json', ...(calibration ? ['--calibration', calibration] : [])];
+    const out = spawnSync(cli, args, { input: JSON.stringify(r.scenario), encoding: 'utf8' });
+    assert.equal(out.status, 0, `${r.id}: ${out.stderr}`);
+    const e = JSON.parse(out.stdout);
+    return Math.abs(e.per_gpu[fieldOf[r.measured.metric]] / GiB / r.measured.gib - 1) * 100;
+  });
+}
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+test('a calibration fitted on the other sources predicts each source better than the defaults', () => {
+  const groups = [...new Set(records.map(sourceOf))].sort();
+  assert.ok(groups.length >= 3, groups.join(', '));
+  const before = [], after = [];
+  for (const g of groups) {
+    const file = writeRecords(`without-${groups.indexOf(g)}.jsonl`, records.filter((r) => sourceOf(r) !== g));
+    const cal = join(dir, `without-${groups.indexOf(g)}.json`);
+    const r = spawnSync(cli, ['calibrate', file, '--out', cal], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /leave-one-out/);
+    const held = records.filter((x) => sourceOf(x) === g);
+    before.push(...errors(held));
+    after.push(...errors(held, cal));
+  }
+  // Pooled over every held-out prediction: the mean absolute error is lower with the calibration.
+  assert.ok(mean(after) < mean(before), `held-out mean error ${mean(after).toFixed(2)} % vs ${mean(before).toFixed(2)} % with defaults`);
+});
+
+test('the calibration file names its version, fits only overheads, and a result says which it used', () => {
+  const file = writeRecords('all.jsonl', records);
+  const cal = join(dir, 'all.json');
+  const r = spawnSync(cli, ['calibrate', file, '--out', cal, '--name', 'public-cases'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const doc = JSON.parse(readFileSync(cal, 'utf8'));
+  assert.equal(doc.gpumem_calibration, 1);
+  assert.equal(doc.name, 'public-cases');
+  assert.equal(doc.records.length, records.length);
+  const fittable = ['cuda_context_gib', 'allocator_fragmentation', 'nccl_buffers_gib', 'vllm_cuda_graph_gib'];
+  for (const k of Object.keys(doc.overheads)) assert.ok(fittable.includes(k), k);
+  const version = spawnSync(cli, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  assert.equal(doc.gpumem_version, version);
+  const e = spawnSync(cli, ['estimate', '--model', 'meta-llama/Llama-3.1-8B', '--calibration', cal, '--json'], { encoding: 'utf8' });
+  assert.equal(e.status, 0, e.stderr);
+  const result = JSON.parse(e.stdout);
+  assert.equal(result.calibration.name, 'public-cases');
+  assert.match(result.calibration.hash, /^[0-9a-f]{16}$/);
+  for (const [k, v] of Object.entries(doc.overheads)) assert.equal(result.scenario.overheads[k], v);
+});
+
+test('a calibration from another gpumem version is refused, naming the versions', () => {
+  const file = writeRecords('few.jsonl', records.slice(0, 5));
+  const cal = join(dir, 'few.json');
+  assert.equal(spawnSync(cli, ['calibrate', file, '--out', cal]).status, 0);
+  const doc = JSON.parse(readFileSync(cal, 'utf8'));
+  doc.gpumem_version = '0.0.1';
+  writeFileSync(cal, JSON.stringify(doc));
+  const e = spawnSync(cli, ['estimate', '--model', 'meta-llama/Llama-3.1-8B', '--calibration', cal], { encoding: 'utf8' });
+  assert.equal(e.status, 1);
+  assert.match(e.stderr, /gpumem_version: the file was fitted by gpumem 0\.0\.1, this is gpumem \d+\.\d+\.\d+/);
+});
+
+test('bad records are named by line, field and what is expected', () => {
+  const file = join(dir, 'bad.jsonl');
+  writeFileSync(file, JSON.stringify(records[0]) + '\n{"id": "x", "scenario": {"model": "meta-llama/Llama-3.1-8B"}}\n');
+  const r = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'bad.json')], { encoding: 'utf8' });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /records\[1\]\.measured\.gib: is required/);
+  writeFileSync(file, '{"id": \n');
+  const m = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'bad.json')], { encoding: 'utf8' });
+  assert.equal(m.status, 1);
+  assert.match(m.stderr, /bad\.jsonl:1: malformed JSON/);
+});
