@@ -26,7 +26,7 @@ commands:
   serve [--port N]   install what is missing, build the WebAssembly site into build/wasm/site
                      and serve it at http://127.0.0.1:N/ (default port 8000)
   test               install what is missing, then build and run every test stage:
-                     native build + ctest, WebAssembly build + GoogleTest under node,
+                     the C++ format check (clang-format), native build + ctest, WebAssembly build + GoogleTest under node,
                      CLI tests, native-vs-WASM parity, browser tests, the suite under
                      ASan + UBSan, and 60 s of libFuzzer per fuzz target
   site               install what is missing and only build build/wasm/site
@@ -63,6 +63,16 @@ build_site() {
 
 # Each build stage builds what the stages after it need, so a test suite that fails to compile
 # does not keep the CLI, parity or browser tests from running; the test stages build the rest.
+format_check() {  # every tracked C++ file as .clang-format has it (clang-format 14), lines at most 120
+  local files bad=0
+  files=$(git ls-files '*.cpp' '*.h')
+  # shellcheck disable=SC2086
+  clang-format --dry-run --Werror $files || bad=1
+  # shellcheck disable=SC2086
+  if awk 'length > 120 { print FILENAME ":" FNR ": " length " columns (at most 120)"; found = 1 } END { exit found }' $files; then :; else bad=1; fi
+  [ "$bad" = 0 ] || { echo "make.sh: format: run clang-format -i on the files named above" >&2; return 1; }
+}
+
 native_build() {  # the core and the CLI
   cmake -S . -B build/native -DGPUMEM_WERROR=ON
   cmake --build build/native --target gpumem -j"$jobs"
@@ -204,6 +214,7 @@ cmd_test() {
   [ $# -eq 0 ] || { echo "make.sh test: unexpected argument '$1'" >&2; usage >&2; exit 2; }
   local total_start=$SECONDS
   run_stage bootstrap      ""                      bootstrap
+  run_stage format         "bootstrap"             format_check
   run_stage native-build   "bootstrap"             native_build
   run_stage native-tests   "native-build"          native_tests
   run_stage wasm-build     "bootstrap"             wasm_build

@@ -154,8 +154,7 @@ void ShowApp(AppState& state)
     ImGui::SetNextWindowPos(viewport->WorkPos);
     ImGui::SetNextWindowSize(viewport->WorkSize);
     const ImGuiWindowFlags page_flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                                        ImGuiWindowFlags_NoSavedSettings |
-                                        ImGuiWindowFlags_NoBringToFrontOnFocus;
+                                        ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
     // Keyboard first: the page window has focus from the start, so the arrow keys work without a
     // click. Each column is a scrolling child window: the arrow keys pick a column, Space enters
     // it, the arrow keys move between its controls, Space or Enter uses one, Escape leaves it.

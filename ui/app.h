@@ -22,26 +22,26 @@ namespace gpumem::ui {
 // One bundled model, from gpumem::list_presets().
 struct PresetEntry
 {
-    std::string     id;                 // Hub id, e.g. "meta-llama/Llama-3.1-8B"
-    std::string     model_type;         // "llama", "qwen2", ...
-    std::uint64_t   total_params = 0;
-    bool            gated = false;
+    std::string id;          // Hub id, e.g. "meta-llama/Llama-3.1-8B"
+    std::string model_type;  // "llama", "qwen2", ...
+    std::uint64_t total_params = 0;
+    bool gated = false;
 };
 
 // One card, from gpumem::list_gpus().
 struct GpuEntry
 {
-    std::string     id;                 // "H100-80GB"
-    std::string     name;               // "NVIDIA H100 80GB HBM3"
-    std::uint64_t   memory_bytes = 0;   // what the card has, per GPU
+    std::string id;                  // "H100-80GB"
+    std::string name;                // "NVIDIA H100 80GB HBM3"
+    std::uint64_t memory_bytes = 0;  // what the card has, per GPU
 };
 
 // A result kept for comparison with the current one.
 struct PinnedResult
 {
-    std::string     label;                      // model and the settings that differ, for the header
-    std::string     scenario_text;
-    ResultView      view;
+    std::string label;  // model and the settings that differ, for the header
+    std::string scenario_text;
+    ResultView view;
 };
 
 // Calls into the page (web/page.js), set by main.cpp; null in builds without a page. The token
@@ -51,79 +51,79 @@ struct PageHooks
     void (*hub_fetch)(const std::string& request_json, const std::string& token) = nullptr;
     void (*set_token)(const std::string& token, bool remember) = nullptr;
     void (*trust_hub)(const std::string& base) = nullptr;         // the user's yes to the token going there
-    void (*save_state)(const std::string& share_json) = nullptr;   // the URL and saved settings
+    void (*save_state)(const std::string& share_json) = nullptr;  // the URL and saved settings
     void (*copy_text)(const std::string& text) = nullptr;
     void (*download)(const std::string& file_name, const std::string& text) = nullptr;
-    void (*open_file)() = nullptr;                                // a file picker; see LoadText()
-    void (*set_summary)(const std::string& text) = nullptr;      // the result for screen readers
+    void (*open_file)() = nullptr;                           // a file picker; see LoadText()
+    void (*set_summary)(const std::string& text) = nullptr;  // the result for screen readers
 };
 
 // One estimate reduced to what a table cell shows.
 struct FitView
 {
-    bool            ok = false;
-    std::uint64_t   device_total_bytes = 0;
-    bool            fits = false;
-    double          utilization = 0.0;
-    std::string     why;                        // the first error, when not ok
+    bool ok = false;
+    std::uint64_t device_total_bytes = 0;
+    bool fits = false;
+    double utilization = 0.0;
+    std::string why;  // the first error, when not ok
 };
 
 // A row of "Which GPUs fit": one card, the current model alone on it for each task.
 struct GpuFitRow
 {
-    std::string     name;
-    std::uint64_t   memory_bytes = 0;
-    FitView         serving, full, lora;
+    std::string name;
+    std::uint64_t memory_bytes = 0;
+    FitView serving, full, lora;
 };
 
 // A row of "Parallel layouts": a tensor x pipeline x expert split of the GPUs.
 struct LayoutRow
 {
-    int             tp = 1, pp = 1, ep = 1, dp = 1;
-    FitView         fit;
+    int tp = 1, pp = 1, ep = 1, dp = 1;
+    FitView fit;
 };
 
 struct AppState
 {
     // Catalogues, read once at start.
     std::vector<PresetEntry> presets;
-    std::vector<GpuEntry>    gpus;
-    std::string              version;           // gpumem::version()
-    PageHooks                page;
+    std::vector<GpuEntry> gpus;
+    std::string version;  // gpumem::version()
+    PageHooks page;
 
     // The scenario being edited (scenario_state.h) and the Hub it may take its model from (hub.h).
-    ScenarioState   scenario;
-    HubState        hub;
-    char            preset_filter[64] = "";
-    std::string     import_message;         // why the last import or drop was refused ("" if none)
-    std::string     link_message;           // why the link's settings were ignored ("" if none)
+    ScenarioState scenario;
+    HubState hub;
+    char preset_filter[64] = "";
+    std::string import_message;  // why the last import or drop was refused ("" if none)
+    std::string link_message;    // why the link's settings were ignored ("" if none)
     std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
 
     // The estimate of the scenario above. It is recomputed only when the scenario text changes.
-    std::string     scenario_text;          // what was last sent to the core
-    nlohmann::json  scenario_json;          // the same, as JSON
-    ResultView      view;                   // what came back (ok or errors), read once
-    ResultView      last_good;              // the last answer that was ok: its resolved defaults
-    int             estimate_count = 0;     // how many times the core ran (shown in the footer)
-    std::string     share_text;             // what was last handed to page.save_state
-    bool            link_applied = false;   // OpenFromPage has run: until then the URL is the link's
+    std::string scenario_text;     // what was last sent to the core
+    nlohmann::json scenario_json;  // the same, as JSON
+    ResultView view;               // what came back (ok or errors), read once
+    ResultView last_good;          // the last answer that was ok: its resolved defaults
+    int estimate_count = 0;        // how many times the core ran (shown in the footer)
+    std::string share_text;        // what was last handed to page.save_state
+    bool link_applied = false;     // OpenFromPage has run: until then the URL is the link's
 
-    std::vector<PinnedResult> pinned;       // results kept for side-by-side comparison
+    std::vector<PinnedResult> pinned;  // results kept for side-by-side comparison
 
     // The GPU and layout tables: recomputed when the scenario changes and the table is open.
-    std::string     gpu_table_for;          // scenario_text they were computed for
+    std::string gpu_table_for;  // scenario_text they were computed for
     std::vector<GpuFitRow> gpu_table;
-    std::string     layout_table_for;
+    std::string layout_table_for;
     std::vector<LayoutRow> layout_table;
 
-    PlannerState    planner;                // planner.h
+    PlannerState planner;  // planner.h
 
     // Set by main.cpp: the regular font is the default one; this one is for headline figures.
-    ImFont*         font_large = nullptr;
+    ImFont* font_large = nullptr;
 
     // For main.cpp and the browser tests: what the headline says.
-    std::string     displayed_peak;         // the peak figure exactly as drawn, e.g. "17.51 GiB"
-    std::uint64_t   displayed_peak_bytes = 0;
+    std::string displayed_peak;  // the peak figure exactly as drawn, e.g. "17.51 GiB"
+    std::uint64_t displayed_peak_bytes = 0;
 };
 
 // Reads the catalogues, picks meta-llama/Llama-3.1-8B (or the first preset) and the core's

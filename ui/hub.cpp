@@ -28,7 +28,8 @@ std::uint64_t ApiTotal(const nlohmann::json& response)
         return 0;
     const nlohmann::json& api = response["api"];
     return api.contains("safetensors_total") && api["safetensors_total"].is_number_unsigned()
-               ? api["safetensors_total"].get<std::uint64_t>() : 0;
+               ? api["safetensors_total"].get<std::uint64_t>()
+               : 0;
 }
 
 void Fail(HubState& hub, const std::string& kind, const std::string& message, bool retryable)
@@ -62,11 +63,13 @@ void RequestHubModel(AppState& state)
     hub.message.clear();
     hub.error_kind.clear();
     hub.bundled_twin.clear();
-    const nlohmann::json request = {{"serial", hub.serial}, {"base", hub.base}, {"id", hub.input},
-                                    {"revision", hub.revision}};
+    const nlohmann::json request = {
+        {"serial", hub.serial}, {"base", hub.base}, {"id", hub.input}, {"revision", hub.revision}};
     if (state.page.hub_fetch == nullptr)
     {
-        ReceiveHubResponse(state, {{"serial", hub.serial}, {"ok", false}, {"kind", "offline"},
+        ReceiveHubResponse(state, {{"serial", hub.serial},
+                                   {"ok", false},
+                                   {"kind", "offline"},
                                    {"message", "this build has no network access"}});
         return;
     }

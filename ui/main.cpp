@@ -33,6 +33,8 @@
 
 #include <gpumem/gpumem.h>
 
+// JavaScript, not C++: clang-format would rewrite its operators (!== into != =).
+// clang-format off
 // The page's side of two calls (web/page.js).
 EM_JS(void, SetCanvasBackingSize, (int width, int height), {
     Module['setCanvasSize'](width, height);  // emscripten's Browser.setCanvasSize: tells GLFW too
@@ -71,6 +73,7 @@ EM_JS(void, PageOpenFile, (), {
 EM_JS(int, PageHasServices, (), {
     return Module['page'] ? 1 : 0;
 });
+// clang-format on
 
 namespace {
 
@@ -78,26 +81,26 @@ namespace {
 // frames lives here: the window, the canvas metrics, and the app's one state struct.
 struct Platform
 {
-    GLFWwindow*         window = nullptr;
-    int                 width = 0;          // canvas backing store, device pixels
-    int                 height = 0;
-    double              css_width = 0.0;    // canvas size in CSS pixels
-    double              css_height = 0.0;
-    float               ui_scale = 0.0f;    // whole-number scale applied to fonts and style
-    bool                first_frame_done = false;
+    GLFWwindow* window = nullptr;
+    int width = 0;  // canvas backing store, device pixels
+    int height = 0;
+    double css_width = 0.0;  // canvas size in CSS pixels
+    double css_height = 0.0;
+    float ui_scale = 0.0f;  // whole-number scale applied to fonts and style
+    bool first_frame_done = false;
     gpumem::ui::AppState app;
-    gpumem::ui::TestHooks test_hooks;       // where the tests' named widgets are (test_hooks.h)
+    gpumem::ui::TestHooks test_hooks;  // where the tests' named widgets are (test_hooks.h)
 
     // How long each Frame() took (ms, CPU side): a ring of the last kFrameSamples, for the
     // page benchmark's frame-time figures (ui_frame_times).
     static constexpr int kFrameSamples = 240;
-    double              frame_ms[kFrameSamples] = {};
-    int                 frame_count = 0;
+    double frame_ms[kFrameSamples] = {};
+    int frame_count = 0;
 };
 
 Platform g_platform;
 
-constexpr float kBaseFontSize = 13.0f;      // Dear ImGui's default font, ProggyClean, at 1×
+constexpr float kBaseFontSize = 13.0f;  // Dear ImGui's default font, ProggyClean, at 1×
 constexpr const char* kCanvas = "#canvas";
 
 // (Re)builds the font atlas and the style for `scale` device pixels per UI pixel.
@@ -224,7 +227,7 @@ void UiImportProblem(const std::string& name, const std::string& problem)
 void ScrollCallback(GLFWwindow* window, double dx, double dy)
 {
     auto notches = [](double d) {
-        const double n = std::abs(d) >= 10.0 ? d / 100.0 : d / 3.0;   // pixels, else lines
+        const double n = std::abs(d) >= 10.0 ? d / 100.0 : d / 3.0;  // pixels, else lines
         return std::clamp(-n, -5.0, 5.0);
     };
     ImGui_ImplGlfw_ScrollCallback(window, notches(dx), notches(dy));
@@ -251,9 +254,9 @@ std::string UiLayout()
 std::string UiTotal()
 {
     const gpumem::ui::AppState& app = g_platform.app;
-    return nlohmann::json{{"text", app.displayed_peak},
-                          {"bytes", app.displayed_peak_bytes},
-                          {"estimates", app.estimate_count}}.dump();
+    return nlohmann::json{
+        {"text", app.displayed_peak}, {"bytes", app.displayed_peak_bytes}, {"estimates", app.estimate_count}}
+        .dump();
 }
 
 // The scenario document the page last sent to the core, exactly as sent (JSON text): what the
@@ -276,21 +279,35 @@ std::string UiState()
     const gpumem::ui::PlannerState& planner = app.planner;
     return nlohmann::json{
         {"source", kSources[static_cast<int>(app.scenario.model.source)]},
-        {"hub", {{"status", kStatus[static_cast<int>(hub.status)]}, {"id", hub.id}, {"input", hub.input}, {"serial", hub.serial}, {"kind", hub.error_kind},
-                 {"message", hub.message}, {"retryable", hub.retryable}, {"api_total", hub.api_total},
-                 {"bundled_twin", hub.bundled_twin}, {"base", hub.base}, {"base_from_link", hub.base_from_link},
-                 {"token_withheld", hub.token_withheld}}},
+        {"hub",
+         {{"status", kStatus[static_cast<int>(hub.status)]},
+          {"id", hub.id},
+          {"input", hub.input},
+          {"serial", hub.serial},
+          {"kind", hub.error_kind},
+          {"message", hub.message},
+          {"retryable", hub.retryable},
+          {"api_total", hub.api_total},
+          {"bundled_twin", hub.bundled_twin},
+          {"base", hub.base},
+          {"base_from_link", hub.base_from_link},
+          {"token_withheld", hub.token_withheld}}},
         {"import_message", app.import_message},
         {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},
         {"markdown", gpumem::ui::ResultMarkdown(app)},
-        {"plan", {{"count", planner.plan_count}, {"ms", planner.plan_ms}, {"message", planner.message},
-                  {"rows", planner.plan.is_object() ? planner.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
-                  {"search", planner.plan.is_object() ? planner.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
+        {"plan",
+         {{"count", planner.plan_count},
+          {"ms", planner.plan_ms},
+          {"message", planner.message},
+          {"rows",
+           planner.plan.is_object() ? planner.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
+          {"search", planner.plan.is_object() ? planner.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
         {"maxfit", planner.maxfit},
         {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
-    }.dump();
+    }
+        .dump();
 }
 
 // The last frames' CPU time in ms, oldest first.
@@ -306,7 +323,8 @@ std::string UiFrameTimes()
 
 }  // namespace
 
-EMSCRIPTEN_BINDINGS(gpumem_ui) {
+EMSCRIPTEN_BINDINGS(gpumem_ui)
+{
     emscripten::function("ui_layout", &UiLayout);
     emscripten::function("ui_total", &UiTotal);
     emscripten::function("ui_scenario", &UiScenario);
@@ -347,7 +365,7 @@ int main()
     ImGui::CreateContext();
     gpumem::ui::InstallTestHooks(ImGui::GetCurrentContext(), &p.test_hooks);
     ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;   // no imgui.ini: the page has no filesystem and keeps no layout
+    io.IniFilename = nullptr;  // no imgui.ini: the page has no filesystem and keeps no layout
     io.LogFilename = nullptr;
     io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
 
@@ -358,12 +376,18 @@ int main()
     if (PageHasServices())
     {
         gpumem::ui::PageHooks& hooks = p.app.page;
-        hooks.hub_fetch = [](const std::string& request, const std::string& token) { PageHubFetch(request.c_str(), token.c_str()); };
-        hooks.set_token = [](const std::string& token, bool remember) { PageSetToken(token.c_str(), remember ? 1 : 0); };
+        hooks.hub_fetch = [](const std::string& request, const std::string& token) {
+            PageHubFetch(request.c_str(), token.c_str());
+        };
+        hooks.set_token = [](const std::string& token, bool remember) {
+            PageSetToken(token.c_str(), remember ? 1 : 0);
+        };
         hooks.trust_hub = [](const std::string& base) { PageTrustHub(base.c_str()); };
         hooks.save_state = [](const std::string& share) { PageSaveState(share.c_str()); };
         hooks.copy_text = [](const std::string& text) { PageCopyText(text.c_str()); };
-        hooks.download = [](const std::string& name, const std::string& text) { PageDownload(name.c_str(), text.c_str()); };
+        hooks.download = [](const std::string& name, const std::string& text) {
+            PageDownload(name.c_str(), text.c_str());
+        };
         hooks.open_file = []() { PageOpenFile(); };
         hooks.set_summary = [](const std::string& text) { PageSetSummary(text.c_str()); };
     }

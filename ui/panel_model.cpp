@@ -26,7 +26,8 @@ std::string Lowercase(std::string s)
 void ShowPresetPicker(AppState& state)
 {
     FormRow("Preset", "A bundled model: its real config.json is compiled into the page, so nothing is downloaded.");
-    const char* preview = state.presets.empty() ? "(no presets)" : state.presets[state.scenario.model.preset_index].id.c_str();
+    const char* preview =
+        state.presets.empty() ? "(no presets)" : state.presets[state.scenario.model.preset_index].id.c_str();
     if (ImGui::BeginCombo("##preset", preview, ImGuiComboFlags_HeightLarge))
     {
         if (ImGui::IsWindowAppearing())
@@ -64,7 +65,8 @@ void ShowHubStatus(AppState& state)
     case HubState::Status::Loading:
     {
         static const char* const kSpinner[] = {"|", "/", "-", "\\"};
-        ImGui::Text("%s Fetching %s from the Hub...", kSpinner[static_cast<int>(ImGui::GetTime() * 8.0) & 3], hub.input);
+        ImGui::Text("%s Fetching %s from the Hub...", kSpinner[static_cast<int>(ImGui::GetTime() * 8.0) & 3],
+                    hub.input);
         break;
     }
     case HubState::Status::Ready:
@@ -73,16 +75,19 @@ void ShowHubStatus(AppState& state)
         const std::uint64_t ours = state.view.params_total;
         if (hub.api_total > 0 && ours > 0)
         {
-            const double diff = (static_cast<double>(ours) - static_cast<double>(hub.api_total)) / static_cast<double>(hub.api_total);
-            ImGui::TextWrapped("Parameters: ours %s; the Hub's safetensors count %s (%+.2f %%)", FormatCount(ours).c_str(),
-                               FormatCount(hub.api_total).c_str(), diff * 100.0);
+            const double diff =
+                (static_cast<double>(ours) - static_cast<double>(hub.api_total)) / static_cast<double>(hub.api_total);
+            ImGui::TextWrapped("Parameters: ours %s; the Hub's safetensors count %s (%+.2f %%)",
+                               FormatCount(ours).c_str(), FormatCount(hub.api_total).c_str(), diff * 100.0);
             ImGui::SameLine();
-            HelpMarker("Ours is counted tensor by tensor from config.json; the Hub's is the number of values stored "
-                       "in the checkpoint's safetensors files. They differ when the checkpoint stores extra tensors "
-                       "(FP8 scales, rotary buffers, MTP layers) or quantized weights packed several to a value.");
+            HelpMarker(
+                "Ours is counted tensor by tensor from config.json; the Hub's is the number of values stored "
+                "in the checkpoint's safetensors files. They differ when the checkpoint stores extra tensors "
+                "(FP8 scales, rotary buffers, MTP layers) or quantized weights packed several to a value.");
         }
         else if (ours > 0)
-            ImGui::TextDisabled("Parameters: %s (the Hub reported no safetensors count to compare with)", FormatCount(ours).c_str());
+            ImGui::TextDisabled("Parameters: %s (the Hub reported no safetensors count to compare with)",
+                                FormatCount(ours).c_str());
         break;
     }
     case HubState::Status::Failed:
@@ -115,9 +120,10 @@ void ShowHubSettings(AppState& state)
     HubState& hub = state.hub;
     if (!ImGui::TreeNode("Access token and Hub address"))
         return;
-    FormRow("Token", "For gated or private models: a Hugging Face read token. It is sent only to "
-                     "https://huggingface.co, or to another https Hub address once you confirm it for this "
-                     "visit; only in the Authorization header, never in the link, the exported scenario or a log.");
+    FormRow("Token",
+            "For gated or private models: a Hugging Face read token. It is sent only to "
+            "https://huggingface.co, or to another https Hub address once you confirm it for this "
+            "visit; only in the Authorization header, never in the link, the exported scenario or a log.");
     if (ImGui::InputTextWithHint("##hub_token", "hf_...", hub.token, sizeof(hub.token), ImGuiInputTextFlags_Password) &&
         state.page.set_token != nullptr)
         state.page.set_token(hub.token, hub.remember_token);
@@ -131,13 +137,14 @@ void ShowHubSettings(AppState& state)
                              "on GitHub Pages, every project site of the same USER.github.io."
                            : "Forgotten when you close or reload the page.");
     ImGui::PopStyleColor();
-    FormRow("Hub address", "https://huggingface.co, a mirror, or a local server with the Hub's URL layout "
-                           "(hub= in a link, for that visit only). The page's security policy allows only the "
-                           "Hub, its mirror hf-mirror.com and this computer.");
+    FormRow("Hub address",
+            "https://huggingface.co, a mirror, or a local server with the Hub's URL layout "
+            "(hub= in a link, for that visit only). The page's security policy allows only the "
+            "Hub, its mirror hf-mirror.com and this computer.");
     if (ImGui::InputText("##hub_base", hub.base, sizeof(hub.base)))
     {
         hub.base_from_link = false;
-        hub.token_withheld = false;   // said of the last address, not of this one
+        hub.token_withheld = false;  // said of the last address, not of this one
     }
     ImGui::TreePop();
 }
@@ -145,8 +152,9 @@ void ShowHubSettings(AppState& state)
 void ShowHubFetch(AppState& state)
 {
     HubState& hub = state.hub;
-    FormRow("Hub model", "A model id (Qwen/Qwen3-8B) or its Hub URL. The page fetches its config.json "
-                         "straight from the Hub, with no referrer and no cookies.");
+    FormRow("Hub model",
+            "A model id (Qwen/Qwen3-8B) or its Hub URL. The page fetches its config.json "
+            "straight from the Hub, with no referrer and no cookies.");
     const float button_w = ImGui::CalcTextSize("Fetch").x + ImGui::GetStyle().FramePadding.x * 2.0f;
     ImGui::SetNextItemWidth(-(button_w + ImGui::GetStyle().ItemSpacing.x));
     const bool entered = ImGui::InputTextWithHint("##hub_input", "Qwen/Qwen3-8B or https://huggingface.co/...",
@@ -168,8 +176,9 @@ void ShowHubFetch(AppState& state)
 
 void ShowConfigLoader(AppState& state)
 {
-    FormRow("config.json", "A model's config.json: drop the file on the page, open it, or paste it in the box "
-                           "under Import in the results.");
+    FormRow("config.json",
+            "A model's config.json: drop the file on the page, open it, or paste it in the box "
+            "under Import in the results.");
     if (ImGui::Button("Open a file..."))
         if (state.page.open_file != nullptr)
             state.page.open_file();
@@ -218,14 +227,14 @@ void ShowLinkNotices(AppState& state)
         // scheme://host[:port]: what the browser's origin check and the button name.
         const std::size_t scheme = base.find("://");
         const std::string host = base.substr(0, scheme == std::string::npos ? base.size() : base.find('/', scheme + 3));
-        const std::string banner = "Models come from " + host +
-                                   (hub.base_from_link ? " (set by this link, for this visit only)." : ".");
+        const std::string banner =
+            "Models come from " + host + (hub.base_from_link ? " (set by this link, for this visit only)." : ".");
         TextNotice("##hub_banner", UtilizationColor(0.9), banner.c_str());
         if (hub.token_withheld && hub.token[0] != '\0')
         {
             const bool https = base.rfind("https://", 0) == 0;
-            ImGui::TextWrapped(https ? "Your access token was not sent there." :
-                                       "Your access token was not sent there: a token never goes over plain http.");
+            ImGui::TextWrapped(https ? "Your access token was not sent there."
+                                     : "Your access token was not sent there: a token never goes over plain http.");
             if (https && state.page.trust_hub != nullptr)
             {
                 const std::string label = "Send my token to " + host + "###trust_hub";
@@ -258,9 +267,14 @@ void ShowModelPanel(AppState& state)
     if (!ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen))
         return;
 
-    const struct { ModelSource source; const char* label; } kSources[] = {
-        {ModelSource::Preset, "Preset"}, {ModelSource::Hub, "Hub"}, {ModelSource::Config, "config.json"},
-        {ModelSource::Manual, "By hand"}};
+    const struct
+    {
+        ModelSource source;
+        const char* label;
+    } kSources[] = {{ModelSource::Preset, "Preset"},
+                    {ModelSource::Hub, "Hub"},
+                    {ModelSource::Config, "config.json"},
+                    {ModelSource::Manual, "By hand"}};
     for (int i = 0; i < IM_ARRAYSIZE(kSources); i++)
     {
         if (i > 0)
@@ -271,10 +285,18 @@ void ShowModelPanel(AppState& state)
 
     switch (state.scenario.model.source)
     {
-    case ModelSource::Preset: ShowPresetPicker(state); break;
-    case ModelSource::Hub:    ShowHubFetch(state); break;
-    case ModelSource::Config: ShowConfigLoader(state); break;
-    case ModelSource::Manual: ShowManualModel(state); break;
+    case ModelSource::Preset:
+        ShowPresetPicker(state);
+        break;
+    case ModelSource::Hub:
+        ShowHubFetch(state);
+        break;
+    case ModelSource::Config:
+        ShowConfigLoader(state);
+        break;
+    case ModelSource::Manual:
+        ShowManualModel(state);
+        break;
     }
     if (!state.import_message.empty())
     {

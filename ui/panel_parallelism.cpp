@@ -24,13 +24,15 @@ void ShowParallelismPanel(AppState& state)
 
     if (!state.scenario.IsInference())
     {
-        FormRow("Engine", "How state is spread over data-parallel GPUs: DDP replicates it, ZeRO and "
-                          "FSDP shard it.");
+        FormRow("Engine",
+                "How state is spread over data-parallel GPUs: DDP replicates it, ZeRO and "
+                "FSDP shard it.");
         SettingCombo("##engine", par.engine, resolved.engine);
         if (state.scenario.IsDeepSpeed())
         {
-            FormRow("ZeRO stage", "1: optimizer states sharded over data-parallel GPUs.\n"
-                                  "2: + gradients.\n3: + the weights themselves.");
+            FormRow("ZeRO stage",
+                    "1: optimizer states sharded over data-parallel GPUs.\n"
+                    "2: + gradients.\n3: + the weights themselves.");
             ImGui::SliderInt("##zero_stage", &par.zero_stage, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
             FormRow("Offload optimizer", "ZeRO-Offload: optimizer states live in host RAM (or NVMe).");
             SettingCombo("##offload_optimizer", par.offload_optimizer, resolved.offload_optimizer);
@@ -63,8 +65,9 @@ void ShowParallelismPanel(AppState& state)
             FormRow("");
             ImGui::Checkbox("Sequence parallel", &par.sequence_parallel);
             ImGui::SameLine();
-            HelpMarker("Megatron's sequence parallelism: the activations outside the tensor-parallel regions "
-                       "(norms, dropout) are split over the tensor-parallel GPUs too.");
+            HelpMarker(
+                "Megatron's sequence parallelism: the activations outside the tensor-parallel regions "
+                "(norms, dropout) are split over the tensor-parallel GPUs too.");
         }
     }
     FormRow("Expert parallel", "GPUs that split a mixture-of-experts layer's experts.");
@@ -97,9 +100,10 @@ void ShowHardwarePanel(AppState& state)
     FormRow("Number of GPUs", "All GPUs in the job. Data-parallel size is this divided by tensor x pipeline parallel.");
     if (ImGui::InputInt("##num_gpus", &state.scenario.hardware.num_gpus))
         state.scenario.hardware.num_gpus = std::clamp(state.scenario.hardware.num_gpus, 1, 4096);
-    FormRow("Custom size (GiB)", "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
-                                 "instead of the catalogue's figure: for cards not listed, or memory already "
-                                 "taken. 0: the catalogue's.");
+    FormRow("Custom size (GiB)",
+            "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
+            "instead of the catalogue's figure: for cards not listed, or memory already "
+            "taken. 0: the catalogue's.");
     if (ImGui::InputFloat("##gpu_memory_gb", &state.scenario.hardware.custom_gpu_gb, 0.0f, 0.0f, "%g"))
         state.scenario.hardware.custom_gpu_gb = std::clamp(state.scenario.hardware.custom_gpu_gb, 0.0f, 100000.0f);
 }

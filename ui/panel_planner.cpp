@@ -21,13 +21,14 @@ struct SolverField
     const char* field;
     const char* label;
     int* (*control)(ScenarioState&);
-    int control_max;   // the control's slider range ends here
+    int control_max;  // the control's slider range ends here
 };
 
 const SolverField kSolverFields[] = {
     {"training.batch_size", "Micro-batch per GPU", [](ScenarioState& s) { return &s.training.batch_size; }, 512},
     {"training.seq_len", "Sequence length", [](ScenarioState& s) { return &s.training.seq_len; }, 131072},
-    {"inference.batch_size", "Concurrent sequences", [](ScenarioState& s) { return &s.inference.concurrent_sequences; }, 512},
+    {"inference.batch_size", "Concurrent sequences", [](ScenarioState& s) { return &s.inference.concurrent_sequences; },
+     512},
     {"inference.context_len", "Context length", [](ScenarioState& s) { return &s.inference.context_len; }, 131072},
 };
 
@@ -97,7 +98,8 @@ void ShowPlanGpuCombo(AppState& state)
     FormRow("GPU");
     const bool own = p.gpu_index < 0 || p.gpu_index >= static_cast<int>(state.gpus.size());
     const GpuEntry* current = CurrentGpu(state);
-    const std::string own_label = "the calculator's" + (current != nullptr ? " (" + current->name + ")" : std::string());
+    const std::string own_label =
+        "the calculator's" + (current != nullptr ? " (" + current->name + ")" : std::string());
     if (!ImGui::BeginCombo("##plan_gpu", own ? own_label.c_str() : state.gpus[p.gpu_index].name.c_str(),
                            ImGuiComboFlags_HeightLarge))
         return;
@@ -119,15 +121,17 @@ void ShowPlanInputs(AppState& state)
     FormRow("GPUs per node", "Tensor parallelism stays inside a node (NVLink); the rest crosses the network.");
     if (ImGui::InputInt("##plan_gpus_per_node", &p.gpus_per_node))
         p.gpus_per_node = std::clamp(p.gpus_per_node, 1, 64);
-    FormRow("Host RAM (GB)", "CPU memory per node (GB, 10^9 bytes) for offloaded optimizer states and parameters. "
-                             "0: not limited.");
+    FormRow("Host RAM (GB)",
+            "CPU memory per node (GB, 10^9 bytes) for offloaded optimizer states and parameters. "
+            "0: not limited.");
     if (ImGui::InputFloat("##plan_host_ram_gb", &p.host_ram_gb, 0.0f, 0.0f, "%g"))
         p.host_ram_gb = std::clamp(p.host_ram_gb, 0.0f, 1.0e6f);
     if (!state.scenario.IsInference())
     {
-        FormRow("Global batch", "Sequences per optimizer step, split into data-parallel ranks x "
-                                "micro-batch x accumulation. 0: GPUs x the calculator's micro-batch x "
-                                "accumulation.");
+        FormRow("Global batch",
+                "Sequences per optimizer step, split into data-parallel ranks x "
+                "micro-batch x accumulation. 0: GPUs x the calculator's micro-batch x "
+                "accumulation.");
         if (ImGui::InputInt("##plan_global_batch", &p.global_batch))
             p.global_batch = std::clamp(p.global_batch, 0, 1 << 24);
     }
@@ -171,7 +175,8 @@ void ShowPlanRow(AppState& state, const PlanRow& row, bool training, std::uint64
     if (ImGui::IsItemHovered())
         StepTimeTooltip(row);
     ImGui::TableNextColumn();
-    const double used = capacity > 0 ? static_cast<double>(row.device_total_bytes) / static_cast<double>(capacity) : 1.0;
+    const double used =
+        capacity > 0 ? static_cast<double>(row.device_total_bytes) / static_cast<double>(capacity) : 1.0;
     ImGui::TextColored(UtilizationColor(used), "%s", FormatBytes(row.device_total_bytes).c_str());
 }
 
@@ -190,11 +195,13 @@ void ShowPlanTable(AppState& state)
     if (plan.rows.empty())
         return;
     const bool training = !state.scenario.IsInference();
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("plan_table", training ? 11 : 9, flags))
     {
         if (training)
-            for (const char* h : {"#", "DP", "TP", "PP", "CP", "EP", "Engine", "Ckpt", "mb x acc", "Step / tok/s", "Per GPU"})
+            for (const char* h :
+                 {"#", "DP", "TP", "PP", "CP", "EP", "Engine", "Ckpt", "mb x acc", "Step / tok/s", "Per GPU"})
                 ImGui::TableSetupColumn(h);
         else
             for (const char* h : {"#", "Replicas", "TP", "PP", "Batch", "Max seqs", "Step", "tok/s", "Per GPU"})
@@ -208,8 +215,9 @@ void ShowPlanTable(AppState& state)
         }
         ImGui::EndTable();
     }
-    ImGui::TextDisabled("Step time: FLOPs at an assumed MFU plus exposed communication (README, \"Planner\"). "
-                        "Hover a step time for its parts.");
+    ImGui::TextDisabled(
+        "Step time: FLOPs at an assumed MFU plus exposed communication (README, \"Planner\"). "
+        "Hover a step time for its parts.");
 }
 
 }  // namespace

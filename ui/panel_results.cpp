@@ -22,14 +22,22 @@ constexpr int kMaxBars = 8;
 // Phase names as the page shows them.
 const char* PhaseLabel(const std::string& phase)
 {
-    if (phase == "forward") return "Forward";
-    if (phase == "loss") return "Loss";
-    if (phase == "backward") return "Backward";
-    if (phase == "optimizer_step") return "Optimizer step";
-    if (phase == "prefill") return "Prefill";
-    if (phase == "decode") return "Decode";
-    if (phase == "encode_images") return "Encode images";
-    if (phase == "load") return "Load";
+    if (phase == "forward")
+        return "Forward";
+    if (phase == "loss")
+        return "Loss";
+    if (phase == "backward")
+        return "Backward";
+    if (phase == "optimizer_step")
+        return "Optimizer step";
+    if (phase == "prefill")
+        return "Prefill";
+    if (phase == "decode")
+        return "Decode";
+    if (phase == "encode_images")
+        return "Encode images";
+    if (phase == "load")
+        return "Load";
     return phase.c_str();
 }
 
@@ -69,8 +77,9 @@ void ShowSummaryPanel(AppState& state)
         ImGui::SameLine();
         ImGui::Text(" GPUs needed: %d", static_cast<int>(*r.gpus_needed));
         ImGui::SameLine();
-        HelpMarker("The fewest GPUs of this model that would hold the job with the same settings, "
-                   "sharding what the engine shards.");
+        HelpMarker(
+            "The fewest GPUs of this model that would hold the job with the same settings, "
+            "sharding what the engine shards.");
     }
 
     if (ImGui::BeginTable("figures", 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg))
@@ -109,8 +118,9 @@ void ShowSummaryPanel(AppState& state)
                     FormatCount(r.kv_cache_tokens).c_str(), FormatCount(r.kv_cache_blocks).c_str(),
                     FormatCount(r.max_concurrent_sequences).c_str(), FormatCount(r.at_context_len).c_str());
         ImGui::SameLine();
-        HelpMarker("vLLM claims gpu_memory_utilization of the card, keeps the weights and its profiling step's "
-                   "activations, and turns every byte left into KV-cache blocks.");
+        HelpMarker(
+            "vLLM claims gpu_memory_utilization of the card, keeps the weights and its profiling step's "
+            "activations, and turns every byte left into KV-cache blocks.");
     }
     ImGui::Spacing();
 }
@@ -153,8 +163,9 @@ void ShowBreakdownPanel(AppState& state)
     {
         ImGui::TextDisabled("Each bar shows the busiest GPU of the layout.");
         ImGui::SameLine();
-        HelpMarker("With pipeline parallelism the first and last stages hold the embeddings and the "
-                   "head; the figures are for the heaviest stage, so the others hold at most this.");
+        HelpMarker(
+            "With pipeline parallelism the first and last stages hold the embeddings and the "
+            "head; the figures are for the heaviest stage, so the others hold at most this.");
     }
 
     // Legend with values, largest first would reorder the bars' colours: keep stacking order.
@@ -255,10 +266,12 @@ void ShowTimelinePanel(AppState& state)
         return;
     if (!ImGui::CollapsingHeader("Step timeline", ImGuiTreeNodeFlags_DefaultOpen))
         return;
-    ImGui::TextDisabled("Allocated memory in each phase of %s:", state.scenario.IsInference() ? "serving" : "a training step");
+    ImGui::TextDisabled("Allocated memory in each phase of %s:",
+                        state.scenario.IsInference() ? "serving" : "a training step");
     ImGui::SameLine();
-    HelpMarker("What is alive at the high-water mark of each phase. The peak is the tallest bar; overheads "
-               "outside PyTorch's allocator (CUDA context, NCCL) are in the device total only.");
+    HelpMarker(
+        "What is alive at the high-water mark of each phase. The peak is the tallest bar; overheads "
+        "outside PyTorch's allocator (CUDA context, NCCL) are in the device total only.");
 
     const char* labels[kComponentCount];
     ImU32 colors[kComponentCount];

@@ -74,8 +74,8 @@ void ComputeGpuTable(AppState& state)
                                        TaskVariant(state, current, "lora")};
     state.gpu_table.clear();
     for (const GpuEntry& gpu : state.gpus)
-        state.gpu_table.push_back({gpu.name, gpu.memory_bytes, EstimateOn(variants[0], gpu), EstimateOn(variants[1], gpu),
-                                   EstimateOn(variants[2], gpu)});
+        state.gpu_table.push_back({gpu.name, gpu.memory_bytes, EstimateOn(variants[0], gpu),
+                                   EstimateOn(variants[1], gpu), EstimateOn(variants[2], gpu)});
     state.gpu_table_for = state.scenario_text;
 }
 
@@ -93,8 +93,8 @@ void ComputeLayoutTable(AppState& state, bool moe)
                 if (tp * pp > num_gpus || num_gpus % (tp * pp) != 0)
                     continue;
                 nlohmann::json s = state.scenario_json;
-                s["parallelism"] = {{"tensor_parallel_size", tp}, {"pipeline_parallel_size", pp},
-                                    {"expert_parallel_size", ep}};
+                s["parallelism"] = {
+                    {"tensor_parallel_size", tp}, {"pipeline_parallel_size", pp}, {"expert_parallel_size", ep}};
                 state.layout_table.push_back({tp, pp, ep, num_gpus / (tp * pp), Estimate(s)});
             }
     state.layout_table_for = state.scenario_text;
@@ -194,8 +194,9 @@ void ShowGpuTablePanel(AppState& state)
         return;
     if (MayRecompute(state.gpu_table_for, state.scenario_text))
         ComputeGpuTable(state);
-    ImGui::TextDisabled("One GPU of each kind, this model. Serving and training use this page's settings for the "
-                        "mode it is in, the defaults otherwise.");
+    ImGui::TextDisabled(
+        "One GPU of each kind, this model. Serving and training use this page's settings for the "
+        "mode it is in, the defaults otherwise.");
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_SizingStretchProp;
     if (ImGui::BeginTable("gpu_table", 5, flags, ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 14.0f)))
@@ -233,7 +234,8 @@ void ShowLayoutTablePanel(AppState& state)
         ComputeLayoutTable(state, moe);
     ImGui::TextDisabled("Tensor x pipeline%s splits of the %d GPUs; the rest is data parallel.", moe ? " x expert" : "",
                         state.scenario.hardware.num_gpus);
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame;
+    const ImGuiTableFlags flags =
+        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame;
     if (ImGui::BeginTable("layout_table", 6, flags))
     {
         for (const char* h : {"TP", "PP", "EP", "DP", "Per GPU", ""})
@@ -288,7 +290,8 @@ void ShowComparePanel(AppState& state)
     for (std::size_t i = 0; i < results.size(); i++)
     {
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s", i < state.pinned.size() ? state.pinned[i].label.c_str() : ResultLabel(state.view).c_str());
+        ImGui::TextWrapped("%s",
+                           i < state.pinned.size() ? state.pinned[i].label.c_str() : ResultLabel(state.view).c_str());
     }
     CompareRow("Device total", results, [](const ResultView& r) { return r.device_total_bytes; });
     CompareRow("Reserved", results, [](const ResultView& r) { return r.peak_reserved_bytes; });

@@ -34,18 +34,22 @@ std::string TargetsText(const std::vector<LoraTarget>& targets)
 
 void ShowLoraRows(TrainingSettings& t, const TrainingSettings& resolved)
 {
-    FormRow("LoRA rank", "Rank r of each adapter (A: r x in, B: out x r). Which modules get adapters "
-                         "is the core's default, listed under Assumptions.");
-    ImGui::SliderInt("##lora_rank", &t.lora_rank, 1, 256, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    FormRow("LoRA rank",
+            "Rank r of each adapter (A: r x in, B: out x r). Which modules get adapters "
+            "is the core's default, listed under Assumptions.");
+    ImGui::SliderInt("##lora_rank", &t.lora_rank, 1, 256, "%d",
+                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     FormRow("LoRA alpha", "Scaling numerator; it does not change memory. 0 leaves the core's default (2 x rank).");
     if (ImGui::InputFloat("##lora_alpha", &t.lora_alpha, 0.0f, 0.0f, "%g"))
         t.lora_alpha = std::clamp(t.lora_alpha, 0.0f, 1e6f);
-    FormRow("LoRA dropout", "Dropout on each adapter's input. Above 0 every adapted linear keeps a "
-                            "dropped-out copy of its input and the mask for the backward pass.");
+    FormRow("LoRA dropout",
+            "Dropout on each adapter's input. Above 0 every adapted linear keeps a "
+            "dropped-out copy of its input and the mask for the backward pass.");
     static const Choice<double> kDropouts[] = {{0.0, "0 (PEFT, torchtune)"}, {0.05, "0.05 (LitGPT)"}, {0.1, "0.1"}};
     ChoiceCombo("##lora_dropout", t.lora_dropout, kDropouts, resolved.lora_dropout, NumberText);
-    FormRow("Target modules", "Which linear layers get adapters. Each adds its rank x (in + out) "
-                              "trainable parameters and keeps its input for the backward pass.");
+    FormRow("Target modules",
+            "Which linear layers get adapters. Each adds its rank x (in + out) "
+            "trainable parameters and keeps its input for the backward pass.");
     using T = LoraTarget;
     static const Choice<std::vector<LoraTarget>> kTargets[] = {
         {{T::QProj, T::VProj}, "q, v (PEFT's default)"},
@@ -62,28 +66,34 @@ void ShowLoraRows(TrainingSettings& t, const TrainingSettings& resolved)
 
 void ShowPrecisionRows(TrainingSettings& t, const TrainingSettings& resolved)
 {
-    FormRow("Framework", "The training framework's own habits: LitGPT keeps an untied copy of tied "
-                         "embeddings and the previous step's graph; torchtune and torchtitan step the "
-                         "optimizer as their recipes do.");
+    FormRow("Framework",
+            "The training framework's own habits: LitGPT keeps an untied copy of tied "
+            "embeddings and the previous step's graph; torchtune and torchtitan step the "
+            "optimizer as their recipes do.");
     SettingCombo("##framework", t.framework, resolved.framework);
-    FormRow("Precision", "Compute dtype. How weights, gradients and the fp32 master copy are kept follows "
-                         "from it and the engine (the precision recipe, listed under Assumptions).");
+    FormRow("Precision",
+            "Compute dtype. How weights, gradients and the fp32 master copy are kept follows "
+            "from it and the engine (the precision recipe, listed under Assumptions).");
     SettingCombo("##dtype", t.dtype, resolved.dtype);
-    FormRow("Precision recipe", "Where the weights live and whether an fp32 master copy is kept. Default: "
-                                "what the engine does with this dtype.");
+    FormRow("Precision recipe",
+            "Where the weights live and whether an fp32 master copy is kept. Default: "
+            "what the engine does with this dtype.");
     SettingCombo("##precision", t.precision, resolved.precision);
     FormRow("Optimizer");
     SettingCombo("##optimizer", t.optimizer, resolved.optimizer);
     FormRow("Optimizer states", "The dtype of the optimizer's moments (8-bit optimizers fix their own).");
     SettingCombo("##optimizer_state_dtype", t.optimizer_state_dtype, resolved.optimizer_state_dtype);
-    FormRow("Checkpointing", "Gradient (activation) checkpointing: keep only each layer's input and "
-                             "recompute the rest in backward.");
+    FormRow("Checkpointing",
+            "Gradient (activation) checkpointing: keep only each layer's input and "
+            "recompute the rest in backward.");
     SettingCombo("##checkpointing", t.checkpointing, resolved.checkpointing);
-    FormRow("Attention", "Eager attention keeps the batch x heads x seq x seq scores; SDPA and "
-                         "FlashAttention keep only per-row statistics.");
+    FormRow("Attention",
+            "Eager attention keeps the batch x heads x seq x seq scores; SDPA and "
+            "FlashAttention keep only per-row statistics.");
     SettingCombo("##attention", t.attention, resolved.attention);
-    FormRow("Loss", "With a large vocabulary the logits and their fp32 copy are often the peak; "
-                    "chunked and fused losses avoid most of it.");
+    FormRow("Loss",
+            "With a large vocabulary the logits and their fp32 copy are often the peak; "
+            "chunked and fused losses avoid most of it.");
     SettingCombo("##loss", t.loss, resolved.loss);
 }
 
@@ -91,19 +101,22 @@ void ShowTrainingSwitches(TrainingSettings& t, const TrainingSettings& resolved,
 {
     if (!ImGui::TreeNode("More training switches"))
         return;
-    FormRow("Optimizer in backward", "Each parameter steps from its gradient hook, so only about one "
-                                     "tensor's gradient is alive at a time (torchtune's optimizer_in_bwd).");
+    FormRow("Optimizer in backward",
+            "Each parameter steps from its gradient hook, so only about one "
+            "tensor's gradient is alive at a time (torchtune's optimizer_in_bwd).");
     OnOffCombo("##optimizer_in_backward", t.optimizer_in_backward, resolved.optimizer_in_backward);
     FormRow("Activation offload", "Saved activations go to host RAM, leaving about two layers' worth on the GPU.");
     OnOffCombo("##activation_offloading", t.activation_offloading, resolved.activation_offloading);
-    FormRow("torch.compile", "Inductor fuses each norm (keeping its input and statistics, not its fp32 "
-                             "copies) and, with the loss compiled, the cross-entropy's fp32 upcast. "
-                             "torchtune's compile: True compiles both; torchtitan its blocks.");
+    FormRow("torch.compile",
+            "Inductor fuses each norm (keeping its input and statistics, not its fp32 "
+            "copies) and, with the loss compiled, the cross-entropy's fp32 upcast. "
+            "torchtune's compile: True compiles both; torchtitan its blocks.");
     SettingCombo("##compile", t.compile, resolved.compile);
     FormRow("Untie embeddings", "Keep the head as its own copy of tied embeddings (LitGPT's checkpoint conversion).");
     OnOffCombo("##untie_embeddings", t.untie_embeddings, resolved.untie_embeddings);
-    FormRow("Previous step kept", "The training loop holds the last step's loss and logits into the next "
-                                  "forward (LitGPT's loop).");
+    FormRow("Previous step kept",
+            "The training loop holds the last step's loss and logits into the next "
+            "forward (LitGPT's loop).");
     OnOffCombo("##retains_previous_step", t.retains_previous_step, resolved.retains_previous_step);
     if (t.method == Method::Qlora)
     {
@@ -127,7 +140,8 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
     const std::optional<WeightFormat> known = gpumem::detail::parse_setting<WeightFormat>(resolved);
     const std::string default_label = DefaultLabel(known ? SettingLabel(*known) : resolved.c_str());
     const std::string preview = !in.own_weight_format.empty() ? in.own_weight_format
-                                : in.weight_format ? SettingLabel(*in.weight_format) : default_label;
+                                : in.weight_format            ? SettingLabel(*in.weight_format)
+                                                              : default_label;
     if (!ImGui::BeginCombo("##weight_format", preview.c_str()))
         return;
     if (ImGui::Selectable(default_label.c_str(), !in.weight_format && in.own_weight_format.empty()))
@@ -138,11 +152,13 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
     for (const auto& row : gpumem::detail::rows(WeightFormat{}))
         if (row.value != WeightFormat::Auto && SettingSelectable(row, in.weight_format))
             in.own_weight_format.clear();
-    const nlohmann::json& formats = state.scenario.extra.contains("formats") ? state.scenario.extra["formats"] : nlohmann::json();
+    const nlohmann::json& formats =
+        state.scenario.extra.contains("formats") ? state.scenario.extra["formats"] : nlohmann::json();
     if (formats.is_array())
         for (const nlohmann::json& f : formats)
         {
-            const std::string id = f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : "";
+            const std::string id =
+                f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : "";
             if (!id.empty() && ImGui::Selectable(id.c_str(), in.own_weight_format == id))
             {
                 in.own_weight_format = id;
@@ -163,8 +179,9 @@ void ShowImagesRow(AppState& state)
 {
     if (state.view.params_vision == 0 && state.scenario.images == 0)
         return;
-    FormRow("Images", "Images per sequence: each adds the model's image tokens to the sequence and runs "
-                      "the vision tower.");
+    FormRow("Images",
+            "Images per sequence: each adds the model's image tokens to the sequence and runs "
+            "the vision tower.");
     if (ImGui::InputInt("##images", &state.scenario.images))
         state.scenario.images = std::clamp(state.scenario.images, 0, 1000);
 }
@@ -176,15 +193,17 @@ void ShowTrainingPanel(AppState& state)
     TrainingSettings& t = state.scenario.training;
     const TrainingSettings& resolved = state.last_good.resolved.training;
 
-    FormRow("Method", "Full: every weight trains. LoRA: the base is frozen, small adapters train. "
-                      "QLoRA: LoRA over a 4-bit quantised base.");
+    FormRow("Method",
+            "Full: every weight trains. LoRA: the base is frozen, small adapters train. "
+            "QLoRA: LoRA over a 4-bit quantised base.");
     SettingCombo("##method", t.method);
     if (state.scenario.IsLora())
         ShowLoraRows(t, resolved);
     if (t.method == Method::Frozen)
     {
-        FormRow("Trainable layers", "The top N decoder layers train; the layers below keep no activations "
-                                    "(nothing needs their gradients).");
+        FormRow("Trainable layers",
+                "The top N decoder layers train; the layers below keep no activations "
+                "(nothing needs their gradients).");
         if (ImGui::InputInt("##trainable_layers", &t.trainable_layers))
             t.trainable_layers = std::clamp(t.trainable_layers, 0, 4096);
         FormRow("");
@@ -192,15 +211,19 @@ void ShowTrainingPanel(AppState& state)
     }
     ShowPrecisionRows(t, resolved);
 
-    FormRow("Batch size", "Micro-batch per GPU (per data-parallel rank). Gradient accumulation does "
-                          "not change the peak.");
-    ImGui::SliderInt("##batch_size", &t.batch_size, 1, 512, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    FormRow("Batch size",
+            "Micro-batch per GPU (per data-parallel rank). Gradient accumulation does "
+            "not change the peak.");
+    ImGui::SliderInt("##batch_size", &t.batch_size, 1, 512, "%d",
+                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
-    ImGui::SliderInt("##seq_len", &t.seq_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    ImGui::SliderInt("##seq_len", &t.seq_len, 128, 131072, "%d tokens",
+                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     ShowTrainingSwitches(t, resolved, state.scenario.parallel.pipeline_parallel > 1);
     ShowImagesRow(state);
-    FormRow("Grad. accumulation", "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
-                                  "not the peak.");
+    FormRow("Grad. accumulation",
+            "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
+            "not the peak.");
     if (ImGui::InputInt("##grad_accum", &t.grad_accum))
         t.grad_accum = std::clamp(t.grad_accum, 1, 65536);
 }
@@ -212,20 +235,24 @@ void ShowInferencePanel(AppState& state)
     InferenceSettings& in = state.scenario.inference;
     const InferenceSettings& resolved = state.last_good.resolved.inference;
 
-    FormRow("Weights", "Storage format of the weights. Default: the checkpoint's own dtype or "
-                       "quantization_config.");
+    FormRow("Weights",
+            "Storage format of the weights. Default: the checkpoint's own dtype or "
+            "quantization_config.");
     ShowWeightFormatCombo(state, in);
     FormRow("KV cache dtype");
     SettingCombo("##kv_cache_dtype", in.kv_cache_dtype, resolved.kv_cache_dtype);
-    FormRow("Engine", "Transformers: weights, the cache as it grows and the prefill's working set. "
-                      "vLLM: claims gpu_memory_utilization of the card and fills it with KV blocks. "
-                      "llama.cpp: a whole-context cache and one ubatch's compute buffer.");
+    FormRow("Engine",
+            "Transformers: weights, the cache as it grows and the prefill's working set. "
+            "vLLM: claims gpu_memory_utilization of the card and fills it with KV blocks. "
+            "llama.cpp: a whole-context cache and one ubatch's compute buffer.");
     SettingCombo("##serving_engine", in.engine, resolved.engine);
 
     FormRow("Sequences", "Concurrent sequences (batch size).");
-    ImGui::SliderInt("##concurrent_sequences", &in.concurrent_sequences, 1, 512, "%d", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    ImGui::SliderInt("##concurrent_sequences", &in.concurrent_sequences, 1, 512, "%d",
+                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     FormRow("Context length", "Prompt plus generated tokens per sequence.");
-    ImGui::SliderInt("##context_len", &in.context_len, 128, 131072, "%d tokens", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    ImGui::SliderInt("##context_len", &in.context_len, 128, 131072, "%d tokens",
+                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     ShowImagesRow(state);
     FormRow("");
     ImGui::Checkbox("Keep a KV cache", &in.kv_cache);
@@ -233,12 +260,14 @@ void ShowInferencePanel(AppState& state)
     HelpMarker("Off: every generated token recomputes the whole context (use_cache=False).");
     if (in.engine == InferenceEngine::Vllm)
     {
-        FormRow("GPU memory share", "vLLM's gpu_memory_utilization: the share of the card it claims. "
-                                    "0 leaves vLLM's default.");
+        FormRow("GPU memory share",
+                "vLLM's gpu_memory_utilization: the share of the card it claims. "
+                "0 leaves vLLM's default.");
         ImGui::SliderFloat("##gpu_memory_utilization", &in.gpu_memory_utilization, 0.0f, 0.99f, "%.2f",
                            ImGuiSliderFlags_AlwaysClamp);
-        FormRow("Batched tokens", "vLLM's max_num_batched_tokens: the size of its profiling step, whose "
-                                  "activations are kept out of the KV cache. 0 leaves the default.");
+        FormRow("Batched tokens",
+                "vLLM's max_num_batched_tokens: the size of its profiling step, whose "
+                "activations are kept out of the KV cache. 0 leaves the default.");
         if (ImGui::InputInt("##max_num_batched_tokens", &in.max_num_batched_tokens))
             in.max_num_batched_tokens = std::clamp(in.max_num_batched_tokens, 0, 1 << 24);
     }

@@ -8,7 +8,7 @@
 namespace gpumem::ui {
 
 // Above both columns (panel_model.cpp)
-void ShowLinkNotices(AppState& state);       // where models come from, and a link that was ignored
+void ShowLinkNotices(AppState& state);  // where models come from, and a link that was ignored
 
 // Controls (left column): panel_model.cpp, panel_training.cpp, panel_parallelism.cpp
 void ShowModelPanel(AppState& state);        // preset / Hub / config.json / by hand, mode

@@ -139,12 +139,16 @@ void WriteTraining(json& s, const ScenarioState& state)
     SetUnless(t, "trainable_layers", frozen ? tr.trainable_layers : 0, 0);
     SetUnless(t, "train_lm_head", frozen && tr.train_lm_head, false);
     SetUnless(t, "pipeline_microbatches", state.parallel.pipeline_parallel > 1 ? tr.pipeline_microbatches : 0, 0);
-    const struct { const char* key; const std::optional<bool>& value; bool applies; } switches[] = {
-        {"optimizer_in_backward", tr.optimizer_in_backward, true},
-        {"activation_offloading", tr.activation_offloading, true},
-        {"double_quant", tr.double_quant, tr.method == Method::Qlora},
-        {"untie_embeddings", tr.untie_embeddings, true},
-        {"retains_previous_step", tr.retains_previous_step, true}};
+    const struct
+    {
+        const char* key;
+        const std::optional<bool>& value;
+        bool applies;
+    } switches[] = {{"optimizer_in_backward", tr.optimizer_in_backward, true},
+                    {"activation_offloading", tr.activation_offloading, true},
+                    {"double_quant", tr.double_quant, tr.method == Method::Qlora},
+                    {"untie_embeddings", tr.untie_embeddings, true},
+                    {"retains_previous_step", tr.retains_previous_step, true}};
     for (const auto& sw : switches)
     {
         if (sw.applies && sw.value)
@@ -245,7 +249,8 @@ void ReadLora(TrainingSettings& tr, const json& raw, const json& lora)
     const json names = targets->is_string() ? json::array({*targets}) : *targets;
     if (names.is_array())
         for (const json& n : names)
-            if (std::optional<LoraTarget> t = n.is_string() ? parse_setting<LoraTarget>(n.get<std::string>()) : std::nullopt)
+            if (std::optional<LoraTarget> t =
+                    n.is_string() ? parse_setting<LoraTarget>(n.get<std::string>()) : std::nullopt)
                 list.push_back(*t);
     if (!list.empty())
         tr.lora_targets = list;
@@ -255,7 +260,8 @@ void ReadTraining(TrainingSettings& tr, const json& raw, const json& f)
 {
     const json* method = Find(f, "training", "method");
     tr.method = method != nullptr && method->is_string()
-                    ? parse_setting<Method>(method->get<std::string>()).value_or(Method::Full) : Method::Full;
+                    ? parse_setting<Method>(method->get<std::string>()).value_or(Method::Full)
+                    : Method::Full;
     if (const json* lora = Find(f, "training", "lora"); lora != nullptr && lora->is_object())
         ReadLora(tr, raw, *lora);
     Take(tr.quantization, raw, f, "training", "quantization");
@@ -326,7 +332,8 @@ void ReadPerGpu(ResultView& view, const json& per_gpu)
         for (const json& p : *timeline)
         {
             const json* phase = Find(p, "phase");
-            view.timeline.push_back({phase != nullptr ? Text(*phase) : "", Bytes(p, "allocated_bytes"), Components(Find(p, "components"))});
+            view.timeline.push_back(
+                {phase != nullptr ? Text(*phase) : "", Bytes(p, "allocated_bytes"), Components(Find(p, "components"))});
         }
 }
 
@@ -343,7 +350,8 @@ void ReadAssumptions(ResultView& view, const json& assumptions)
             const json* about = Find(info, "about");
             const json* unit = Find(info, "unit");
             view.overhead_factors.push_back({key, value != nullptr && value->is_number() ? value->get<double>() : 0.0,
-                                             about != nullptr ? Text(*about) : "null", unit != nullptr ? Text(*unit) : "null"});
+                                             about != nullptr ? Text(*about) : "null",
+                                             unit != nullptr ? Text(*unit) : "null"});
         }
 }
 
@@ -434,9 +442,13 @@ json ModelJson(const AppState& state)
     case ModelSource::Manual:
     {
         const ManualModel& m = model.manual;
-        return {{"num_parameters", m.num_parameters}, {"num_layers", m.num_layers}, {"hidden_size", m.hidden_size},
-                {"num_attention_heads", m.num_attention_heads}, {"num_key_value_heads", m.num_key_value_heads},
-                {"intermediate_size", m.intermediate_size}, {"vocab_size", m.vocab_size},
+        return {{"num_parameters", m.num_parameters},
+                {"num_layers", m.num_layers},
+                {"hidden_size", m.hidden_size},
+                {"num_attention_heads", m.num_attention_heads},
+                {"num_key_value_heads", m.num_key_value_heads},
+                {"intermediate_size", m.intermediate_size},
+                {"vocab_size", m.vocab_size},
                 {"tie_word_embeddings", m.tie_word_embeddings}};
     }
     }
@@ -489,11 +501,13 @@ void ReadScenario(ScenarioState& s, const json& raw, const json& f)
     ReadTraining(s.training, raw, f);
     ReadInference(s.inference, raw, f);
     ReadParallel(s.parallel, raw, f);
-    s.images = s.IsInference() ? GivenNumber(raw, f, "inference", "images", 0) : GivenNumber(raw, f, "training", "images", 0);
+    s.images =
+        s.IsInference() ? GivenNumber(raw, f, "inference", "images", 0) : GivenNumber(raw, f, "training", "images", 0);
     s.hardware.num_gpus = Number(f, "hardware", "num_gpus", s.hardware.num_gpus);
-    s.hardware.custom_gpu_gb = Find(raw, "hardware", "gpu") == nullptr || Find(raw, "hardware", "gpu_memory_gb") != nullptr
-                                   ? GivenNumber(raw, f, "hardware", "gpu_memory_gb", 0.0f)
-                                   : 0.0f;
+    s.hardware.custom_gpu_gb =
+        Find(raw, "hardware", "gpu") == nullptr || Find(raw, "hardware", "gpu_memory_gb") != nullptr
+            ? GivenNumber(raw, f, "hardware", "gpu_memory_gb", 0.0f)
+            : 0.0f;
     s.overheads = json::object();
     if (const json* o = Find(raw, "overheads"); o != nullptr && o->is_object())
         for (const auto& [key, value] : o->items())

@@ -33,10 +33,10 @@ std::string StringOr(const nlohmann::json& j, const char* key, const std::string
 ManualModel ReadManualModel(const nlohmann::json& model)
 {
     ManualModel m;
-    const std::string size = model.contains("num_parameters") ? (model["num_parameters"].is_string()
-                                                                     ? model["num_parameters"].get<std::string>()
-                                                                     : model["num_parameters"].dump())
-                                                              : std::string(m.num_parameters);
+    const std::string size = model.contains("num_parameters")
+                                 ? (model["num_parameters"].is_string() ? model["num_parameters"].get<std::string>()
+                                                                        : model["num_parameters"].dump())
+                                 : std::string(m.num_parameters);
     std::snprintf(m.num_parameters, sizeof(m.num_parameters), "%s", size.c_str());
     auto take = [&](const char* key, int& field) {
         if (model.contains(key) && model[key].is_number_integer())
@@ -284,11 +284,13 @@ std::string ResultLabel(const ResultView& view)
     const ScenarioState& r = view.resolved;
     std::string label = view.model_name;
     if (r.IsInference())
-        label += ", serve " + std::to_string(r.inference.concurrent_sequences) + " x " + std::to_string(r.inference.context_len);
+        label += ", serve " + std::to_string(r.inference.concurrent_sequences) + " x " +
+                 std::to_string(r.inference.context_len);
     else
-        label += std::string(", ") + gpumem::detail::name(r.training.method) + " bs " + std::to_string(r.training.batch_size) +
-                 " x " + std::to_string(r.training.seq_len);
-    label += ", " + std::to_string(r.hardware.num_gpus) + " x " + (view.resolved_gpu.empty() ? "null" : view.resolved_gpu);
+        label += std::string(", ") + gpumem::detail::name(r.training.method) + " bs " +
+                 std::to_string(r.training.batch_size) + " x " + std::to_string(r.training.seq_len);
+    label +=
+        ", " + std::to_string(r.hardware.num_gpus) + " x " + (view.resolved_gpu.empty() ? "null" : view.resolved_gpu);
     return label;
 }
 
@@ -306,7 +308,8 @@ std::string ResultMarkdown(const AppState& state)
     for (int i = 0; i < kComponentCount; i++)
         if (r.components[i] > 0)
             line(kComponents[i].label, r.components[i]);
-    line("**Allocated peak** (" + (r.peak_phase.empty() ? std::string("null") : r.peak_phase) + ")", r.peak_allocated_bytes);
+    line("**Allocated peak** (" + (r.peak_phase.empty() ? std::string("null") : r.peak_phase) + ")",
+         r.peak_allocated_bytes);
     line("**Reserved**", r.peak_reserved_bytes);
     line("**Device total**", r.device_total_bytes);
     char tail[96];
@@ -326,9 +329,10 @@ std::string ResultSummary(const AppState& state)
         return text;
     }
     char head[256];
-    std::snprintf(head, sizeof(head), "%s: %.1f GiB per GPU at the peak (%s), %s: %.0f %% of the card.", ResultLabel(r).c_str(),
-                  ToGiB(r.device_total_bytes), r.peak_phase.empty() ? "null" : r.peak_phase.c_str(),
-                  r.fits ? "fits" : "does not fit", r.utilization * 100.0);
+    std::snprintf(head, sizeof(head), "%s: %.1f GiB per GPU at the peak (%s), %s: %.0f %% of the card.",
+                  ResultLabel(r).c_str(), ToGiB(r.device_total_bytes),
+                  r.peak_phase.empty() ? "null" : r.peak_phase.c_str(), r.fits ? "fits" : "does not fit",
+                  r.utilization * 100.0);
     std::string text = head;
     if (!r.fits && r.gpus_needed)
         text += " GPUs needed: " + std::to_string(*r.gpus_needed) + ".";
@@ -336,7 +340,8 @@ std::string ResultSummary(const AppState& state)
     for (std::size_t i = 0; i < parts.size() && i < 3; i++)
     {
         char part[96];
-        std::snprintf(part, sizeof(part), "%s %s %.1f GiB", i == 0 ? " Largest:" : ",", parts[i].second, ToGiB(parts[i].first));
+        std::snprintf(part, sizeof(part), "%s %s %.1f GiB", i == 0 ? " Largest:" : ",", parts[i].second,
+                      ToGiB(parts[i].first));
         text += part;
     }
     if (!parts.empty())

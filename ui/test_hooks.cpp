@@ -29,32 +29,59 @@ std::vector<NamedItem> MakeNamedItems()
 {
     std::vector<NamedItem> items = {
         // The columns (child windows, by their IDs)
-        {"controls_column", "controls"}, {"results_column", "results"}, {"page_column", "page"},
+        {"controls_column", "controls"},
+        {"results_column", "results"},
+        {"page_column", "page"},
         // Notices above the columns
-        {"hub_banner", "##hub_banner"}, {"trust_hub", "###trust_hub"}, {"hub_reset", "Use huggingface.co"},
+        {"hub_banner", "##hub_banner"},
+        {"trust_hub", "###trust_hub"},
+        {"hub_reset", "Use huggingface.co"},
         {"link_message", "##link_message"},
         // Model
-        {"source_preset", "Preset"}, {"source_hub", "Hub"}, {"source_config", "config.json"}, {"source_manual", "By hand"},
-        {"preset", "##preset"}, {"hub_input", "##hub_input"}, {"hub_fetch", "Fetch"}, {"hub_message", "##hub_message"},
-        {"hub_retry", "Retry"}, {"hub_settings", "Access token and Hub address"}, {"hub_token", "##hub_token"},
-        {"remember_token", "Remember the token in this browser"}, {"hub_base", "##hub_base"},
-        {"mode_training", "Training##mode"}, {"mode_inference", "Inference##mode"},
+        {"source_preset", "Preset"},
+        {"source_hub", "Hub"},
+        {"source_config", "config.json"},
+        {"source_manual", "By hand"},
+        {"preset", "##preset"},
+        {"hub_input", "##hub_input"},
+        {"hub_fetch", "Fetch"},
+        {"hub_message", "##hub_message"},
+        {"hub_retry", "Retry"},
+        {"hub_settings", "Access token and Hub address"},
+        {"hub_token", "##hub_token"},
+        {"remember_token", "Remember the token in this browser"},
+        {"hub_base", "##hub_base"},
+        {"mode_training", "Training##mode"},
+        {"mode_inference", "Inference##mode"},
         // Training, inference, parallelism, hardware
-        {"lora_rank", "##lora_rank"}, {"batch_size", "##batch_size"}, {"seq_len", "##seq_len"},
-        {"concurrent_sequences", "##concurrent_sequences"}, {"context_len", "##context_len"},
-        {"zero_stage", "##zero_stage"}, {"gpu", "##gpu"}, {"num_gpus", "##num_gpus"},
+        {"lora_rank", "##lora_rank"},
+        {"batch_size", "##batch_size"},
+        {"seq_len", "##seq_len"},
+        {"concurrent_sequences", "##concurrent_sequences"},
+        {"context_len", "##context_len"},
+        {"zero_stage", "##zero_stage"},
+        {"gpu", "##gpu"},
+        {"num_gpus", "##num_gpus"},
         // Results
-        {"gpus_header", "Which GPUs fit"}, {"compare_header", "###compare"}, {"pin", "Pin this result"},
-        {"share_header", "Share, import and export"}, {"copy_markdown", "Copy results as Markdown"},
-        {"export", "Export scenario.json"}, {"import", "Import a file..."}, {"paste", "##paste"},
+        {"gpus_header", "Which GPUs fit"},
+        {"compare_header", "###compare"},
+        {"pin", "Pin this result"},
+        {"share_header", "Share, import and export"},
+        {"copy_markdown", "Copy results as Markdown"},
+        {"export", "Export scenario.json"},
+        {"import", "Import a file..."},
+        {"paste", "##paste"},
         {"load_paste", "Load pasted JSON"},
         // Planner
-        {"planner_header", "Planner: what fits, and how to run it"}, {"plan_gpus", "##plan_gpus"},
-        {"plan_global_batch", "##plan_global_batch"}, {"plan_top", "##plan_top"},
+        {"planner_header", "Planner: what fits, and how to run it"},
+        {"plan_gpus", "##plan_gpus"},
+        {"plan_global_batch", "##plan_global_batch"},
+        {"plan_top", "##plan_top"},
     };
-    for (const char* field : {"training.batch_size", "training.seq_len", "inference.batch_size", "inference.context_len"})
+    for (const char* field :
+         {"training.batch_size", "training.seq_len", "inference.batch_size", "inference.context_len"})
         items.push_back({std::string("maxfit_use_") + field, std::string("Use##") + field});
-    for (int rank = 1; rank <= 100; rank++)   // the planner shows at most 100 rows
+    for (int rank = 1; rank <= 100; rank++)  // the planner shows at most 100 rows
         items.push_back({"plan_load_" + std::to_string(rank), "Load " + std::to_string(rank)});
     return items;
 }

@@ -34,7 +34,7 @@ struct TestHooks
     // An item's ID is its label hashed into the ID scope it was submitted in: each scope seen is
     // hashed with every label of the table once, and the IDs kept (in the table's order).
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> scopes;
-    std::unordered_map<std::uint32_t, const char*> shown;    // this frame's named items, by ID
+    std::unordered_map<std::uint32_t, const char*> shown;  // this frame's named items, by ID
 };
 
 // Points `ctx`'s test-engine hooks at `hooks` (which must outlive the context).

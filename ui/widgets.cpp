@@ -124,16 +124,16 @@ namespace {
 
 struct StackedBarsContext
 {
-    bool            open = false;
-    double          x_max = 1.0;
-    const char*     unit = "";
+    bool open = false;
+    double x_max = 1.0;
+    const char* unit = "";
     const char* const* labels = nullptr;
-    const ImU32*    colors = nullptr;
-    int             item_count = 0;
-    float           left = 0.0f;       // screen x where the chart starts (label column)
-    float           bar_x0 = 0.0f;     // screen x of the value 0
-    float           bar_x1 = 0.0f;     // screen x of the value x_max
-    float           width = 0.0f;      // whole chart width, labels and percentages included
+    const ImU32* colors = nullptr;
+    int item_count = 0;
+    float left = 0.0f;    // screen x where the chart starts (label column)
+    float bar_x0 = 0.0f;  // screen x of the value 0
+    float bar_x1 = 0.0f;  // screen x of the value x_max
+    float width = 0.0f;   // whole chart width, labels and percentages included
 };
 
 StackedBarsContext GStackedBars;
@@ -165,7 +165,8 @@ bool BeginStackedBars(const char* str_id, double x_max, const char* unit, float 
     ctx.item_count = 0;
     ctx.width = width > 0.0f ? width : ImGui::GetContentRegionAvail().x;
     ctx.left = ImGui::GetCursorScreenPos().x;
-    const float label_w = ImGui::CalcTextSize(widest_label != nullptr ? widest_label : "GPU 000").x + style.ItemInnerSpacing.x;
+    const float label_w =
+        ImGui::CalcTextSize(widest_label != nullptr ? widest_label : "GPU 000").x + style.ItemInnerSpacing.x;
     const float percent_w = ImGui::CalcTextSize("1000 %").x + style.ItemInnerSpacing.x;
     ctx.bar_x0 = ctx.left + label_w;
     ctx.bar_x1 = std::max(ctx.bar_x0 + 1.0f, ctx.left + ctx.width - percent_w);
@@ -201,8 +202,8 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
 
     // Label column, then the empty track the bar fills.
     draw_list->AddText(ImVec2(ctx.left, text_y), ImGui::GetColorU32(ImGuiCol_Text), label);
-    draw_list->AddRectFilled(ImVec2(ctx.bar_x0, y0), ImVec2(ctx.bar_x1, y1),
-                             ImGui::GetColorU32(ImGuiCol_FrameBg), style.FrameRounding);
+    draw_list->AddRectFilled(ImVec2(ctx.bar_x0, y0), ImVec2(ctx.bar_x1, y1), ImGui::GetColorU32(ImGuiCol_FrameBg),
+                             style.FrameRounding);
 
     // Segments, left to right in stacking order.
     double total = 0.0;
@@ -231,10 +232,10 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
         if (end_x > cap_x)
             draw_list->AddRect(ImVec2(cap_x, y0), ImVec2(end_x, y1), over_col, 0.0f, 0, 2.0f);
         const float thickness = std::max(2.0f, ImGui::GetFontSize() * 0.15f);
-        draw_list->AddLine(ImVec2(cap_x, pos.y), ImVec2(cap_x, pos.y + height),
-                           ImGui::GetColorU32(ImGuiCol_WindowBg), thickness * 2.0f);
-        draw_list->AddLine(ImVec2(cap_x, pos.y), ImVec2(cap_x, pos.y + height),
-                           ImGui::GetColorU32(ImGuiCol_Text), thickness);
+        draw_list->AddLine(ImVec2(cap_x, pos.y), ImVec2(cap_x, pos.y + height), ImGui::GetColorU32(ImGuiCol_WindowBg),
+                           thickness * 2.0f);
+        draw_list->AddLine(ImVec2(cap_x, pos.y), ImVec2(cap_x, pos.y + height), ImGui::GetColorU32(ImGuiCol_Text),
+                           thickness);
     }
 
     // Share of the card, colour-coded.
@@ -244,8 +245,8 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
         char buf[32];
         std::snprintf(buf, sizeof(buf), "%.0f %%", used * 100.0);
         const float text_w = ImGui::CalcTextSize(buf).x;
-        draw_list->AddText(ImVec2(ctx.left + ctx.width - text_w, text_y),
-                           ImGui::GetColorU32(UtilizationColor(used)), buf);
+        draw_list->AddText(ImVec2(ctx.left + ctx.width - text_w, text_y), ImGui::GetColorU32(UtilizationColor(used)),
+                           buf);
     }
 
     if (hovered_item >= 0)
@@ -254,8 +255,8 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
         ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(ctx.colors[hovered_item]),
                            ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_NoPicker);
         ImGui::SameLine();
-        ImGui::Text("%s: %.2f %s (%.0f %% of this GPU's peak)", ctx.labels[hovered_item],
-                    values[hovered_item], ctx.unit, total > 0.0 ? values[hovered_item] / total * 100.0 : 0.0);
+        ImGui::Text("%s: %.2f %s (%.0f %% of this GPU's peak)", ctx.labels[hovered_item], values[hovered_item],
+                    ctx.unit, total > 0.0 ? values[hovered_item] / total * 100.0 : 0.0);
         ImGui::EndTooltip();
     }
 }

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "imgui.h"
-#include "scenario_state.h"   // kComponentCount; settings.h's tables
+#include "scenario_state.h"  // kComponentCount; settings.h's tables
 
 namespace gpumem::ui {
 
@@ -121,7 +121,7 @@ bool SettingCombo(const char* label, E& value)
 template <typename T>
 struct Choice
 {
-    T           value;
+    T value;
     const char* label;
 };
 
@@ -173,17 +173,17 @@ bool OnOffCombo(const char* label, std::optional<bool>& value, const std::option
 struct Component
 {
     const char* label;
-    ImU32       color;
+    ImU32 color;
 };
 inline const Component kComponents[kComponentCount] = {
-    {"Weights",          IM_COL32( 66, 133, 244, 255)},
-    {"Gradients",        IM_COL32(251, 140,   0, 255)},
-    {"Optimizer states", IM_COL32(171,  71, 188, 255)},
-    {"Activations",      IM_COL32( 67, 160,  71, 255)},
-    {"Logits",           IM_COL32(  0, 172, 193, 255)},
-    {"KV cache",         IM_COL32(236,  64, 122, 255)},
-    {"Temporaries",      IM_COL32(255, 202,  40, 255)},
-    {"Overheads",        IM_COL32(144, 164, 174, 255)},
+    {"Weights", IM_COL32(66, 133, 244, 255)},
+    {"Gradients", IM_COL32(251, 140, 0, 255)},
+    {"Optimizer states", IM_COL32(171, 71, 188, 255)},
+    {"Activations", IM_COL32(67, 160, 71, 255)},
+    {"Logits", IM_COL32(0, 172, 193, 255)},
+    {"KV cache", IM_COL32(236, 64, 122, 255)},
+    {"Temporaries", IM_COL32(255, 202, 40, 255)},
+    {"Overheads", IM_COL32(144, 164, 174, 255)},
 };
 
 inline double ToGiB(std::uint64_t bytes)

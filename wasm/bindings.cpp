@@ -21,15 +21,15 @@ std::string version_string() { return gpumem::version(); }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(gpumem) {
-    emscripten::function("estimate", &gpumem::estimate_json);  // scenario JSON -> result JSON
-    emscripten::function("params", &gpumem::params_json);      // config.json   -> parameter counts
-    emscripten::function("presets", &gpumem::presets_json);    // -> {"models": [...], "gpus": [...]}
-    emscripten::function("maxfit", &gpumem::maxfit_json);      // scenario JSON -> largest sizes that fit
-    emscripten::function("plan", &gpumem::plan_json);          // scenario + "plan" JSON -> ranked layouts
-    emscripten::function("settings", &gpumem::settings_json);  // -> {field path: {default, help, values}}
-    emscripten::function("fit", &gpumem::fit_json);            // scenario JSON -> the changes that make it fit
+    emscripten::function("estimate", &gpumem::estimate_json);    // scenario JSON -> result JSON
+    emscripten::function("params", &gpumem::params_json);        // config.json   -> parameter counts
+    emscripten::function("presets", &gpumem::presets_json);      // -> {"models": [...], "gpus": [...]}
+    emscripten::function("maxfit", &gpumem::maxfit_json);        // scenario JSON -> largest sizes that fit
+    emscripten::function("plan", &gpumem::plan_json);            // scenario + "plan" JSON -> ranked layouts
+    emscripten::function("settings", &gpumem::settings_json);    // -> {field path: {default, help, values}}
+    emscripten::function("fit", &gpumem::fit_json);              // scenario JSON -> the changes that make it fit
     emscripten::function("exportConfig", &gpumem::export_json);  // {format, scenario} -> the config / command line
     emscripten::function("importDeepspeed", &gpumem::import_deepspeed_json);  // ds_config.json -> scenario fields
     emscripten::function("calibrate", &gpumem::calibrate_json);  // {records} -> a calibration and its report
-    emscripten::function("version", &version_string);          // -> "MAJOR.MINOR.PATCH"
+    emscripten::function("version", &version_string);            // -> "MAJOR.MINOR.PATCH"
 }

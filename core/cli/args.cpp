@@ -13,7 +13,7 @@
 #include <gpumem/gpumem.h>
 
 #include "export/export.h"  // core/src: the export formats' table
-#include "settings.h"         // core/src: the settings tables the enumerated flags are checked against
+#include "settings.h"       // core/src: the settings tables the enumerated flags are checked against
 
 namespace gpumem::cli {
 
@@ -71,7 +71,7 @@ struct Flag {
     const char* name;
     std::string pointer;  // JSON pointer into the scenario
     enum Kind { Int, Number, Text, Switch, Setting } kind;
-    const char* group;    // the section of the help it is listed in
+    const char* group;  // the section of the help it is listed in
     std::string help;
     const char* switch_value = nullptr;  // Switch: the JSON text it sets
     CLI::Validator values{};             // Setting: the table's transform
@@ -90,7 +90,13 @@ Flag setting(const char* name, const detail::Field<E>& field, const char* group,
              const char* fallback = nullptr) {
     std::string pointer = "/" + std::string(field.path);
     std::replace(pointer.begin(), pointer.end(), '.', '/');
-    return {name, pointer, Flag::Setting, group, setting_help(field, fallback), nullptr, setting_values<E>(kind),
+    return {name,
+            pointer,
+            Flag::Setting,
+            group,
+            setting_help(field, fallback),
+            nullptr,
+            setting_values<E>(kind),
             kind == Values::List};
 }
 
@@ -116,9 +122,11 @@ const std::vector<Flag>& scenario_flags() {
         setting("--activation-checkpointing", kCheckpointingField, kTraining),
         setting("--attention", kTrainingAttentionField, kTraining),
         setting("--loss", kLossField, kTraining),
-        {"--context-len", "/inference/context_len", Flag::Int, kInference, "inference.context_len: tokens per sequence"},
+        {"--context-len", "/inference/context_len", Flag::Int, kInference,
+         "inference.context_len: tokens per sequence"},
         setting("--weight-format", kWeightFormatField, kInference, Values::Open),
-        {"--group-size", "/inference/group_size", Flag::Int, kInference, "inference.group_size: weights per int4 scale"},
+        {"--group-size", "/inference/group_size", Flag::Int, kInference,
+         "inference.group_size: weights per int4 scale"},
         setting("--kv-cache-dtype", kKvCacheDtypeField, kInference),
         {"--no-kv-cache", "/inference/kv_cache", Flag::Switch, kInference, "inference.kv_cache = false", "false"},
         setting("--inference-engine", kInferenceEngineField, kInference),
@@ -126,7 +134,8 @@ const std::vector<Flag>& scenario_flags() {
          "inference.gpu_memory_utilization: the share of the card vLLM claims"},
         {"--max-num-batched-tokens", "/inference/max_num_batched_tokens", Flag::Int, kInference,
          "inference.max_num_batched_tokens (vLLM)"},
-        {"--gpu-layers", "/inference/gpu_layers", Flag::Int, kInference, "inference.gpu_layers: layers on the GPU (llama.cpp)"},
+        {"--gpu-layers", "/inference/gpu_layers", Flag::Int, kInference,
+         "inference.gpu_layers: layers on the GPU (llama.cpp)"},
         setting("--engine", kEngineTypeField, kLayout),
         {"--zero", "/engine/zero_stage", Flag::Int, kLayout, "engine.zero_stage: 0-3"},
         setting("--fsdp-sharding", kFsdpShardingField, kLayout),
@@ -137,12 +146,13 @@ const std::vector<Flag>& scenario_flags() {
         {"--pp", "/parallelism/pipeline_parallel_size", Flag::Int, kLayout, "parallelism.pipeline_parallel_size"},
         {"--ep", "/parallelism/expert_parallel_size", Flag::Int, kLayout, "parallelism.expert_parallel_size"},
         {"--cp", "/parallelism/context_parallel_size", Flag::Int, kLayout, "parallelism.context_parallel_size"},
-        {"--sequence-parallel", "/parallelism/sequence_parallel", Flag::Switch, kLayout, "parallelism.sequence_parallel = true",
-         "true"},
+        {"--sequence-parallel", "/parallelism/sequence_parallel", Flag::Switch, kLayout,
+         "parallelism.sequence_parallel = true", "true"},
         {"--gpu", "/hardware/gpu", Flag::Text, kHardware, "hardware.gpu: a catalogue GPU (gpumem presets)"},
         {"--num-gpus", "/hardware/num_gpus", Flag::Int, kHardware, "hardware.num_gpus"},
         {"--gpus", "/hardware/num_gpus", Flag::Int, kHardware, "hardware.num_gpus (as --num-gpus)"},
-        {"--gpu-mem", "/hardware/gpu_memory_gb", Flag::Number, kHardware, "hardware.gpu_memory_gb: the card's memory, GB"},
+        {"--gpu-mem", "/hardware/gpu_memory_gb", Flag::Number, kHardware,
+         "hardware.gpu_memory_gb: the card's memory, GB"},
     };
     return flags;
 }
@@ -184,7 +194,8 @@ const Known kCommands[] = {
     {"fit", Command::Fit, "what would make it fit: the smallest changes, each with its new peak and its cost"},
     {"export", Command::Export, "the config or command line that runs the scenario: export FORMAT"},
     {"chart", Command::Chart, "the peak against sequence length or batch size, as an SVG"},
-    {"calibrate", Command::Calibrate, "fit the runtime overheads to measured peaks: calibrate FILE.jsonl --out CAL.json"},
+    {"calibrate", Command::Calibrate,
+     "fit the runtime overheads to measured peaks: calibrate FILE.jsonl --out CAL.json"},
     {"validate", Command::Validate, "check a scenario file: validate FILE"},
     {"presets", Command::Presets, "list bundled models, GPUs and weight formats"},
     {"settings", Command::Settings, "every enumerated scenario field, its default and allowed values"},
@@ -213,14 +224,17 @@ void add_model_options(CLI::App* app, Args& a, bool scenario) {
     text_option(app, "--model", a.model,
                 "a bundled preset or alias (gpumem presets), a Hub id or URL, a config.json or a folder holding one",
                 kInput, "ID");
-    text_option(app, "--revision", a.revision, "the Hub branch, tag or commit of --model (default main)", kInput, "REV");
-    text_option(app, "--hf-config", a.hf_config_file, "a config.json (or a preset record) naming the model", kInput, "FILE");
+    text_option(app, "--revision", a.revision, "the Hub branch, tag or commit of --model (default main)", kInput,
+                "REV");
+    text_option(app, "--hf-config", a.hf_config_file, "a config.json (or a preset record) naming the model", kInput,
+                "FILE");
 }
 
 // --deepspeed and --calibration: files read into the scenario.
 void add_file_inputs(CLI::App* app, Args& a) {
     text_option(app, "--deepspeed", a.deepspeed_file,
-                "a DeepSpeed ds_config.json: its micro-batch, accumulation, dtype, ZeRO stage and offload", kInput, "FILE");
+                "a DeepSpeed ds_config.json: its micro-batch, accumulation, dtype, ZeRO stage and offload", kInput,
+                "FILE");
     text_option(app, "--calibration", a.calibration_file,
                 "a calibration (gpumem calibrate): its overheads, where the scenario gives none", kInput, "FILE");
 }
@@ -243,9 +257,9 @@ void add_scenario_flags(CLI::App* app, Args& a, Command command) {
             if (plan_key) a.plan[plan_key] = value;
             else a.overrides.push_back({flag.name, flag.pointer, value});
         };
-        CLI::Option* option = flag.kind == Flag::Switch
-                                  ? app->add_flag_callback(flag.name, [set] { set(""); }, help)
-                                  : app->add_option_function<std::string>(flag.name, set, help);
+        CLI::Option* option = flag.kind == Flag::Switch ? app->add_flag_callback(
+                                                              flag.name, [set] { set(""); }, help)
+                                                        : app->add_option_function<std::string>(flag.name, set, help);
         // Each occurrence applied as it is read: command-line order, a mistake reported where it is.
         option->group(flag.group)->trigger_on_parse();
         if (flag.kind == Flag::Int) option->type_name("N");
@@ -281,7 +295,8 @@ void describe(CLI::App& app, Args& a, Command only) {
     app.footer("exit codes: 0 ok, 1 invalid input, 2 usage");
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.require_subcommand(0, 1);
-    app.add_flag_callback("--version", [&a] { a.command = Command::Version; }, "print the version");
+    app.add_flag_callback(
+        "--version", [&a] { a.command = Command::Version; }, "print the version");
     for (const Known& k : kCommands) {
         CLI::App* sub = app.add_subcommand(k.name, k.about);
         sub->preparse_callback([&a, k](std::size_t) { a.command = k.command; });
@@ -289,7 +304,8 @@ void describe(CLI::App& app, Args& a, Command only) {
             case Command::Estimate:
                 add_model_options(sub, a, true);
                 add_file_inputs(sub, a);
-                sub->add_flag("--jsonl", a.jsonl, "read one scenario per stdin line, write one result per line")->group(kInput);
+                sub->add_flag("--jsonl", a.jsonl, "read one scenario per stdin line, write one result per line")
+                    ->group(kInput);
                 add_scenario_flags(sub, a, k.command);
                 sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
                 sub->footer(std::string("The flags override the same fields of --scenario.\n") + kHubNote);
@@ -321,21 +337,25 @@ void describe(CLI::App& app, Args& a, Command only) {
                        [&a](const std::string& text) {
                            // A round count, clamped to 1-10000 (the check below took digits only); 20 when none.
                            a.bench_rounds =
-                               text.empty() ? 20 : static_cast<int>(std::clamp(std::strtol(text.c_str(), nullptr, 10), 1L, 10000L));
+                               text.empty()
+                                   ? 20
+                                   : static_cast<int>(std::clamp(std::strtol(text.c_str(), nullptr, 10), 1L, 10000L));
                        },
                        "time ROUNDS plans (default 20): evaluations/s and plan time, median and p90")
                     ->expected(0, 1)
                     ->type_name("[ROUNDS]")
                     ->check(CLI::Validator(
                         [](std::string& text) {
-                            bool digits = text.size() <= 18 &&
-                                          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-                            return digits ? std::string() : "must be a whole number of rounds (1-10000), got \"" + text + "\"";
+                            bool digits = text.size() <= 18 && std::all_of(text.begin(), text.end(),
+                                                                           [](char c) { return c >= '0' && c <= '9'; });
+                            return digits ? std::string()
+                                          : "must be a whole number of rounds (1-10000), got \"" + text + "\"";
                         },
                         "", "rounds"))
                     ->group(kPlan);
                 sub->footer(
-                    "Takes the same model and scenario options as estimate; plan.* fields of the scenario also work.\n" +
+                    "Takes the same model and scenario options as estimate; plan.* fields of the scenario also "
+                    "work.\n" +
                     std::string(kHubNote));
                 break;
             case Command::Fit:
@@ -349,16 +369,20 @@ void describe(CLI::App& app, Args& a, Command only) {
                     std::string(kHubNote));
                 break;
             case Command::Export:
-                sub->add_option("FORMAT", a.positional, std::string("what to write: ") + detail::names_text<detail::ExportFormat>())
+                sub->add_option("FORMAT", a.positional,
+                                std::string("what to write: ") + detail::names_text<detail::ExportFormat>())
                     ->expected(1)
                     ->allow_extra_args(false)
                     ->type_name("");
                 add_model_options(sub, a, true);
                 add_file_inputs(sub, a);
                 add_scenario_flags(sub, a, k.command);
-                text_option(sub, "--out", a.out_file, "write the config there instead of standard output", kOutput, "FILE");
-                text_option(sub, "--gpus-per-node", a.gpus_per_node, "GPUs per node (default min(GPUs, 8))", kLayout, "N");
-                text_option(sub, "--script", a.script, "torchrun: the training script (default train.py)", kOutput, "FILE");
+                text_option(sub, "--out", a.out_file, "write the config there instead of standard output", kOutput,
+                            "FILE");
+                text_option(sub, "--gpus-per-node", a.gpus_per_node, "GPUs per node (default min(GPUs, 8))", kLayout,
+                            "N");
+                text_option(sub, "--script", a.script, "torchrun: the training script (default train.py)", kOutput,
+                            "FILE");
                 sub->footer(
                     "Writes what runs the scenario: the format's config file or command line, with the values\n"
                     "the estimate assumed; notes on standard error say what is left to the script. A field the\n"
@@ -373,8 +397,10 @@ void describe(CLI::App& app, Args& a, Command only) {
                             "the size to sweep: training.seq_len (default in training), training.batch_size, "
                             "inference.context_len (default in inference), inference.batch_size",
                             kOutput, "FIELD");
-                text_option(sub, "--max", a.chart_max, "the sweep's last value (default: past twice the max fit)", kOutput, "N");
-                text_option(sub, "--out", a.out_file, "write the SVG there instead of standard output", kOutput, "FILE");
+                text_option(sub, "--max", a.chart_max, "the sweep's last value (default: past twice the max fit)",
+                            kOutput, "N");
+                text_option(sub, "--out", a.out_file, "write the SVG there instead of standard output", kOutput,
+                            "FILE");
                 break;
             case Command::Calibrate:
                 sub->add_option("FILE", a.positional, "measurement records, one JSON object per line (\"-\": stdin)")
@@ -382,10 +408,12 @@ void describe(CLI::App& app, Args& a, Command only) {
                     ->allow_extra_args(false)
                     ->type_name("");
                 text_option(sub, "--out", a.out_file, "write the calibration file there", kOutput, "FILE");
-                text_option(sub, "--name", a.name, "the calibration's name (default: the records file's)", kInput, "NAME");
+                text_option(sub, "--name", a.name, "the calibration's name (default: the records file's)", kInput,
+                            "NAME");
                 sub->add_flag("--json", a.json_out, "print the calibration and its report as JSON")->group(kOutput);
                 sub->footer(
-                    "Each record: {\"id\", \"source\", \"scenario\": {...}, \"measured\": {\"metric\": \"allocated\" |\n"
+                    "Each record: {\"id\", \"source\", \"scenario\": {...}, \"measured\": {\"metric\": \"allocated\" "
+                    "|\n"
                     "\"reserved\" | \"device_total\", \"gib\": 18.9}} (README.md, \"Calibrate to your cluster\").");
                 break;
             case Command::Quick:
@@ -393,8 +421,8 @@ void describe(CLI::App& app, Args& a, Command only) {
                     ->expected(1)
                     ->allow_extra_args(false)  // a second one is left over: positional_error
                     ->type_name("");
-                text_option(sub, "--scenario", a.scenario_file, "read the rest of the scenario from a JSON file (\"-\": stdin)",
-                            kInput, "FILE");
+                text_option(sub, "--scenario", a.scenario_file,
+                            "read the rest of the scenario from a JSON file (\"-\": stdin)", kInput, "FILE");
                 add_scenario_flags(sub, a, k.command);
                 sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
                 break;
@@ -414,7 +442,8 @@ void describe(CLI::App& app, Args& a, Command only) {
                 break;
             case Command::Settings:
                 sub->add_flag("--json", a.json_out, "print the tables as JSON")->group(kOutput);
-                sub->add_flag("--markdown", a.markdown, "print docs/scenario.md as generated from the tables")->group(kOutput);
+                sub->add_flag("--markdown", a.markdown, "print docs/scenario.md as generated from the tables")
+                    ->group(kOutput);
                 break;
             default:
                 break;
@@ -512,7 +541,8 @@ void parse_error(const CLI::ParseError& e, const CLI::App& app, const std::vecto
                message.find(" = ") != std::string::npos) {
         // "Could not convert: --lora = maybe": a switch given a value it cannot read as true or false.
         const std::size_t eq = message.find(" = "), at = std::string("Could not convert: ").size();
-        message = message.substr(at, eq - at) + " is a switch: it takes no value, got \"" + message.substr(eq + 3) + "\"";
+        message =
+            message.substr(at, eq - at) + " is a switch: it takes no value, got \"" + message.substr(eq + 3) + "\"";
     } else if (dynamic_cast<const CLI::ValidationError*>(&e)) {
         a.exit_code = kInvalid;  // a value the field does not take, as the core reports it in a file
         a.json_out = std::find(words.begin(), words.end(), "--json") != words.end();  // its error document too
@@ -520,9 +550,7 @@ void parse_error(const CLI::ParseError& e, const CLI::App& app, const std::vecto
     a.error = message;
 }
 
-bool names_a_model(const Args& a) {
-    return !a.scenario_file.empty() || !a.model.empty() || !a.hf_config_file.empty();
-}
+bool names_a_model(const Args& a) { return !a.scenario_file.empty() || !a.model.empty() || !a.hf_config_file.empty(); }
 
 // Reads and parses a file the command line names; false with `error` saying which and why.
 bool read_document(const ReadFile& read, const std::string& path, const std::string& what, json& doc,
@@ -656,7 +684,8 @@ bool plan_section(const Args& a, json& scenario) {
     json plan = scenario.contains("plan") && scenario["plan"].is_object() ? scenario["plan"] : json::object();
     if (scenario.contains("hardware") && scenario["hardware"].is_object()) scenario["hardware"].erase("num_gpus");
     for (auto it = a.plan.begin(); it != a.plan.end(); ++it) {
-        if (it.key() == "step_time" && plan.contains("step_time") && plan["step_time"].is_object()) plan["step_time"].update(*it);
+        if (it.key() == "step_time" && plan.contains("step_time") && plan["step_time"].is_object())
+            plan["step_time"].update(*it);
         else plan[it.key()] = *it;
     }
     if (!plan.contains("num_gpus")) return false;
@@ -693,7 +722,8 @@ Request build(const Args& a, const ReadFile& read) {
                 json request = {{"scenario", r.document}};
                 const std::string mode = r.document.value("mode", "training");
                 request["field"] = !a.chart_field.empty() ? a.chart_field
-                                   : mode == "inference" ? "inference.context_len" : "training.seq_len";
+                                   : mode == "inference"  ? "inference.context_len"
+                                                          : "training.seq_len";
                 if (!a.chart_max.empty()) request["max"] = number_value(a.chart_max);
                 r.document = request;
             }

@@ -37,7 +37,22 @@ constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
 // [SECTION] parse_args
 //-----------------------------------------------------------------------------
 
-enum class Command { Help, Version, Estimate, Params, Quick, Maxfit, Plan, Fit, Export, Chart, Calibrate, Validate, Presets, Settings };
+enum class Command {
+    Help,
+    Version,
+    Estimate,
+    Params,
+    Quick,
+    Maxfit,
+    Plan,
+    Fit,
+    Export,
+    Chart,
+    Calibrate,
+    Validate,
+    Presets,
+    Settings
+};
 
 // The word that names a command on the command line ("estimate"); "" for Help.
 const char* command_name(Command command);
@@ -125,8 +140,8 @@ struct Request {
 // For estimate (not --jsonl), quick, maxfit, plan, fit, export, chart, calibrate and params; other
 // commands get an empty request. Reads, in this order, --scenario (must be a JSON object),
 // --deepspeed (its fields over the scenario's) and --hf-config; then the flags override the fields
-// they name; then --calibration fills the overheads the scenario leaves out. Never throws: a document the flags cannot be applied to (e.g. "training": 5
-// with --seq-len) is kInvalid with the JSON library's message.
+// they name; then --calibration fills the overheads the scenario leaves out. Never throws: a document the flags cannot
+// be applied to (e.g. "training": 5 with --seq-len) is kInvalid with the JSON library's message.
 Request build_request(const Args& args, const ReadFile& read);
 
 //-----------------------------------------------------------------------------

@@ -51,11 +51,12 @@ std::optional<std::string> read_small_file(const fs::path& path) {
 //-----------------------------------------------------------------------------
 
 struct Url {
-    std::string scheme, host, port, path;   // scheme and host in lower case; path starts with '/'
+    std::string scheme, host, port, path;  // scheme and host in lower case; path starts with '/'
 };
 
 std::optional<Url> parse_url(const std::string& text) {
-    static const std::regex kUrl(R"(^([A-Za-z][A-Za-z0-9+.-]*)://(\[[0-9A-Fa-f:.]+\]|[^/:?#@\[\]]+)(?::([0-9]{1,5}))?([/?#].*)?$)");
+    static const std::regex kUrl(
+        R"(^([A-Za-z][A-Za-z0-9+.-]*)://(\[[0-9A-Fa-f:.]+\]|[^/:?#@\[\]]+)(?::([0-9]{1,5}))?([/?#].*)?$)");
     std::smatch m;
     if (!std::regex_match(text, m, kUrl)) return std::nullopt;
     Url u{lower(m[1]), lower(m[2]), m[3], m[4]};
@@ -65,12 +66,11 @@ std::optional<Url> parse_url(const std::string& text) {
     return u;
 }
 
-std::string origin_of(const Url& u) {
-    return u.scheme + "://" + u.host + (u.port.empty() ? "" : ":" + u.port);
-}
+std::string origin_of(const Url& u) { return u.scheme + "://" + u.host + (u.port.empty() ? "" : ":" + u.port); }
 
 bool loopback(const std::string& host) {
-    return host == "localhost" || host == "[::1]" || std::regex_match(host, std::regex(R"(127\.\d{1,3}\.\d{1,3}\.\d{1,3})"));
+    return host == "localhost" || host == "[::1]" ||
+           std::regex_match(host, std::regex(R"(127\.\d{1,3}\.\d{1,3}\.\d{1,3})"));
 }
 
 // Where a redirect's Location points, from the URL that answered.
@@ -98,9 +98,7 @@ std::string id_path(const std::string& id) {
     return slash == std::string::npos ? escape(id) : escape(id.substr(0, slash)) + "/" + escape(id.substr(slash + 1));
 }
 
-bool is_commit(const std::string& rev) {
-    return std::regex_match(rev, std::regex("[0-9a-f]{40}"));
-}
+bool is_commit(const std::string& rev) { return std::regex_match(rev, std::regex("[0-9a-f]{40}")); }
 
 //-----------------------------------------------------------------------------
 // [SECTION] The cache (huggingface_hub's layout)
@@ -108,7 +106,8 @@ bool is_commit(const std::string& rev) {
 
 fs::path repo_dir(const HubEnv& env, const std::string& id) {
     std::string name = "models--" + id;
-    for (std::size_t at = name.find('/'); at != std::string::npos; at = name.find('/', at + 2)) name.replace(at, 1, "--");
+    for (std::size_t at = name.find('/'); at != std::string::npos; at = name.find('/', at + 2))
+        name.replace(at, 1, "--");
     return fs::path(env.cache_dir) / name;
 }
 
@@ -158,7 +157,7 @@ std::string write_cache(const HubEnv& env, const std::string& id, const std::str
     if (ec) return "could not link " + link.string() + " (" + ec.message() + ")";
     if (!is_commit(rev)) {
         std::ofstream ref(repo / "refs" / rev, std::ios::binary | std::ios::trunc);
-        ref << commit;   // no newline, as huggingface_hub writes it
+        ref << commit;  // no newline, as huggingface_hub writes it
         if (!ref) return "could not write " + (repo / "refs" / rev).string();
     }
     return "";
@@ -197,7 +196,8 @@ HttpResponse get(const HubEnv& env, const HttpGet& http, std::string url) {
 std::string similar(const std::string& id, const Suggest& suggest) {
     const std::vector<std::string> near = suggest ? suggest(id) : std::vector<std::string>();
     std::string text;
-    for (std::size_t i = 0; i < near.size(); i++) text += (i ? ", " : "; bundled models with a similar name: ") + near[i];
+    for (std::size_t i = 0; i < near.size(); i++)
+        text += (i ? ", " : "; bundled models with a similar name: ") + near[i];
     return text;
 }
 
@@ -208,14 +208,16 @@ std::string failure_message(const HttpResponse& r, const HubEnv& env, const std:
     switch (r.failure) {
         case HttpResponse::Failure::Timeout:
             return "the Hub at " + env.endpoint + " did not answer within " + std::to_string(env.timeout_s) +
-                   " s (HF_HUB_DOWNLOAD_TIMEOUT): check the connection, or set HF_HUB_OFFLINE=1 to use only the HF cache";
+                   " s (HF_HUB_DOWNLOAD_TIMEOUT): check the connection, or set HF_HUB_OFFLINE=1 to use only the HF "
+                   "cache";
         case HttpResponse::Failure::Proxy:
             return "could not reach the Hub through the proxy (" + r.detail +
                    "): check HTTPS_PROXY / https_proxy / NO_PROXY";
         case HttpResponse::Failure::Network:
             return "could not reach the Hub at " + env.endpoint + " for " + id + " (" + r.detail +
                    "): check the connection and HF_ENDPOINT, or use a bundled preset (gpumem presets) or a local "
-                   "config.json (--hf-config FILE)" + similar(id, suggestions);
+                   "config.json (--hf-config FILE)" +
+                   similar(id, suggestions);
         case HttpResponse::Failure::TooLarge:
             return id + "'s config.json from " + env.endpoint + " is larger than 64 MiB: that is not a model config";
         case HttpResponse::Failure::None:
@@ -226,7 +228,8 @@ std::string failure_message(const HttpResponse& r, const HubEnv& env, const std:
     if (code == "EntryNotFound")
         return id + " has no config.json at revision " + rev + " " + status +
                ": gpumem reads transformers model repositories, which have one";
-    if (code == "RevisionNotFound") return id + " has no revision \"" + rev + "\" " + status + ": see " + page + "/tree/main";
+    if (code == "RevisionNotFound")
+        return id + " has no revision \"" + rev + "\" " + status + ": see " + page + "/tree/main";
     if (code == "RepoNotFound" || r.status == 404) {
         return id + " was not found on " + env.endpoint + " " + status + ": check the spelling and the organisation" +
                similar(id, suggestions) + (env.token.empty() ? ". A private model needs a token: set HF_TOKEN" : "");
@@ -244,11 +247,14 @@ std::string failure_message(const HttpResponse& r, const HubEnv& env, const std:
                ": check that it is valid and can read this repository";
     }
     if (r.status == 403)
-        return id + " is gated and " + (env.token.empty() ? std::string("no token was given") : "the token from " + env.token_source + " has no access yet") +
+        return id + " is gated and " +
+               (env.token.empty() ? std::string("no token was given")
+                                  : "the token from " + env.token_source + " has no access yet") +
                " " + status + ": accept its licence at " + page + (env.token.empty() ? ", then set HF_TOKEN" : "");
     if (r.status == 429) {
         const std::string after = header(r, "retry-after");
-        return "the Hub is rate-limiting requests " + status + (after.empty() ? ": try again shortly" : ": try again in " + after + " s");
+        return "the Hub is rate-limiting requests " + status +
+               (after.empty() ? ": try again shortly" : ": try again in " + after + " s");
     }
     if (r.status >= 500) return "the Hub is having trouble " + status + ": try again in a moment";
     return "the Hub answered " + status + " for " + id + "'s config.json";
@@ -256,7 +262,8 @@ std::string failure_message(const HttpResponse& r, const HubEnv& env, const std:
 
 // The Hub's safetensors parameter count for the revision (0 when it has none or cannot say).
 std::uint64_t published_total(const HubEnv& env, const HttpGet& http, const std::string& id, const std::string& rev) {
-    const std::string url = env.endpoint + "/api/models/" + id_path(id) + (rev == "main" ? "" : "/revision/" + escape(rev));
+    const std::string url =
+        env.endpoint + "/api/models/" + id_path(id) + (rev == "main" ? "" : "/revision/" + escape(rev));
     const HttpResponse r = get(env, http, url);
     if (r.failure != HttpResponse::Failure::None || r.status != 200) return 0;
     const json info = json::parse(r.body, nullptr, false);
@@ -299,7 +306,7 @@ HubEnv hub_env(const std::function<const char*(const char*)>& getenv) {
         while (!env.endpoint.empty() && env.endpoint.back() == '/') env.endpoint.pop_back();
     }
     const std::string home = var("HOME");
-    const std::string hf_home = !var("HF_HOME").empty() ? var("HF_HOME")
+    const std::string hf_home = !var("HF_HOME").empty()          ? var("HF_HOME")
                                 : !var("XDG_CACHE_HOME").empty() ? var("XDG_CACHE_HOME") + "/huggingface"
                                                                  : home + "/.cache/huggingface";
     env.cache_dir = !var("HF_HUB_CACHE").empty() ? var("HF_HUB_CACHE") : hf_home + "/hub";
@@ -316,7 +323,8 @@ HubEnv hub_env(const std::function<const char*(const char*)>& getenv) {
     const std::string offline = lower(var("HF_HUB_OFFLINE"));
     env.offline = offline == "1" || offline == "true" || offline == "yes" || offline == "on";
     const std::string timeout = var("HF_HUB_DOWNLOAD_TIMEOUT");
-    if (std::regex_match(timeout, std::regex("[0-9]{1,4}")) && std::stol(timeout) > 0) env.timeout_s = std::stol(timeout);
+    if (std::regex_match(timeout, std::regex("[0-9]{1,4}")) && std::stol(timeout) > 0)
+        env.timeout_s = std::stol(timeout);
     return env;
 }
 
@@ -353,7 +361,7 @@ bool parse_hub_id(const std::string& text, const std::string& revision, std::str
     auto marker = [](const std::string& p) { return p == "tree" || p == "blob" || p == "resolve"; };
     std::size_t name_parts = parts.size();
     if (parts.size() >= 3 && marker(parts[2])) name_parts = 2;
-    else if (parts.size() >= 2 && marker(parts[1])) name_parts = 1;   // a legacy id without organisation
+    else if (parts.size() >= 2 && marker(parts[1])) name_parts = 1;  // a legacy id without organisation
     else if (parts.size() > 2) {
         error = "\"" + input + "\" has too many parts: a Hub model id is \"organisation/name\"";
         return false;
@@ -363,8 +371,10 @@ bool parse_hub_id(const std::string& text, const std::string& revision, std::str
     id.clear();
     for (std::size_t i = 0; i < name_parts; i++) {
         const std::string& part = parts[i];
-        if (!std::regex_match(part, kName) || part.find("--") != std::string::npos || part.find("..") != std::string::npos) {
-            error = "\"" + part + "\" is not a valid Hub name: letters, digits, '-', '_' and '.', at most 96 characters, "
+        if (!std::regex_match(part, kName) || part.find("--") != std::string::npos ||
+            part.find("..") != std::string::npos) {
+            error = "\"" + part +
+                    "\" is not a valid Hub name: letters, digits, '-', '_' and '.', at most 96 characters, "
                     "no '--' or '..', not starting or ending with '-' or '.'";
             return false;
         }
@@ -372,7 +382,8 @@ bool parse_hub_id(const std::string& text, const std::string& revision, std::str
     }
     if (rev.empty()) rev = "main";
     static const std::regex kRevision("[A-Za-z0-9_][A-Za-z0-9_./-]{0,127}");
-    if (!std::regex_match(rev, kRevision) || rev.find("..") != std::string::npos || rev.find("//") != std::string::npos) {
+    if (!std::regex_match(rev, kRevision) || rev.find("..") != std::string::npos ||
+        rev.find("//") != std::string::npos) {
         error = "revision \"" + rev + "\" is not a branch, tag or commit name";
         return false;
     }
@@ -390,7 +401,7 @@ HubModel load_local(const std::string& path) {
             return m;
         }
     } else if (!fs::exists(file, ec)) {
-        return m;   // not a path: an id
+        return m;  // not a path: an id
     }
     m.id = path;
     m.from = file.string();
@@ -406,8 +417,8 @@ HubModel load_local(const std::string& path) {
     return m;
 }
 
-HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env,
-                        const HttpGet& http, const Suggest& suggestions) {
+HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env, const HttpGet& http,
+                        const Suggest& suggestions) {
     HubModel m;
     if (!parse_hub_id(text, revision, m.id, m.revision, m.error)) return m;
     const std::optional<Url> endpoint = parse_url(env.endpoint);
@@ -426,8 +437,8 @@ HubModel load_hub_model(const std::string& text, const std::string& revision, co
     if (env.offline) {
         m.error = m.id + " (revision " + m.revision + ") is not in the HF cache at " + env.cache_dir +
                   ", and HF_HUB_OFFLINE=1 keeps gpumem off the network: fetch it once online (gpumem or "
-                  "`huggingface-cli download " + m.id + " config.json`), or use a bundled preset" +
-                  similar(m.id, suggestions);
+                  "`huggingface-cli download " +
+                  m.id + " config.json`), or use a bundled preset" + similar(m.id, suggestions);
         return m;
     }
 

@@ -35,11 +35,11 @@ namespace gpumem::cli {
 
 struct HttpResponse {
     enum class Failure { None, Timeout, Proxy, Network, TooLarge };
-    Failure failure = Failure::None;   // None: `status` is the server's answer
+    Failure failure = Failure::None;  // None: `status` is the server's answer
     int status = 0;
-    std::string body;                             // at most kMaxInputBytes (args.h)
-    std::map<std::string, std::string> headers;   // names in lower case
-    std::string detail;                           // the transport's own words, for messages
+    std::string body;                            // at most kMaxInputBytes (args.h)
+    std::map<std::string, std::string> headers;  // names in lower case
+    std::string detail;                          // the transport's own words, for messages
 };
 
 // One GET of `url` with `headers` ("Name: value"), following no redirect: the caller decides where
@@ -55,11 +55,11 @@ HttpGet curl_http_get();
 //-----------------------------------------------------------------------------
 
 struct HubEnv {
-    std::string endpoint = "https://huggingface.co";   // no trailing slash
-    std::string token;                                 // "" when none
-    std::string token_source;                          // "HF_TOKEN" or the token file's path
-    std::string token_path;                            // where `huggingface-cli login` would write it
-    std::string cache_dir;                             // the hub cache folder
+    std::string endpoint = "https://huggingface.co";  // no trailing slash
+    std::string token;                                // "" when none
+    std::string token_source;                         // "HF_TOKEN" or the token file's path
+    std::string token_path;                           // where `huggingface-cli login` would write it
+    std::string cache_dir;                            // the hub cache folder
     bool offline = false;
     long timeout_s = 10;
 };
@@ -82,14 +82,14 @@ bool parse_hub_id(const std::string& text, const std::string& revision, std::str
 
 struct HubModel {
     bool ok = false;
-    std::string error;             // when !ok: what went wrong and what to do about it
-    std::string id;                // "org/name", or the path for a local file
-    std::string revision;          // as asked ("main" by default)
-    std::string commit;            // the snapshot's commit, when known
-    std::string from;              // "the HF cache (PATH)", "the Hub (ENDPOINT)", "PATH"
-    nlohmann::json config;         // the config.json object
-    std::uint64_t published_total = 0;   // the Hub's safetensors parameter count; 0 when unknown
-    std::vector<std::string> notes;      // e.g. the cache could not be written
+    std::string error;                  // when !ok: what went wrong and what to do about it
+    std::string id;                     // "org/name", or the path for a local file
+    std::string revision;               // as asked ("main" by default)
+    std::string commit;                 // the snapshot's commit, when known
+    std::string from;                   // "the HF cache (PATH)", "the Hub (ENDPOINT)", "PATH"
+    nlohmann::json config;              // the config.json object
+    std::uint64_t published_total = 0;  // the Hub's safetensors parameter count; 0 when unknown
+    std::vector<std::string> notes;     // e.g. the cache could not be written
 };
 
 // A config.json from a local file or a folder holding one; `ok` false with no error when `path`
@@ -101,7 +101,7 @@ using Suggest = std::function<std::vector<std::string>(const std::string& id)>;
 
 // A Hub model's config.json: from the cache when it holds the revision, else from the Hub (written
 // to the cache for next time). When the model cannot be had, `suggest`'s ids are named in the message.
-HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env,
-                        const HttpGet& http, const Suggest& suggest);
+HubModel load_hub_model(const std::string& text, const std::string& revision, const HubEnv& env, const HttpGet& http,
+                        const Suggest& suggest);
 
 }  // namespace gpumem::cli

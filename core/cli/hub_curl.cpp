@@ -24,7 +24,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     const std::size_t n = size * count;
     if (t->response.body.size() + n > kMaxInputBytes) {
         t->too_large = true;
-        return 0;   // stops the transfer (CURLE_WRITE_ERROR)
+        return 0;  // stops the transfer (CURLE_WRITE_ERROR)
     }
     t->response.body.append(data, n);
     return n;
@@ -35,7 +35,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     const std::size_t n = size * count;
     const std::string line(data, n);
     const std::size_t colon = line.find(':');
-    if (line.rfind("HTTP/", 0) == 0) t->response.headers.clear();   // a new response (e.g. after 100)
+    if (line.rfind("HTTP/", 0) == 0) t->response.headers.clear();  // a new response (e.g. after 100)
     else if (colon != std::string::npos) {
         std::string name = line.substr(0, colon);
         for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -76,7 +76,7 @@ HttpGet curl_http_get() {
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(curl, CURLOPT_TIMEOUT, timeout_s);
         curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, timeout_s);
-        curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");   // gzip if the server offers it
+        curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // gzip if the server offers it
         curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxInputBytes));
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);

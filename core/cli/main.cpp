@@ -110,7 +110,8 @@ std::string with_commas(std::uint64_t n) {
 
 std::string amount(std::uint64_t bytes, bool gb) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%10.2f", static_cast<double>(bytes) / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)));
+    std::snprintf(buf, sizeof buf, "%10.2f",
+                  static_cast<double>(bytes) / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)));
     return buf;
 }
 
@@ -126,12 +127,13 @@ void print_table(const json& r, bool gb) {
         std::cout << "training " << t["method"].get<std::string>() << " | " << t["dtype"].get<std::string>() << " "
                   << t["precision"].get<std::string>() << " | " << t["optimizer"].get<std::string>() << " | batch "
                   << t["batch_size"] << " x " << t["seq_len"] << " tokens | checkpointing "
-                  << t["activation_checkpointing"].get<std::string>() << " | attention " << t["attention"].get<std::string>()
-                  << "\n";
+                  << t["activation_checkpointing"].get<std::string>() << " | attention "
+                  << t["attention"].get<std::string>() << "\n";
     } else {
         const json& i = sc["inference"];
-        std::cout << "inference " << i["engine"].get<std::string>() << " | weights " << i["weight_format"].get<std::string>()
-                  << " | batch " << i["batch_size"] << " x " << i["context_len"] << " tokens | kv cache "
+        std::cout << "inference " << i["engine"].get<std::string>() << " | weights "
+                  << i["weight_format"].get<std::string>() << " | batch " << i["batch_size"] << " x "
+                  << i["context_len"] << " tokens | kv cache "
                   << (i["kv_cache"].get<bool>() ? i["kv_cache_dtype"].get<std::string>() : std::string("off")) << "\n";
     }
     const json& p = sc["parallelism"];
@@ -141,7 +143,8 @@ void print_table(const json& r, bool gb) {
     std::cout << " | dp " << p["data_parallel_size"] << " tp " << p["tensor_parallel_size"] << " pp "
               << p["pipeline_parallel_size"] << "\n\n";
 
-    std::cout << "per GPU, at the peak (" << pg["peak_phase"].get<std::string>() << ")" << std::string(14, ' ') << unit << "\n";
+    std::cout << "per GPU, at the peak (" << pg["peak_phase"].get<std::string>() << ")" << std::string(14, ' ') << unit
+              << "\n";
     for (const char* name : {"weights", "gradients", "optimizer_states", "activations", "logits", "kv_cache",
                              "temporaries", "overheads"}) {
         std::uint64_t b = pg["components"].value(name, std::uint64_t{0});
@@ -154,7 +157,8 @@ void print_table(const json& r, bool gb) {
     std::cout << "  reserved (max_memory_reserved) " << amount(pg["peak_reserved_bytes"], gb) << "\n";
     std::cout << "  device total (nvidia-smi)      " << amount(pg["device_total_bytes"], gb) << "\n";
     std::cout << "  capacity                       " << amount(pg["capacity_bytes"], gb) << "\n";
-    if (r["host_bytes"].get<std::uint64_t>() > 0) std::cout << "  host RAM (offload)             " << amount(r["host_bytes"], gb) << "\n";
+    if (r["host_bytes"].get<std::uint64_t>() > 0)
+        std::cout << "  host RAM (offload)             " << amount(r["host_bytes"], gb) << "\n";
     char util[16];
     std::snprintf(util, sizeof util, "%.1f%%", r["utilization"].get<double>() * 100);
     std::cout << "\nfits: " << (r["fits"].get<bool>() ? "yes" : "NO") << " (" << util << " of the card)";
@@ -234,12 +238,13 @@ void add_source_notes(const gpumem::cli::HubModel& m, json& result) {
     json& warnings = result["warnings"];
     if (!warnings.is_array()) warnings = json::array();
     for (const std::string& note : m.notes) warnings.push_back(note);
-    const json* total = result.contains("parameters") && result["parameters"].is_object() && result["parameters"].contains("total")
-                            ? &result["parameters"]["total"]
-                            : nullptr;
+    const json* total =
+        result.contains("parameters") && result["parameters"].is_object() && result["parameters"].contains("total")
+            ? &result["parameters"]["total"]
+            : nullptr;
     if (m.published_total == 0 || total == nullptr || !total->is_number_unsigned()) return;
     const double ours = total->get<double>(), theirs = static_cast<double>(m.published_total);
-    const double off = (theirs - ours) / ours;   // the Hub's count relative to the exact one
+    const double off = (theirs - ours) / ours;  // the Hub's count relative to the exact one
     if (std::abs(off) <= 0.01) return;
     char text[400];
     std::snprintf(text, sizeof text,
@@ -295,19 +300,18 @@ int cmd_maxfit(const Args& o, const Request& req) {
         if (!r.value("ok", false)) print_errors(r);
         return r.value("ok", false) ? kOk : kInvalid;
     }
-    std::cout << "largest values that fit (" << r["mode"].get<std::string>() << ", capacity " << gib(r["capacity_bytes"])
-              << " per GPU), each with the other fields as given:\n";
+    std::cout << "largest values that fit (" << r["mode"].get<std::string>() << ", capacity "
+              << gib(r["capacity_bytes"]) << " per GPU), each with the other fields as given:\n";
     for (const json& x : r["solvers"]) {
-        std::cout << "  " << x["field"].get<std::string>() << std::string(24 - std::min<std::size_t>(23, x["field"].get<std::string>().size()), ' ')
+        std::cout << "  " << x["field"].get<std::string>()
+                  << std::string(24 - std::min<std::size_t>(23, x["field"].get<std::string>().size()), ' ')
                   << x["value"];
         std::string by = x["limited_by"];
         if (by == "memory")
-            std::cout << "  (" << gib(x["device_total_bytes"]) << "; " << x["value"].get<std::uint64_t>() + 1 << " needs "
-                      << gib(x["next_device_total_bytes"]) << ")";
-        else if (by == "does_not_fit")
-            std::cout << "  (1 already needs " << gib(x["next_device_total_bytes"]) << ")";
-        else
-            std::cout << "  (the field's maximum)";
+            std::cout << "  (" << gib(x["device_total_bytes"]) << "; " << x["value"].get<std::uint64_t>() + 1
+                      << " needs " << gib(x["next_device_total_bytes"]) << ")";
+        else if (by == "does_not_fit") std::cout << "  (1 already needs " << gib(x["next_device_total_bytes"]) << ")";
+        else std::cout << "  (the field's maximum)";
         if (x.contains("note")) std::cout << "  note: " << x["note"].get<std::string>();
         std::cout << "\n";
     }
@@ -327,9 +331,9 @@ int cmd_fit(const Args& o, const Request& req) {
     const double total = r["device_total_bytes"], capacity = r["capacity_bytes"];
     const std::string model = r["estimate"]["model"]["name"];
     if (r["fits"] == true)
-        std::cout << model << " fits: " << gib(static_cast<std::uint64_t>(total)) << " of " << gib(static_cast<std::uint64_t>(capacity))
-                  << " per GPU (" << percent(total, capacity) << "), " << gib(static_cast<std::uint64_t>(capacity - total))
-                  << " free. What each change would save:\n";
+        std::cout << model << " fits: " << gib(static_cast<std::uint64_t>(total)) << " of "
+                  << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity) << "), "
+                  << gib(static_cast<std::uint64_t>(capacity - total)) << " free. What each change would save:\n";
     else
         std::cout << model << " does not fit: " << gib(static_cast<std::uint64_t>(total)) << " of "
                   << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity)
@@ -338,7 +342,8 @@ int cmd_fit(const Args& o, const Request& req) {
     int n = 0;
     for (const json& x : r["suggestions"]) {
         std::cout << "  " << ++n << ". " << x["change"].get<std::string>() << "\n     " << gib(x["device_total_bytes"])
-                  << " per GPU (" << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"]) << ")";
+                  << " per GPU (" << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"])
+                  << ")";
         if (x["host_bytes"].get<double>() > 0) std::cout << ", " << gib(x["host_bytes"]) << " in host RAM";
         std::cout << "; " << x["cost"].get<std::string>() << "\n";
     }
@@ -364,7 +369,8 @@ int cmd_export(const Args& o, const Request& req) {
     json r = gpumem::export_config(req.document);
     if (!r.value("ok", false) || o.json_out) return emit_json(r, o);
     for (const json& n : r["notes"]) std::cerr << "gpumem: note: " << n.get<std::string>() << "\n";
-    if (!o.out_file.empty()) std::cerr << "gpumem: wrote " << o.out_file << " (" << r["format"].get<std::string>() << ")\n";
+    if (!o.out_file.empty())
+        std::cerr << "gpumem: wrote " << o.out_file << " (" << r["format"].get<std::string>() << ")\n";
     return write_output(o, r["text"].get<std::string>());
 }
 
@@ -377,7 +383,8 @@ int cmd_chart(const Args& o, const Request& req) {
 int cmd_calibrate(const Args& o, const Request& req) {
     json r = gpumem::calibrate(req.document);
     if (!r.value("ok", false) || o.json_out) {
-        if (r.value("ok", false) && !o.out_file.empty() && write_output(o, to_json_text(r["calibration"]) + "\n") != kOk)
+        if (r.value("ok", false) && !o.out_file.empty() &&
+            write_output(o, to_json_text(r["calibration"]) + "\n") != kOk)
             return kInvalid;
         Args to_stdout = o;
         to_stdout.out_file.clear();
@@ -389,8 +396,8 @@ int cmd_calibrate(const Args& o, const Request& req) {
     }
     if (write_output(o, to_json_text(r["calibration"]) + "\n") != kOk) return kInvalid;
     const json& cal = r["calibration"];
-    std::cout << "calibration \"" << cal["name"].get<std::string>() << "\" from " << cal["records"].size() << " records, written to "
-              << o.out_file << " (hash " << gpumem::calibration_hash(cal) << ")\n";
+    std::cout << "calibration \"" << cal["name"].get<std::string>() << "\" from " << cal["records"].size()
+              << " records, written to " << o.out_file << " (hash " << gpumem::calibration_hash(cal) << ")\n";
     for (auto& [k, v] : cal["overheads"].items()) std::cout << "  overheads." << k << " = " << v.dump() << "\n";
     std::cout << "\nabsolute error, median / p90 (records within 10 %):\n";
     std::cout << "  class        n   defaults             fitted (in sample)   leave-one-out\n";
@@ -398,13 +405,14 @@ int cmd_calibrate(const Args& o, const Request& req) {
     for (auto& [cls, before] : rep["before"].items()) {
         auto cell = [&](const json& x) {
             char text[40];
-            std::snprintf(text, sizeof text, "%5.1f %% / %5.1f %% (%d)", x["median_pct"].get<double>(), x["p90_pct"].get<double>(),
-                          x["within_10"].get<int>());
+            std::snprintf(text, sizeof text, "%5.1f %% / %5.1f %% (%d)", x["median_pct"].get<double>(),
+                          x["p90_pct"].get<double>(), x["within_10"].get<int>());
             return std::string(text);
         };
         char head[32];
         std::snprintf(head, sizeof head, "  %-10s %3d   ", cls.c_str(), before["n"].get<int>());
-        std::cout << head << cell(before) << "   " << cell(rep["after"][cls]) << "   " << cell(rep["leave_one_out"][cls]) << "\n";
+        std::cout << head << cell(before) << "   " << cell(rep["after"][cls]) << "   "
+                  << cell(rep["leave_one_out"][cls]) << "\n";
     }
     return kOk;
 }
@@ -447,11 +455,13 @@ int cmd_plan(const Args& o, const Request& req) {
     }
     const json& c = r["cluster"];
     bool training = r["mode"] == "training";
-    std::cout << "plan: " << c["num_gpus"] << " x " << c["gpu"].get<std::string>() << " (" << c["gpus_per_node"] << " per node)";
+    std::cout << "plan: " << c["num_gpus"] << " x " << c["gpu"].get<std::string>() << " (" << c["gpus_per_node"]
+              << " per node)";
     if (training) std::cout << ", global batch " << c["global_batch_size"] << " sequences";
     std::cout << "\nsearched " << r["search"]["candidates"] << " layouts, " << r["search"]["fitting"] << " fit ("
               << r["search"]["elapsed_ms"].get<double>() << " ms)\n\n";
-    std::cout << (training ? "rank  dp  tp  pp  cp  ep  engine            ckpt       mb   ga   step s   tok/s       MFU   GiB/GPU\n"
+    std::cout << (training ? "rank  dp  tp  pp  cp  ep  engine            ckpt       mb   ga   step s   tok/s       "
+                             "MFU   GiB/GPU\n"
                            : "rank  dp  tp  pp  batch  max_seqs  step ms   tok/s       MFU   GiB/GPU\n");
     for (const json& p : r["plans"]) {
         const json& l = p["layout"];
@@ -462,18 +472,22 @@ int cmd_plan(const Args& o, const Request& req) {
             if (engine == "fsdp") engine += " " + l["fsdp_sharding"].get<std::string>();
             if (l["offload_optimizer"] != "none") engine += " +off";
             if (l["offload_param"] != "none") engine += "+p";
-            std::snprintf(buf, sizeof buf, "%4d %3d %3d %3d %3d %3d  %-17s %-9s %4d %4d  %7.3f  %9.0f  %5.1f%%  %7.2f\n",
-                          p["rank"].get<int>(), l["data_parallel_size"].get<int>(), l["tensor_parallel_size"].get<int>(),
-                          l["pipeline_parallel_size"].get<int>(), l["context_parallel_size"].get<int>(),
-                          l["expert_parallel_size"].get<int>(), engine.c_str(), l["activation_checkpointing"].get<std::string>().c_str(),
-                          l["micro_batch_size"].get<int>(), l["gradient_accumulation_steps"].get<int>(), p["step_time_s"].get<double>(),
+            std::snprintf(buf, sizeof buf,
+                          "%4d %3d %3d %3d %3d %3d  %-17s %-9s %4d %4d  %7.3f  %9.0f  %5.1f%%  %7.2f\n",
+                          p["rank"].get<int>(), l["data_parallel_size"].get<int>(),
+                          l["tensor_parallel_size"].get<int>(), l["pipeline_parallel_size"].get<int>(),
+                          l["context_parallel_size"].get<int>(), l["expert_parallel_size"].get<int>(), engine.c_str(),
+                          l["activation_checkpointing"].get<std::string>().c_str(), l["micro_batch_size"].get<int>(),
+                          l["gradient_accumulation_steps"].get<int>(), p["step_time_s"].get<double>(),
                           p["tokens_per_s"].get<double>(), p["mfu"].get<double>() * 100,
                           p["device_total_bytes"].get<double>() / static_cast<double>(gpumem::kGiB));
         } else {
-            std::snprintf(buf, sizeof buf, "%4d %3d %3d %3d  %5d  %8d  %7.2f  %9.0f  %5.1f%%  %7.2f\n", p["rank"].get<int>(),
-                          l["data_parallel_size"].get<int>(), l["tensor_parallel_size"].get<int>(), l["pipeline_parallel_size"].get<int>(),
-                          l["batch_size"].get<int>(), l["max_concurrent_sequences"].get<int>(), p["step_time_s"].get<double>() * 1000,
-                          p["tokens_per_s"].get<double>(), p["mfu"].get<double>() * 100,
+            std::snprintf(buf, sizeof buf, "%4d %3d %3d %3d  %5d  %8d  %7.2f  %9.0f  %5.1f%%  %7.2f\n",
+                          p["rank"].get<int>(), l["data_parallel_size"].get<int>(),
+                          l["tensor_parallel_size"].get<int>(), l["pipeline_parallel_size"].get<int>(),
+                          l["batch_size"].get<int>(), l["max_concurrent_sequences"].get<int>(),
+                          p["step_time_s"].get<double>() * 1000, p["tokens_per_s"].get<double>(),
+                          p["mfu"].get<double>() * 100,
                           p["device_total_bytes"].get<double>() / static_cast<double>(gpumem::kGiB));
         }
         std::cout << buf;
@@ -520,7 +534,8 @@ int cmd_presets(const Args& o) {
         std::cout << "  " << m["id"].get<std::string>();
         if (!m["aliases"].empty()) {
             std::cout << "  (";
-            for (std::size_t i = 0; i < m["aliases"].size(); ++i) std::cout << (i ? ", " : "") << m["aliases"][i].get<std::string>();
+            for (std::size_t i = 0; i < m["aliases"].size(); ++i)
+                std::cout << (i ? ", " : "") << m["aliases"][i].get<std::string>();
             std::cout << ")";
         }
         std::cout << "\n";
@@ -551,7 +566,8 @@ int fail(int code, const std::string& message, gpumem::cli::Command command) {
 
 int run(const Args& a) {
     using gpumem::cli::Command;
-    if (!a.error.empty()) return a.exit_code == kInvalid ? input_error(a, a.error) : fail(a.exit_code, a.error, a.command);
+    if (!a.error.empty())
+        return a.exit_code == kInvalid ? input_error(a, a.error) : fail(a.exit_code, a.error, a.command);
     switch (a.command) {
         case Command::Help:
             std::cout << a.help;
@@ -569,7 +585,8 @@ int run(const Args& a) {
             break;
     }
     Request req = gpumem::cli::build_request(a, read_file);
-    if (req.exit_code != kOk) return req.error_document ? input_error(a, req.error) : fail(req.exit_code, req.error, a.command);
+    if (req.exit_code != kOk)
+        return req.error_document ? input_error(a, req.error) : fail(req.exit_code, req.error, a.command);
     for (const std::string& note : req.notes) std::cerr << "gpumem: note: " << note << "\n";
     const gpumem::cli::HubModel source = model_source(a);
     if (!source.ok && !source.error.empty()) return input_error(a, "model: " + source.error);
@@ -590,15 +607,24 @@ int run(const Args& a) {
             if (result.value("ok", false) && !req.calibration.is_null()) result["calibration"] = req.calibration;
             return emit(result, a);
         }
-        case Command::Fit: return cmd_fit(a, req);
-        case Command::Export: return cmd_export(a, req);
-        case Command::Chart: return cmd_chart(a, req);
-        case Command::Calibrate: return cmd_calibrate(a, req);
-        case Command::Params: return cmd_params(a, req, source);
-        case Command::Quick: return emit(gpumem::estimate(req.document), a);
-        case Command::Maxfit: return cmd_maxfit(a, req);
-        case Command::Plan: return cmd_plan(a, req);
-        default: return kOk;
+        case Command::Fit:
+            return cmd_fit(a, req);
+        case Command::Export:
+            return cmd_export(a, req);
+        case Command::Chart:
+            return cmd_chart(a, req);
+        case Command::Calibrate:
+            return cmd_calibrate(a, req);
+        case Command::Params:
+            return cmd_params(a, req, source);
+        case Command::Quick:
+            return emit(gpumem::estimate(req.document), a);
+        case Command::Maxfit:
+            return cmd_maxfit(a, req);
+        case Command::Plan:
+            return cmd_plan(a, req);
+        default:
+            return kOk;
     }
 }
 

@@ -19,7 +19,8 @@ std::vector<std::string> ordered_fields(const json& settings) {
     };
     std::vector<std::string> out;
     for (const auto& [path, _] : settings.items()) out.push_back(path);
-    std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     return out;
 }
 
@@ -79,8 +80,8 @@ std::string settings_markdown(const json& settings) {
         for (const json& v : f["values"]) {
             std::string aliases;
             for (const json& a : v["aliases"]) aliases += (aliases.empty() ? "`" : ", `") + a.get<std::string>() + "`";
-            out += "| `" + v["name"].get<std::string>() + "` | " + aliases + " | " + cell(v["label"].get<std::string>()) +
-                   " | " + cell(v["help"].get<std::string>()) + " |\n";
+            out += "| `" + v["name"].get<std::string>() + "` | " + aliases + " | " +
+                   cell(v["label"].get<std::string>()) + " | " + cell(v["help"].get<std::string>()) + " |\n";
         }
     }
     return out;

@@ -54,8 +54,11 @@ template <typename E>
 void add(json& out, const Field<E>& field, json fallback = nullptr) {
     json values = json::array();
     for (const Setting<E>& row : rows(E{}))
-        values.push_back({{"name", row.name}, {"aliases", aliases_json(row.aliases)}, {"label", row.label}, {"help", row.help}});
-    out[field.path] = {{"default", fallback.is_null() ? json(name(field.fallback)) : fallback}, {"help", field.help}, {"values", values}};
+        values.push_back(
+            {{"name", row.name}, {"aliases", aliases_json(row.aliases)}, {"label", row.label}, {"help", row.help}});
+    out[field.path] = {{"default", fallback.is_null() ? json(name(field.fallback)) : fallback},
+                       {"help", field.help},
+                       {"values", values}};
 }
 
 }  // namespace
@@ -91,12 +94,8 @@ json settings_document() {
 
 namespace gpumem {
 
-nlohmann::json settings() {
-    return detail::settings_document();
-}
+nlohmann::json settings() { return detail::settings_document(); }
 
-std::string settings_json() {
-    return settings().dump();
-}
+std::string settings_json() { return settings().dump(); }
 
 }  // namespace gpumem

@@ -45,7 +45,8 @@ constexpr SettingRows<E> rows_of(const Setting<E> (&rows)[N]) {
 
 enum class Mode { Training, Inference };
 inline constexpr Setting<Mode> kModes[] = {
-    {Mode::Training, "training", "", "Training", "one optimizer step: weights, gradients, optimizer states, activations"},
+    {Mode::Training, "training", "", "Training",
+     "one optimizer step: weights, gradients, optimizer states, activations"},
     {Mode::Inference, "inference", "", "Inference", "generation: weights, KV cache and the forward's working set"},
 };
 
@@ -69,7 +70,8 @@ inline constexpr Setting<Dtype> kDtypes[] = {
 enum class Precision { Auto, AmpFp32Weights, Pure, MixedMasterFp32, MixedFp32Grads };
 inline constexpr Setting<Precision> kPrecisions[] = {
     {Precision::Auto, "auto", "", "Auto (from the engine)",
-     "pure for fp32 and adapters, mixed_master_fp32 for DeepSpeed, mixed_fp32_grads for Megatron, else amp_fp32_weights"},
+     "pure for fp32 and adapters, mixed_master_fp32 for DeepSpeed, mixed_fp32_grads for Megatron, else "
+     "amp_fp32_weights"},
     {Precision::AmpFp32Weights, "amp_fp32_weights", "amp", "AMP (fp32 weights, bf16/fp16 compute)",
      "fp32 weights, gradients and optimizer states; autocast computes in the compute dtype (HF Trainer bf16=True)"},
     {Precision::Pure, "pure", "", "Pure (weights in the compute dtype)",
@@ -81,8 +83,27 @@ inline constexpr Setting<Precision> kPrecisions[] = {
 };
 
 enum class Optimizer {
-    Sgd, SgdMomentum, Nesterov, Adagrad, Rmsprop, Adam, Adamw, AdamwFused, Adafactor, Lamb, Lion, Nadam, Radam,
-    Amsgrad, SparseAdam, Shampoo, Adabelief, Adamw8bit, PagedAdamw8bit, PagedAdamw32bit, Muon
+    Sgd,
+    SgdMomentum,
+    Nesterov,
+    Adagrad,
+    Rmsprop,
+    Adam,
+    Adamw,
+    AdamwFused,
+    Adafactor,
+    Lamb,
+    Lion,
+    Nadam,
+    Radam,
+    Amsgrad,
+    SparseAdam,
+    Shampoo,
+    Adabelief,
+    Adamw8bit,
+    PagedAdamw8bit,
+    PagedAdamw32bit,
+    Muon
 };
 inline constexpr Setting<Optimizer> kOptimizers[] = {
     {Optimizer::Sgd, "sgd", "", "SGD", "no optimizer state"},
@@ -91,20 +112,27 @@ inline constexpr Setting<Optimizer> kOptimizers[] = {
     {Optimizer::Adagrad, "adagrad", "", "Adagrad", "one accumulator per parameter"},
     {Optimizer::Rmsprop, "rmsprop", "", "RMSprop", "one square average per parameter"},
     {Optimizer::Adam, "adam", "", "Adam", "two moments per parameter"},
-    {Optimizer::Adamw, "adamw", "adamw_torch", "AdamW (foreach)", "two moments per parameter; the multi-tensor step allocates one more temporary"},
-    {Optimizer::AdamwFused, "adamw_fused", "adamw_torch_fused", "AdamW (fused)", "two moments per parameter; a fused kernel, no step temporary"},
-    {Optimizer::Adafactor, "adafactor", "", "Adafactor (factored)", "factored second moment: a row and a column vector per matrix, a full one per vector"},
+    {Optimizer::Adamw, "adamw", "adamw_torch", "AdamW (foreach)",
+     "two moments per parameter; the multi-tensor step allocates one more temporary"},
+    {Optimizer::AdamwFused, "adamw_fused", "adamw_torch_fused", "AdamW (fused)",
+     "two moments per parameter; a fused kernel, no step temporary"},
+    {Optimizer::Adafactor, "adafactor", "", "Adafactor (factored)",
+     "factored second moment: a row and a column vector per matrix, a full one per vector"},
     {Optimizer::Lamb, "lamb", "", "LAMB", "two moments per parameter, layer-wise trust ratio"},
     {Optimizer::Lion, "lion", "", "Lion", "one moment per parameter"},
     {Optimizer::Nadam, "nadam", "", "NAdam", "two moments per parameter (Nesterov Adam)"},
     {Optimizer::Radam, "radam", "", "RAdam", "two moments per parameter (rectified Adam)"},
     {Optimizer::Amsgrad, "amsgrad", "", "AMSGrad", "three moments per parameter (Adam + the running maximum)"},
     {Optimizer::SparseAdam, "sparse_adam", "", "SparseAdam", "two moments per parameter, updated sparsely"},
-    {Optimizer::Shampoo, "shampoo", "", "Shampoo", "Distributed Shampoo: four preconditioner matrices per 1024x1024 block plus an Adagrad grafting state"},
+    {Optimizer::Shampoo, "shampoo", "", "Shampoo",
+     "Distributed Shampoo: four preconditioner matrices per 1024x1024 block plus an Adagrad grafting state"},
     {Optimizer::Adabelief, "adabelief", "", "AdaBelief", "two moments per parameter"},
-    {Optimizer::Adamw8bit, "adamw_8bit", "adam_8bit,adamw_bnb_8bit", "AdamW 8-bit (bitsandbytes)", "two 8-bit moments per parameter plus an fp32 absmax per 2048 (tensors under 4096 elements stay 32-bit)"},
-    {Optimizer::PagedAdamw8bit, "paged_adamw_8bit", "", "Paged AdamW 8-bit", "as adamw_8bit, in paged (host-evictable) memory"},
-    {Optimizer::PagedAdamw32bit, "paged_adamw_32bit", "paged_adamw", "Paged AdamW 32-bit", "two 32-bit moments per parameter in paged (host-evictable) memory"},
+    {Optimizer::Adamw8bit, "adamw_8bit", "adam_8bit,adamw_bnb_8bit", "AdamW 8-bit (bitsandbytes)",
+     "two 8-bit moments per parameter plus an fp32 absmax per 2048 (tensors under 4096 elements stay 32-bit)"},
+    {Optimizer::PagedAdamw8bit, "paged_adamw_8bit", "", "Paged AdamW 8-bit",
+     "as adamw_8bit, in paged (host-evictable) memory"},
+    {Optimizer::PagedAdamw32bit, "paged_adamw_32bit", "paged_adamw", "Paged AdamW 32-bit",
+     "two 32-bit moments per parameter in paged (host-evictable) memory"},
     {Optimizer::Muon, "muon", "", "Muon", "momentum for hidden matrices, AdamW's two moments for the rest"},
 };
 
@@ -129,14 +157,17 @@ inline constexpr Setting<Checkpointing> kCheckpointings[] = {
 
 enum class Attention { Eager, Sdpa, Flash };
 inline constexpr Setting<Attention> kAttentions[] = {
-    {Attention::Eager, "eager", "", "Eager (keeps s x s scores)", "keeps the batch x heads x seq x seq scores and probabilities"},
+    {Attention::Eager, "eager", "", "Eager (keeps s x s scores)",
+     "keeps the batch x heads x seq x seq scores and probabilities"},
     {Attention::Sdpa, "sdpa", "", "SDPA", "torch scaled_dot_product_attention: per-row statistics only"},
-    {Attention::Flash, "flash", "flash_attention_2,flash_attn", "FlashAttention", "FlashAttention: per-row statistics only"},
+    {Attention::Flash, "flash", "flash_attention_2,flash_attn", "FlashAttention",
+     "FlashAttention: per-row statistics only"},
 };
 
 enum class Loss { Standard, Chunked, Fused };
 inline constexpr Setting<Loss> kLosses[] = {
-    {Loss::Standard, "standard", "", "Standard (fp32 logits)", "the logits upcast to fp32 for the cross-entropy (overheads.loss_fp32_copies)"},
+    {Loss::Standard, "standard", "", "Standard (fp32 logits)",
+     "the logits upcast to fp32 for the cross-entropy (overheads.loss_fp32_copies)"},
     {Loss::Chunked, "chunked", "", "Chunked", "the cross-entropy one chunk of the logits at a time (torchtune)"},
     {Loss::Fused, "fused", "", "Fused (Liger, CCE)", "the head and the loss fused: the full logits never exist"},
 };
@@ -151,7 +182,8 @@ inline constexpr Setting<Quantization> kQuantizations[] = {
 enum class Framework { Transformers, Litgpt, Torchtune, Torchtitan };
 inline constexpr Setting<Framework> kFrameworks[] = {
     {Framework::Transformers, "transformers", "", "Transformers / PEFT", "Hugging Face Trainer and PEFT"},
-    {Framework::Litgpt, "litgpt", "", "LitGPT", "untied copy of tied embeddings, previous step kept, LoRA dropout 0.05"},
+    {Framework::Litgpt, "litgpt", "", "LitGPT",
+     "untied copy of tied embeddings, previous step kept, LoRA dropout 0.05"},
     {Framework::Torchtune, "torchtune", "", "torchtune", "torchtune's recipes"},
     {Framework::Torchtitan, "torchtitan", "", "torchtitan", "torchtitan's trainer"},
 };
@@ -166,14 +198,18 @@ inline constexpr Setting<Compile> kCompiles[] = {
 
 enum class InferenceEngine { Transformers, Vllm, LlamaCpp };
 inline constexpr Setting<InferenceEngine> kInferenceEngines[] = {
-    {InferenceEngine::Transformers, "transformers", "", "Transformers", "weights, the cache as it grows and the prefill's working set"},
-    {InferenceEngine::Vllm, "vllm", "", "vLLM", "claims gpu_memory_utilization of the card and fills it with KV blocks"},
-    {InferenceEngine::LlamaCpp, "llama.cpp", "llamacpp", "llama.cpp", "a whole-context cache and one ubatch's compute buffer"},
+    {InferenceEngine::Transformers, "transformers", "", "Transformers",
+     "weights, the cache as it grows and the prefill's working set"},
+    {InferenceEngine::Vllm, "vllm", "", "vLLM",
+     "claims gpu_memory_utilization of the card and fills it with KV blocks"},
+    {InferenceEngine::LlamaCpp, "llama.cpp", "llamacpp", "llama.cpp",
+     "a whole-context cache and one ubatch's compute buffer"},
 };
 
 enum class KvCacheDtype { Auto, Fp32, Fp16, Bf16, Fp8, Int8, Int4 };
 inline constexpr Setting<KvCacheDtype> kKvCacheDtypes[] = {
-    {KvCacheDtype::Auto, "auto", "", "Auto (the activation dtype)", "the weights' dtype, or the checkpoint's (fp16 for llama.cpp)"},
+    {KvCacheDtype::Auto, "auto", "", "Auto (the activation dtype)",
+     "the weights' dtype, or the checkpoint's (fp16 for llama.cpp)"},
     {KvCacheDtype::Fp32, "fp32", "float32", "fp32", "4 bytes per element"},
     {KvCacheDtype::Fp16, "fp16", "float16", "fp16", "2 bytes per element"},
     {KvCacheDtype::Bf16, "bf16", "bfloat16", "bf16", "2 bytes per element"},
@@ -184,7 +220,24 @@ inline constexpr Setting<KvCacheDtype> kKvCacheDtypes[] = {
 
 // Weight formats: "auto" and the catalogue's (presets/dtypes.json, the same ids in the same order:
 // settings_test checks it); a scenario may add its own under "formats".
-enum class WeightFormat { Auto, Fp32, Fp16, Bf16, Fp8, Int8, Int4, Nf4, Fp4, Mxfp4, Nvfp4, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0 };
+enum class WeightFormat {
+    Auto,
+    Fp32,
+    Fp16,
+    Bf16,
+    Fp8,
+    Int8,
+    Int4,
+    Nf4,
+    Fp4,
+    Mxfp4,
+    Nvfp4,
+    Q8_0,
+    Q6_K,
+    Q5_K_M,
+    Q4_K_M,
+    Q4_0
+};
 inline constexpr Setting<WeightFormat> kWeightFormats[] = {
     {WeightFormat::Auto, "auto", "", "Auto (the checkpoint's)", "the checkpoint's quantization_config, else its dtype"},
     {WeightFormat::Fp32, "fp32", "", "fp32", "IEEE float32, 4 bytes per weight"},
@@ -192,7 +245,8 @@ inline constexpr Setting<WeightFormat> kWeightFormats[] = {
     {WeightFormat::Bf16, "bf16", "", "bf16", "bfloat16, 2 bytes per weight"},
     {WeightFormat::Fp8, "fp8", "", "fp8 (128x128 block scales)", "e4m3 with an fp32 scale per 128x128 block"},
     {WeightFormat::Int8, "int8", "", "int8 (LLM.int8)", "bitsandbytes LLM.int8: an fp32 scale per row"},
-    {WeightFormat::Int4, "int4", "", "int4 (GPTQ/AWQ, group 128)", "GPTQ/AWQ: a scale and a zero point per inference.group_size weights"},
+    {WeightFormat::Int4, "int4", "", "int4 (GPTQ/AWQ, group 128)",
+     "GPTQ/AWQ: a scale and a zero point per inference.group_size weights"},
     {WeightFormat::Nf4, "nf4", "", "NF4 (bitsandbytes)", "bitsandbytes 4-bit NormalFloat, an absmax per 64 weights"},
     {WeightFormat::Fp4, "fp4", "", "FP4 (bitsandbytes)", "bitsandbytes 4-bit float, an absmax per 64 weights"},
     {WeightFormat::Mxfp4, "mxfp4", "", "MXFP4", "OCP microscaling fp4: an 8-bit scale per 32 weights"},
@@ -208,17 +262,23 @@ enum class EngineType { None, Ddp, DeepSpeed, Fsdp, Megatron, MegatronDeepSpeed 
 inline constexpr Setting<EngineType> kEngineTypes[] = {
     {EngineType::None, "none", "", "None (one process)", "plain PyTorch; becomes ddp when data_parallel_size > 1"},
     {EngineType::Ddp, "ddp", "", "DDP", "DistributedDataParallel: every GPU holds everything, plus gradient buckets"},
-    {EngineType::DeepSpeed, "deepspeed", "", "DeepSpeed ZeRO", "DeepSpeed: engine.zero_stage shards states over data-parallel GPUs"},
+    {EngineType::DeepSpeed, "deepspeed", "", "DeepSpeed ZeRO",
+     "DeepSpeed: engine.zero_stage shards states over data-parallel GPUs"},
     {EngineType::Fsdp, "fsdp", "", "FSDP", "PyTorch FSDP: engine.fsdp_sharding decides what is sharded"},
-    {EngineType::Megatron, "megatron", "", "Megatron-LM", "Megatron-LM: tensor, pipeline, context and expert parallelism, distributed optimizer"},
-    {EngineType::MegatronDeepSpeed, "megatron_deepspeed", "", "Megatron-DeepSpeed", "Megatron's model parallelism with DeepSpeed ZeRO"},
+    {EngineType::Megatron, "megatron", "", "Megatron-LM",
+     "Megatron-LM: tensor, pipeline, context and expert parallelism, distributed optimizer"},
+    {EngineType::MegatronDeepSpeed, "megatron_deepspeed", "", "Megatron-DeepSpeed",
+     "Megatron's model parallelism with DeepSpeed ZeRO"},
 };
 
 enum class FsdpSharding { FullShard, ShardGradOp, HybridShard, NoShard };
 inline constexpr Setting<FsdpSharding> kFsdpShardings[] = {
-    {FsdpSharding::FullShard, "full_shard", "", "FULL_SHARD", "weights, gradients and optimizer states sharded (like ZeRO-3)"},
-    {FsdpSharding::ShardGradOp, "shard_grad_op", "", "SHARD_GRAD_OP", "gradients and optimizer states sharded (like ZeRO-2)"},
-    {FsdpSharding::HybridShard, "hybrid_shard", "", "HYBRID_SHARD", "full shard within a node, replicated across nodes"},
+    {FsdpSharding::FullShard, "full_shard", "", "FULL_SHARD",
+     "weights, gradients and optimizer states sharded (like ZeRO-3)"},
+    {FsdpSharding::ShardGradOp, "shard_grad_op", "", "SHARD_GRAD_OP",
+     "gradients and optimizer states sharded (like ZeRO-2)"},
+    {FsdpSharding::HybridShard, "hybrid_shard", "", "HYBRID_SHARD",
+     "full shard within a node, replicated across nodes"},
     {FsdpSharding::NoShard, "no_shard", "", "NO_SHARD", "nothing sharded (like DDP)"},
 };
 
@@ -247,7 +307,8 @@ inline constexpr Setting<LoraTarget> kLoraTargets[] = {
 enum class FormatScope { All, Layers, Matrices };
 inline constexpr Setting<FormatScope> kFormatScopes[] = {
     {FormatScope::All, "all", "", "every tensor", "every tensor in this format (plain floats)"},
-    {FormatScope::Layers, "layers", "", "the layers' linears", "the decoder layers' linear matrices; the rest in the checkpoint's dtype"},
+    {FormatScope::Layers, "layers", "", "the layers' linears",
+     "the decoder layers' linear matrices; the rest in the checkpoint's dtype"},
     {FormatScope::Matrices, "matrices", "", "every matrix", "every matrix including embeddings and head (GGUF)"},
 };
 
@@ -265,39 +326,49 @@ struct Field {
 inline constexpr Field<Mode> kModeField{"mode", Mode::Training, "what to estimate"};
 inline constexpr Field<Method> kMethodField{"training.method", Method::Full, "which weights train"};
 inline constexpr Field<Dtype> kDtypeField{"training.dtype", Dtype::Bf16, "the compute dtype"};
-inline constexpr Field<Precision> kPrecisionField{
-    "training.precision", Precision::Auto, "where the weights live and whether an fp32 master copy is kept"};
-inline constexpr Field<Optimizer> kOptimizerField{"training.optimizer", Optimizer::Adamw, "the optimizer, which sets its state per parameter"};
+inline constexpr Field<Precision> kPrecisionField{"training.precision", Precision::Auto,
+                                                  "where the weights live and whether an fp32 master copy is kept"};
+inline constexpr Field<Optimizer> kOptimizerField{"training.optimizer", Optimizer::Adamw,
+                                                  "the optimizer, which sets its state per parameter"};
 inline constexpr Field<StateDtype> kStateDtypeField{
-    "training.optimizer_state_dtype", StateDtype::Auto, "the dtype of the optimizer's moments (8-bit optimizers fix their own)"};
+    "training.optimizer_state_dtype", StateDtype::Auto,
+    "the dtype of the optimizer's moments (8-bit optimizers fix their own)"};
 inline constexpr Field<Checkpointing> kCheckpointingField{
     "training.activation_checkpointing", Checkpointing::None,
-    "activation (gradient) checkpointing; true/false and 1/0 (gpu-mem-calculator's config format) are read as full/none, as is gradient_checkpointing"};
-inline constexpr Field<Attention> kTrainingAttentionField{"training.attention", Attention::Sdpa, "the attention kernel"};
+    "activation (gradient) checkpointing; true/false and 1/0 (gpu-mem-calculator's config format) are read as "
+    "full/none, as is gradient_checkpointing"};
+inline constexpr Field<Attention> kTrainingAttentionField{"training.attention", Attention::Sdpa,
+                                                          "the attention kernel"};
 inline constexpr Field<Loss> kLossField{"training.loss", Loss::Standard, "how the cross-entropy is computed"};
-inline constexpr Field<Quantization> kQuantizationField{
-    "training.quantization", Quantization::Nf4, "for qlora: how the frozen base is stored"};
-inline constexpr Field<Framework> kFrameworkField{
-    "training.framework", Framework::Transformers, "the training loop, which sets the defaults of its own habits"};
-inline constexpr Field<Compile> kCompileField{
-    "training.compile", Compile::None, "torch.compile; true/false are read as layers_and_loss/none"};
+inline constexpr Field<Quantization> kQuantizationField{"training.quantization", Quantization::Nf4,
+                                                        "for qlora: how the frozen base is stored"};
+inline constexpr Field<Framework> kFrameworkField{"training.framework", Framework::Transformers,
+                                                  "the training loop, which sets the defaults of its own habits"};
+inline constexpr Field<Compile> kCompileField{"training.compile", Compile::None,
+                                              "torch.compile; true/false are read as layers_and_loss/none"};
 inline constexpr Field<LoraTarget> kLoraTargetsField{
-    "training.lora.target_modules", LoraTarget::QProj, "for lora and qlora: a list of the linear layers that get adapters"};
+    "training.lora.target_modules", LoraTarget::QProj,
+    "for lora and qlora: a list of the linear layers that get adapters"};
 inline constexpr Field<WeightFormat> kWeightFormatField{
-    "inference.weight_format", WeightFormat::Auto, "how the weights are stored; a scenario's own \"formats\" add to these"};
-inline constexpr Field<KvCacheDtype> kKvCacheDtypeField{"inference.kv_cache_dtype", KvCacheDtype::Auto, "the KV cache's element type"};
-inline constexpr Field<InferenceEngine> kInferenceEngineField{"inference.engine", InferenceEngine::Transformers, "the serving engine"};
-inline constexpr Field<Attention> kInferenceAttentionField{
-    "inference.attention", Attention::Sdpa, "the attention kernel (default flash for vllm)"};
+    "inference.weight_format", WeightFormat::Auto,
+    "how the weights are stored; a scenario's own \"formats\" add to these"};
+inline constexpr Field<KvCacheDtype> kKvCacheDtypeField{"inference.kv_cache_dtype", KvCacheDtype::Auto,
+                                                        "the KV cache's element type"};
+inline constexpr Field<InferenceEngine> kInferenceEngineField{"inference.engine", InferenceEngine::Transformers,
+                                                              "the serving engine"};
+inline constexpr Field<Attention> kInferenceAttentionField{"inference.attention", Attention::Sdpa,
+                                                           "the attention kernel (default flash for vllm)"};
 inline constexpr Field<EngineType> kEngineTypeField{
     "engine.type", EngineType::None, "the distributed training engine (deepspeed when only zero_stage is given)"};
-inline constexpr Field<FsdpSharding> kFsdpShardingField{"engine.fsdp_sharding", FsdpSharding::FullShard, "for fsdp: what is sharded"};
-inline constexpr Field<Offload> kOffloadOptimizerField{
-    "engine.offload_optimizer", Offload::None, "where the optimizer states live (DeepSpeed ZeRO 1-3 or FSDP)"};
+inline constexpr Field<FsdpSharding> kFsdpShardingField{"engine.fsdp_sharding", FsdpSharding::FullShard,
+                                                        "for fsdp: what is sharded"};
+inline constexpr Field<Offload> kOffloadOptimizerField{"engine.offload_optimizer", Offload::None,
+                                                       "where the optimizer states live (DeepSpeed ZeRO 1-3 or FSDP)"};
 inline constexpr Field<Offload> kOffloadParamField{
-    "engine.offload_param", Offload::None, "where the weights live (DeepSpeed ZeRO 3 or FSDP, which offloads to cpu only)"};
-inline constexpr Field<FormatScope> kFormatScopeField{
-    "formats[].scope", FormatScope::Layers, "a scenario's own weight format: which tensors it applies to"};
+    "engine.offload_param", Offload::None,
+    "where the weights live (DeepSpeed ZeRO 3 or FSDP, which offloads to cpu only)"};
+inline constexpr Field<FormatScope> kFormatScopeField{"formats[].scope", FormatScope::Layers,
+                                                      "a scenario's own weight format: which tensors it applies to"};
 
 // The key of a field inside its section ("method" for "training.method").
 std::string field_key(const char* path);

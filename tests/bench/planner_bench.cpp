@@ -55,9 +55,10 @@ void evaluations(const char* name, const json& doc, int rounds) {
         double sec = std::chrono::duration<double>(Clock::now() - t0).count();
         rate.push_back(static_cast<double>(reps * layouts.size()) / sec);
     }
-    std::printf("{\"case\": \"%s\", \"kind\": \"evaluations\", \"layouts\": %zu, \"evaluations_per_s_median\": %.0f, "
-                "\"evaluations_per_s_p90\": %.0f, \"checksum\": %.6g}\n",
-                name, layouts.size(), quantile(rate, 0.5), quantile(rate, 0.1), sink);
+    std::printf(
+        "{\"case\": \"%s\", \"kind\": \"evaluations\", \"layouts\": %zu, \"evaluations_per_s_median\": %.0f, "
+        "\"evaluations_per_s_p90\": %.0f, \"checksum\": %.6g}\n",
+        name, layouts.size(), quantile(rate, 0.5), quantile(rate, 0.1), sink);
 }
 
 void plans(const char* name, const json& request, int rounds) {
@@ -73,29 +74,35 @@ void plans(const char* name, const json& request, int rounds) {
         }
         rate.push_back(r["search"]["evaluations_per_s"].get<double>());
     }
-    std::printf("{\"case\": \"%s\", \"kind\": \"plan\", \"evaluations\": %llu, \"fitting\": %llu, \"plan_ms_median\": %.2f, "
-                "\"plan_ms_p90\": %.2f, \"search_evaluations_per_s_median\": %.0f}\n",
-                name, static_cast<unsigned long long>(r["search"]["evaluations"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["search"]["fitting"].get<std::uint64_t>()), quantile(ms, 0.5),
-                quantile(ms, 0.9), quantile(rate, 0.5));
+    std::printf(
+        "{\"case\": \"%s\", \"kind\": \"plan\", \"evaluations\": %llu, \"fitting\": %llu, \"plan_ms_median\": %.2f, "
+        "\"plan_ms_p90\": %.2f, \"search_evaluations_per_s_median\": %.0f}\n",
+        name, static_cast<unsigned long long>(r["search"]["evaluations"].get<std::uint64_t>()),
+        static_cast<unsigned long long>(r["search"]["fitting"].get<std::uint64_t>()), quantile(ms, 0.5),
+        quantile(ms, 0.9), quantile(rate, 0.5));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     int rounds = argc > 1 ? std::max(3, std::atoi(argv[1])) : 15;
-    json llama70 = {{"model", {{"preset", "meta-llama/Llama-3.1-70B"}}}, {"training", {{"seq_len", 4096}}},
+    json llama70 = {{"model", {{"preset", "meta-llama/Llama-3.1-70B"}}},
+                    {"training", {{"seq_len", 4096}}},
                     {"engine", {{"type", "megatron"}}}};
-    json dsv3 = {{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}}, {"training", {{"seq_len", 4096}}},
+    json dsv3 = {{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}},
+                 {"training", {{"seq_len", 4096}}},
                  {"engine", {{"type", "megatron"}}}};
-    json serve = {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"mode", "inference"},
+    json serve = {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}},
+                  {"mode", "inference"},
                   {"inference", {{"engine", "vllm"}, {"context_len", 8192}, {"batch_size", 32}}}};
     evaluations("Llama-3.1-70B training (megatron)", llama70, rounds);
     evaluations("DeepSeek-V3 training (megatron)", dsv3, rounds);
     evaluations("Llama-3.1-8B vLLM serving", serve, rounds);
-    json p70 = {{"model", {{"preset", "meta-llama/Llama-3.1-70B"}}}, {"training", {{"seq_len", 4096}}},
+    json p70 = {{"model", {{"preset", "meta-llama/Llama-3.1-70B"}}},
+                {"training", {{"seq_len", 4096}}},
                 {"plan", {{"num_gpus", 64}, {"gpu", "H100-80GB"}, {"global_batch_size", 512}}}};
-    json pds = {{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}}, {"training", {{"seq_len", 4096}}},
+    json pds = {{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}},
+                {"training", {{"seq_len", 4096}}},
                 {"plan", {{"num_gpus", 256}, {"gpu", "H100-80GB"}, {"global_batch_size", 1024}}}};
     plans("plan Llama-3.1-70B on 64 x H100-80GB", p70, rounds);
     plans("plan DeepSeek-V3 on 256 x H100-80GB", pds, rounds);

@@ -39,15 +39,24 @@ TEST(Api, MalformedJsonWithBytesThatAreNotUtf8IsStillAnErrorObject) {
 }
 
 TEST(Api, HostileDocumentsNeverThrow) {
-    const char* inputs[] = {"", "null", "[]", "42", "\"x\"", "{}", "{\"model\": null}", "{\"model\": []}",
-                            "{\"model\": {\"preset\": 7}}", "{\"model\": {\"hf_config\": \"x\"}}",
+    const char* inputs[] = {"",
+                            "null",
+                            "[]",
+                            "42",
+                            "\"x\"",
+                            "{}",
+                            "{\"model\": null}",
+                            "{\"model\": []}",
+                            "{\"model\": {\"preset\": 7}}",
+                            "{\"model\": {\"hf_config\": \"x\"}}",
                             "{\"model\": {\"hf_config\": {\"hidden_size\": -1}}}",
                             "{\"model\": \"llama3-8b\", \"training\": [] }",
                             "{\"model\": \"llama3-8b\", \"training\": {\"batch_size\": 1e300}}",
                             "{\"model\": \"llama3-8b\", \"training\": {\"seq_len\": 1.5}}",
                             "{\"model\": {\"num_parameters\": \"1e15\"}}",
                             "{\"model\": {\"num_parameters\": \"NaN\"}}",
-                            "{\"model\": \"llama3-8b\", \"mode\": \"inference\", \"inference\": {\"context_len\": 100000000, \"batch_size\": 1000000}}"};
+                            "{\"model\": \"llama3-8b\", \"mode\": \"inference\", \"inference\": {\"context_len\": "
+                            "100000000, \"batch_size\": 1000000}}"};
     for (const char* in : inputs) {
         std::string out;
         ASSERT_NO_THROW(out = gpumem::estimate_json(in)) << in;
@@ -154,10 +163,16 @@ TEST(Api, GpuNamesAsUsersTypeThem) {
     auto read = [](const std::string& typed) {
         return gpumem::estimate({{"model", {{"preset", "llama3-8b"}}}, {"hardware", {{"gpu", typed}}}});
     };
-    const std::vector<std::pair<std::string, std::string>> exact = {
-        {"rtx 3090", "RTX-3090-24GB"}, {"NVIDIA GeForce RTX 4090", "RTX-4090-24GB"}, {"a100 80gb", "A100-80GB"},
-        {"A100_40GB", "A100-40GB"}, {"H100 SXM", "H100-80GB"}, {"h100-pcie", "H100-PCIe-80GB"}, {"L40", "L40-48GB"},
-        {"l40s", "L40S-48GB"}, {"T4", "T4-16GB"}, {"RTX 6000 Ada", "RTX-6000-Ada-48GB"}};
+    const std::vector<std::pair<std::string, std::string>> exact = {{"rtx 3090", "RTX-3090-24GB"},
+                                                                    {"NVIDIA GeForce RTX 4090", "RTX-4090-24GB"},
+                                                                    {"a100 80gb", "A100-80GB"},
+                                                                    {"A100_40GB", "A100-40GB"},
+                                                                    {"H100 SXM", "H100-80GB"},
+                                                                    {"h100-pcie", "H100-PCIe-80GB"},
+                                                                    {"L40", "L40-48GB"},
+                                                                    {"l40s", "L40S-48GB"},
+                                                                    {"T4", "T4-16GB"},
+                                                                    {"RTX 6000 Ada", "RTX-6000-Ada-48GB"}};
     for (const auto& [typed, id] : exact) {
         json r = read(typed);
         ASSERT_TRUE(r["ok"].get<bool>()) << typed << ": " << r.dump();

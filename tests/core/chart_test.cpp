@@ -46,7 +46,10 @@ TEST(Sweep, TheSvgHasTheCurveTheCapacityAndTheBoundary) {
 
 TEST(Sweep, AFieldOfTheOtherModeOrABadMaxIsAnError) {
     json training = {{"model", "meta-llama/Llama-3.1-8B"}};
-    EXPECT_EQ(gpumem::sweep({{"scenario", training}, {"field", "inference.context_len"}})["errors"][0]["field"], "field");
-    EXPECT_EQ(gpumem::sweep({{"scenario", training}, {"field", "training.seq_len"}, {"max", "big"}})["errors"][0]["field"], "max");
+    EXPECT_EQ(gpumem::sweep({{"scenario", training}, {"field", "inference.context_len"}})["errors"][0]["field"],
+              "field");
+    EXPECT_EQ(
+        gpumem::sweep({{"scenario", training}, {"field", "training.seq_len"}, {"max", "big"}})["errors"][0]["field"],
+        "max");
     EXPECT_EQ(gpumem::sweep({{"field", "training.seq_len"}})["errors"][0]["field"], "scenario");
 }

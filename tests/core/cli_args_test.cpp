@@ -39,9 +39,27 @@ Request build(const std::vector<std::string>& words, Files& files) {
 
 TEST(CliArgs, FlagsSetTheScenarioFieldsTheyName) {
     Files files;
-    Request r = build({"estimate", "--model", "llama3-8b", "--lora", "--lora-rank", "32", "--lora-targets", "q_proj,,v_proj",
-                       "--seq-len", "1024", "--engine", "deepspeed", "--zero", "3", "--gpus", "8", "--gpu-mem", "48.5",
-                       "--sequence-parallel", "--gradient-checkpointing", "--json"},
+    Request r = build({"estimate",
+                       "--model",
+                       "llama3-8b",
+                       "--lora",
+                       "--lora-rank",
+                       "32",
+                       "--lora-targets",
+                       "q_proj,,v_proj",
+                       "--seq-len",
+                       "1024",
+                       "--engine",
+                       "deepspeed",
+                       "--zero",
+                       "3",
+                       "--gpus",
+                       "8",
+                       "--gpu-mem",
+                       "48.5",
+                       "--sequence-parallel",
+                       "--gradient-checkpointing",
+                       "--json"},
                       files);
     ASSERT_EQ(r.exit_code, kOk) << r.error;
     EXPECT_EQ(r.document, json::parse(R"({
@@ -57,7 +75,9 @@ TEST(CliArgs, FlagsSetTheScenarioFieldsTheyName) {
 TEST(CliArgs, BatchSizeFollowsTheModeAndLaterFlagsWin) {
     Files files;
     // --batch-size lands in the section of the mode the scenario ends in, wherever it is typed.
-    Request r = build({"estimate", "--model", "x", "--batch-size", "8", "--mode", "inference", "--seq-len", "1", "--seq-len", "2"}, files);
+    Request r = build(
+        {"estimate", "--model", "x", "--batch-size", "8", "--mode", "inference", "--seq-len", "1", "--seq-len", "2"},
+        files);
     EXPECT_EQ(r.document["inference"]["batch_size"], 8);
     EXPECT_FALSE(r.document["training"].contains("batch_size"));
     EXPECT_EQ(r.document["training"]["seq_len"], 2);
@@ -113,7 +133,8 @@ TEST(CliArgs, AnUnknownFlagOrCommandIsAUsageErrorNamingIt) {
     // Each command takes its own options: --top is plan's.
     EXPECT_EQ(parse_args({"estimate", "--model", "x", "--top", "3"}).error, "unknown option --top (an option of plan)");
     // A near miss names the option meant.
-    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seqlen", "3"}).error, "unknown option --seqlen (did you mean --seq-len?)");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seqlen", "3"}).error,
+              "unknown option --seqlen (did you mean --seq-len?)");
     EXPECT_EQ(parse_args({"estimate", "--model", "x", "--frobnicate"}).error, "unknown option --frobnicate");
     // One line per mistake.
     Args two = parse_args({"estimate", "--model", "x", "--frob", "1", "--nicate=2"});
@@ -143,7 +164,8 @@ TEST(CliArgs, ABadIntegerReachesTheCoreWhichNamesTheFieldAndWhatIsAllowed) {
     EXPECT_EQ(result["errors"][0]["message"], "training.seq_len: must be a positive integer, got \"abc\"");
     // Numbers stay numbers, even those the core will refuse (it names them the same way).
     EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seq-len", "2.5"}).overrides[0].value, 2.5);
-    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seq-len", "1e999"}).overrides[0].value, "1e999");  // overflows a double
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--seq-len", "1e999"}).overrides[0].value,
+              "1e999");  // overflows a double
 }
 
 TEST(CliArgs, QuickSizeIsInBillions) {
@@ -165,7 +187,9 @@ TEST(CliArgs, PlanFlagsNameTheCluster) {
     Files files;
     files.docs["run.json"] = R"({"model": {"preset": "llama3-8b"}, "hardware": {"num_gpus": 2, "gpu": "A100-80GB"},
                                  "plan": {"top": 3, "step_time": {"collective_latency_us": 5}}})";
-    Request r = build({"plan", "--scenario", "run.json", "--gpus", "64", "--gpu", "H100-80GB", "--mfu", "0.3", "--bench", "99999"}, files);
+    Request r = build(
+        {"plan", "--scenario", "run.json", "--gpus", "64", "--gpu", "H100-80GB", "--mfu", "0.3", "--bench", "99999"},
+        files);
     ASSERT_EQ(r.exit_code, kOk) << r.error;
     EXPECT_EQ(r.document["plan"], json::parse(R"({"num_gpus": 64, "gpu": "H100-80GB", "top": 3,
                                                   "step_time": {"collective_latency_us": 5, "mfu": 0.3}})"));
@@ -204,7 +228,8 @@ TEST(CliArgs, HelpIsGeneratedPerCommandWithTheSettingsNames) {
     Args top = parse_args({"--help"});
     EXPECT_EQ(top.command, Command::Help);
     EXPECT_EQ(top.exit_code, kOk);
-    for (const char* command : {"estimate", "params", "quick", "maxfit", "plan", "validate", "presets", "settings", "version"})
+    for (const char* command :
+         {"estimate", "params", "quick", "maxfit", "plan", "validate", "presets", "settings", "version"})
         EXPECT_NE(top.help.find(command), std::string::npos) << command;
     EXPECT_EQ(parse_args({}).help, top.help);  // bare `gpumem`: the same text, exit 2
 
@@ -240,8 +265,9 @@ TEST(CliArgs, AnEnumeratedValueIsCheckedAgainstItsTable) {
     EXPECT_EQ(parse_args({"estimate", "--model", "x", "--loss", "no", "--mode", "no"}).error.rfind("--loss:", 0), 0u);
 
     // An alias, another case or '-' for '_' is read as the name it stands for.
-    Args alias = parse_args({"estimate", "--model", "x", "--optimizer", "adamw_torch", "--dtype", "BFloat16",
-                             "--inference-engine", "llamacpp", "--lora-targets", "Q-Proj,,v_proj", "--precision", "amp"});
+    Args alias =
+        parse_args({"estimate", "--model", "x", "--optimizer", "adamw_torch", "--dtype", "BFloat16",
+                    "--inference-engine", "llamacpp", "--lora-targets", "Q-Proj,,v_proj", "--precision", "amp"});
     ASSERT_EQ(alias.exit_code, kOk) << alias.error;
     ASSERT_EQ(alias.overrides.size(), 5u);
     EXPECT_EQ(alias.overrides[0].value, "adamw");
@@ -263,9 +289,17 @@ TEST(CliArgs, AnEnumeratedValueIsCheckedAgainstItsTable) {
 TEST(CliArgs, NothingCli11ThrowsGetsOut) {
     // Odd shapes of a command line: each is a value with a message naming a word, never an exception.
     const std::vector<std::vector<std::string>> lines = {
-        {"estimate", "--model", "x", "--lora=maybe"}, {"estimate", "--model=x", "--json=2"}, {"estimate", "-"},
-        {"estimate", "--"},  {"-x"}, {"--", "estimate"}, {"plan", "--model", "x", "--bench", "ten"}, {""},
-        {"validate", "a", "b"}, {"quick", "7", "--gpus", "8", "--gpus=9"}, {"estimate", "--model", "x", "-hx"},
+        {"estimate", "--model", "x", "--lora=maybe"},
+        {"estimate", "--model=x", "--json=2"},
+        {"estimate", "-"},
+        {"estimate", "--"},
+        {"-x"},
+        {"--", "estimate"},
+        {"plan", "--model", "x", "--bench", "ten"},
+        {""},
+        {"validate", "a", "b"},
+        {"quick", "7", "--gpus", "8", "--gpus=9"},
+        {"estimate", "--model", "x", "-hx"},
     };
     for (const auto& words : lines) {
         Args a = parse_args(words);
@@ -278,7 +312,8 @@ TEST(CliArgs, NothingCli11ThrowsGetsOut) {
             names = names || (!w.empty() && a.error.find(w.substr(0, w.find('='))) != std::string::npos);
         EXPECT_TRUE(names || a.error.rfind("unknown command", 0) == 0) << line << "-> " << a.error;
     }
-    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--lora=maybe"}).error, "--lora is a switch: it takes no value, got \"maybe\"");
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--lora=maybe"}).error,
+              "--lora is a switch: it takes no value, got \"maybe\"");
     EXPECT_EQ(parse_args({"plan", "--model", "x", "--bench", "ten"}).error,
               "--bench: must be a whole number of rounds (1-10000), got \"ten\"");
     EXPECT_EQ(parse_args({"quick", "7", "--gpus", "8", "--gpus=9"}).overrides.back().value, 9);

@@ -96,7 +96,8 @@ TEST(CliHub, IdsAndUrlsAreReadLikeTheHubReadsThem) {
 TEST(CliHub, TheTokenGoesOnlyToTheEndpointsOriginOverHttpsOrLoopback) {
     const fs::path cache = temp_dir("token");
     FakeHub hub;
-    hub.routes["https://huggingface.co/a/b/resolve/main/config.json"] = redirect("https://cdn.example.org/b/config.json");
+    hub.routes["https://huggingface.co/a/b/resolve/main/config.json"] =
+        redirect("https://cdn.example.org/b/config.json");
     hub.routes["https://cdn.example.org/b/config.json"] = ok(kConfig);
     HubModel m = load_hub_model("a/b", "", env_for("https://huggingface.co", cache.string()), hub.get(), {});
     ASSERT_TRUE(m.ok) << m.error;
@@ -168,8 +169,8 @@ TEST(CliHub, TheCacheIsWrittenAndReadInHuggingfaceHubsLayout) {
 
 TEST(CliHub, AModelTheHubLacksNamesTheClosestBundledOnes) {
     FakeHub hub;
-    HubModel m = load_hub_model("qwen/qwen2.5-7b-instruct", "", env_for("https://huggingface.co", "/nonexistent"), hub.get(),
-                                [](const std::string& id) { return gpumem::nearest_presets(id); });
+    HubModel m = load_hub_model("qwen/qwen2.5-7b-instruct", "", env_for("https://huggingface.co", "/nonexistent"),
+                                hub.get(), [](const std::string& id) { return gpumem::nearest_presets(id); });
     EXPECT_FALSE(m.ok);
     EXPECT_NE(m.error.find("similar name: Qwen/Qwen2.5-7B"), std::string::npos) << m.error;
 }

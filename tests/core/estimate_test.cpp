@@ -24,7 +24,8 @@ const json kLlama8B = {{"preset", "meta-llama/Llama-3.1-8B"}};
 }  // namespace
 
 TEST(Inference, KvCacheIsGqaAware) {
-    json r = run({{"model", kLlama8B}, {"mode", "inference"},
+    json r = run({{"model", kLlama8B},
+                  {"mode", "inference"},
                   {"inference", {{"batch_size", 1}, {"context_len", 8192}, {"weight_format", "bf16"}}}});
     // 32 layers x 8 kv heads x 128 x 2 (K,V) x 2 B x 8192 tok = 1.0 GiB
     EXPECT_EQ(component(r, "kv_cache"), 32ull * 8 * 128 * 2 * 2 * 8192);
@@ -34,7 +35,8 @@ TEST(Inference, KvCacheIsGqaAware) {
 }
 
 TEST(Inference, SlidingWindowCapsTheCache) {
-    json base = {{"model", {{"preset", "mistralai/Mistral-7B-v0.1"}}}, {"mode", "inference"},
+    json base = {{"model", {{"preset", "mistralai/Mistral-7B-v0.1"}}},
+                 {"mode", "inference"},
                  {"inference", {{"batch_size", 1}, {"context_len", 16384}}}};
     json r = run(base);
     // Mistral-7B-v0.1: sliding_window 4096 on all 32 layers: 32 x 8 x 128 x 2 x 2 B x 4096 = 512 MiB
@@ -42,7 +44,8 @@ TEST(Inference, SlidingWindowCapsTheCache) {
 }
 
 TEST(Inference, Gemma2AlternatesSlidingAndGlobalLayers) {
-    json r = run({{"model", {{"preset", "google/gemma-2-9b"}}}, {"mode", "inference"},
+    json r = run({{"model", {{"preset", "google/gemma-2-9b"}}},
+                  {"mode", "inference"},
                   {"inference", {{"batch_size", 1}, {"context_len", 8192}}}});
     // 42 layers, 8 kv heads x 256: 21 global layers x 8192 tokens + 21 sliding layers x 4096 tokens
     std::uint64_t per_token_layer = 2ull * 8 * 256 * 2;
@@ -50,7 +53,9 @@ TEST(Inference, Gemma2AlternatesSlidingAndGlobalLayers) {
 }
 
 TEST(Inference, KvCacheDtypeAndTensorParallel) {
-    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"parallelism", {{"tensor_parallel_size", 2}}},
+    json r = run({{"model", kLlama8B},
+                  {"mode", "inference"},
+                  {"parallelism", {{"tensor_parallel_size", 2}}},
                   {"inference", {{"context_len", 8192}, {"kv_cache_dtype", "fp8"}}}});
     // 8 kv heads split over 2 GPUs, 1 byte each: a quarter of the bf16 single-GPU cache
     EXPECT_EQ(component(r, "kv_cache"), (1ull << 30) / 4);
@@ -59,7 +64,8 @@ TEST(Inference, KvCacheDtypeAndTensorParallel) {
 TEST(Training, ZeroMixedPrecisionIs16BytesPerParameter) {
     // ZeRO paper: bf16 params 2 + bf16 grads 2 + fp32 master, m, v 12 = 16 bytes/param (K = 12),
     // sharded over 8 GPUs at stage 3.
-    json r = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+    json r = run({{"model", kLlama8B},
+                  {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
                   {"parallelism", {{"data_parallel_size", 8}}}});
     double P = 8030261248.0;
     EXPECT_NEAR(component(r, "weights"), P * 2 / 8, 1);
@@ -85,9 +91,9 @@ TEST(Training, OptimizerStateFollowsTheOptimizer) {
     };
     double P = 8030261248.0;
     EXPECT_EQ(states("sgd"), 0);
-    EXPECT_NEAR(states("sgd_momentum"), P * 2, 1);   // one bf16 state
-    EXPECT_NEAR(states("adamw"), P * 4, 1);          // two bf16 states
-    EXPECT_NEAR(states("amsgrad"), P * 6, 1);        // three
+    EXPECT_NEAR(states("sgd_momentum"), P * 2, 1);  // one bf16 state
+    EXPECT_NEAR(states("adamw"), P * 4, 1);         // two bf16 states
+    EXPECT_NEAR(states("amsgrad"), P * 6, 1);       // three
     // 8-bit: 2 x 1 byte + an fp32 absmax per 2048 elements (small vectors stay fp32): just over 2 B/param
     EXPECT_GT(states("adamw_8bit"), P * 2);
     EXPECT_LT(states("adamw_8bit"), P * 2.01);
@@ -100,8 +106,9 @@ TEST(Training, CheckpointingKeepsOneInputPerLayer) {
     json full = run({{"model", kLlama8B}, {"training", {{"seq_len", 4096}, {"activation_checkpointing", "full"}}}});
     auto at_loss = [](const json& r, const char* what) {
         for (const json& p : r["per_gpu"]["timeline"])
-            if (p["phase"] == "loss") return std::string(what) == "total" ? p["allocated_bytes"].get<double>()
-                                                                         : p["components"][what].get<double>();
+            if (p["phase"] == "loss")
+                return std::string(what) == "total" ? p["allocated_bytes"].get<double>()
+                                                    : p["components"][what].get<double>();
         return 0.0;
     };
     // 32 layers x 4096 tokens x 4096 hidden x 2 B = 1 GiB of layer inputs
@@ -194,8 +201,8 @@ TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
     json r = run({{"model", kLlama8B}, {"training", t}});
     double trainable = 4 * 218112000.0;
     EXPECT_DOUBLE_EQ(r["assumptions"]["trainable_parameters_per_gpu"].get<double>(), trainable);
-    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), trainable * 2, 1);            // bf16 grads
-    EXPECT_NEAR(at_phase(r, "optimizer_step", "optimizer_states"), trainable * 2 * 2, 1); // AdamW m, v in bf16
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), trainable * 2, 1);             // bf16 grads
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "optimizer_states"), trainable * 2 * 2, 1);  // AdamW m, v in bf16
     EXPECT_NEAR(component(r, "weights"), 8030261248.0 * 2, 1);
     // The 28 frozen layers below run without a graph: 4/32 of full training's saved activations.
     json full = run({{"model", kLlama8B}, {"training", kPureBf16}});
@@ -211,12 +218,16 @@ TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
 TEST(Training, PipelineHoldsOneMicroBatchPerStageInFlight) {
     // 1F1B: the first of 4 stages holds 4 micro-batches (Korthikanti et al. 4.2); with no micro-batch
     // count given, the batch is split into as many micro-batches as stages (torchtitan's default).
-    json r = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"training", kPureBf16},
+    json r = run({{"model", kLlama8B},
+                  {"engine", {{"type", "megatron"}}},
+                  {"training", kPureBf16},
                   {"parallelism", {{"pipeline_parallel_size", 4}}}});
     EXPECT_DOUBLE_EQ(r["assumptions"]["activation_layers_on_gpu"].get<double>(), 8.0 * 4);
     json t = kPureBf16;
     t["pipeline_microbatches"] = 2;
-    json two = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"training", t},
+    json two = run({{"model", kLlama8B},
+                    {"engine", {{"type", "megatron"}}},
+                    {"training", t},
                     {"parallelism", {{"pipeline_parallel_size", 4}}}});
     EXPECT_DOUBLE_EQ(two["assumptions"]["activation_layers_on_gpu"].get<double>(), 8.0 * 2);
 }
@@ -224,7 +235,9 @@ TEST(Training, PipelineHoldsOneMicroBatchPerStageInFlight) {
 TEST(Training, FsdpUnderAPipelineKeepsTheStageGatheredAndItsGradientsUnsharded) {
     // 2 stages of 16 layers, FSDP over 4: the stage's parameters stay gathered in bf16 and its gradients
     // accumulate unsharded in fp32 (amp_fp32_weights) until the last micro-batch.
-    json r = run({{"model", kLlama8B}, {"engine", {{"type", "fsdp"}}}, {"training", {{"precision", "amp_fp32_weights"}}},
+    json r = run({{"model", kLlama8B},
+                  {"engine", {{"type", "fsdp"}}},
+                  {"training", {{"precision", "amp_fp32_weights"}}},
                   {"parallelism", {{"pipeline_parallel_size", 2}, {"data_parallel_size", 4}}}});
     double stage = 16 * 218112000.0 + 128256.0 * 4096 + 4096;  // layers + lm_head + final norm (the last stage)
     EXPECT_NEAR(r["assumptions"]["zero3_gathered_bytes"].get<double>(), stage * 2, 1);
@@ -237,20 +250,27 @@ TEST(Training, FsdpHoldsTheNextUnitAndTheRunningUnitsGradients) {
     // backward also the running unit's unsharded bf16 gradients, 218,112,000 x 2 B, until their
     // reduce-scatter. DeepSpeed ZeRO-3 prefetches at most stage3_prefetch_bucket_size (5e7) elements.
     json t = kPureBf16;
-    json fsdp = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}},
+    json fsdp = run({{"model", kLlama8B},
+                     {"training", t},
+                     {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}},
                      {"parallelism", {{"data_parallel_size", 8}}}});
     EXPECT_DOUBLE_EQ(fsdp["assumptions"]["zero3_gathered_bytes"].get<double>(), 2 * 218112000.0 * 2);
     EXPECT_DOUBLE_EQ(fsdp["assumptions"]["fsdp_unsharded_gradient_bytes"].get<double>(), 218112000.0 * 2);
-    EXPECT_NEAR(at_phase(fsdp, "backward", "temporaries") - at_phase(fsdp, "forward", "temporaries"), 218112000.0 * 2, 1);
-    json zero3 = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+    EXPECT_NEAR(at_phase(fsdp, "backward", "temporaries") - at_phase(fsdp, "forward", "temporaries"), 218112000.0 * 2,
+                1);
+    json zero3 = run({{"model", kLlama8B},
+                      {"training", t},
+                      {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
                       {"parallelism", {{"data_parallel_size", 8}}}});
     EXPECT_DOUBLE_EQ(zero3["assumptions"]["zero3_gathered_bytes"].get<double>(), (218112000.0 + 5e7) * 2);
     EXPECT_FALSE(zero3["assumptions"].contains("fsdp_unsharded_gradient_bytes"));
 }
 
 TEST(Training, FsdpCpuOffloadTakesTheGradientsToo) {
-    json r = run({{"model", kLlama8B}, {"engine", {{"type", "fsdp"}, {"offload_param", "cpu"}, {"offload_optimizer", "cpu"}}},
-                  {"training", kPureBf16}, {"parallelism", {{"data_parallel_size", 8}}}});
+    json r = run({{"model", kLlama8B},
+                  {"engine", {{"type", "fsdp"}, {"offload_param", "cpu"}, {"offload_optimizer", "cpu"}}},
+                  {"training", kPureBf16},
+                  {"parallelism", {{"data_parallel_size", 8}}}});
     EXPECT_EQ(component(r, "gradients"), 0u);
     // host: bf16 params 2 + grads 2 + AdamW states 4 bytes per parameter, over 8 ranks
     EXPECT_NEAR(r["host_bytes"].get<double>(), 8030261248.0 * 8 / 8, 8);
@@ -274,7 +294,9 @@ TEST(Training, LoraDropoutKeepsADroppedCopyOfEachAdaptedInput) {
     json t = kPureBf16;
     t["method"] = "lora";
     t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
-    auto per_token = [](const json& r) { return r["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(); };
+    auto per_token = [](const json& r) {
+        return r["assumptions"]["activation_bytes_per_token_per_layer"].get<double>();
+    };
     json none = run({{"model", kLlama8B}, {"training", t}});
     EXPECT_EQ(none["scenario"]["training"]["lora"]["dropout"], 0.0);  // PEFT's default
     t["lora"]["dropout"] = 0.1;
@@ -285,7 +307,8 @@ TEST(Training, LoraDropoutKeepsADroppedCopyOfEachAdaptedInput) {
     EXPECT_DOUBLE_EQ(per_token(lit) - per_token(none), 12288.0);
     t.erase("lora");
     t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
-    EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"], 0.05);  // litgpt's
+    EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"],
+              0.05);  // litgpt's
     // Mixtral-8x7B: every layer is MoE with 2 of 8 experts per token, each expert's down_proj reading a
     // 14336-wide input: 2 x 3 x 14336 = 86016 B more per token with dropout on down_proj.
     json mixtral = {{"preset", "mistralai/Mixtral-8x7B-v0.1"}};
@@ -351,14 +374,17 @@ TEST(Training, LitgptFsdpKeepsTheRootGatheredAndNoSyncGradientsUnsharded) {
     t["framework"] = "litgpt";
     t["gradient_accumulation_steps"] = 4;
     t["activation_checkpointing"] = "full";
-    json s = {{"model", {{"preset", "meta-llama/Llama-3.2-1B"}}}, {"training", t},
-              {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}}, {"parallelism", {{"data_parallel_size", 4}}}};
+    json s = {{"model", {{"preset", "meta-llama/Llama-3.2-1B"}}},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "full_shard"}}},
+              {"parallelism", {{"data_parallel_size", 4}}}};
     json r = run(s);
     EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_root_gathered_bytes"].get<double>(), root * 2);
     EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_no_sync_unsharded_gradient_bytes"].get<double>(), all * 2);
     EXPECT_NEAR(at_phase(r, "forward", "gradients"), all * 2, 1);
     EXPECT_NEAR(at_phase(r, "backward", "gradients"), all * 2 + 2 * root * 2, 1);
-    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), all * 2 / 4, 1);  // reduce-scattered at the last micro-batch
+    EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), all * 2 / 4,
+                1);  // reduce-scattered at the last micro-batch
     // Without accumulation nothing is kept unsharded; the HF Trainer's own FSDP path is not modelled this way.
     s["training"]["gradient_accumulation_steps"] = 1;
     EXPECT_DOUBLE_EQ(run(s)["assumptions"]["fsdp1_no_sync_unsharded_gradient_bytes"].get<double>(), 0);
@@ -373,7 +399,8 @@ TEST(Training, Gemma2SandwichNormsAndLitgptsSoftcappedAttention) {
     // 2 x 2048) + the fp32 log-sum-exp 4 x 16 = 32,832; the gated MLP 4 x 2 x 14336 = 114,688.
     json s = {{"model", {{"preset", "google/gemma-2-9b"}}},
               {"training", {{"method", "full"}, {"seq_len", 512}, {"dtype", "bf16"}, {"precision", "pure"}}}};
-    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(), 57344.0 + 43008 + 32832 + 114688);
+    EXPECT_DOUBLE_EQ(run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>(),
+                     57344.0 + 43008 + 32832 + 114688);
     // litgpt cannot use SDPA with attention-logit softcapping and computes attention by hand: k and v
     // expanded to the 16 heads, 2 x 2 x (4096 - 2048) = 8,192, and per head and key position the tanh output
     // (bf16), the fp32 softmax and its bf16 copy, (2 + 4 + 2) x 16 x 512 = 65,536.
@@ -390,14 +417,18 @@ TEST(Training, TorchtitanFsdpKeepsItsRootGroupGathered) {
     const double root = 2 * 128256.0 * 4096 + 4096;
     json t = kPureBf16;
     t["framework"] = "torchtitan";
-    json s = {{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}}}, {"parallelism", {{"data_parallel_size", 8}}}};
+    json s = {{"model", kLlama8B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 8}}}};
     json r = run(s);
     EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_root_gathered_bytes"].get<double>(), root * 2);
     EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_root_output_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
     s["training"]["framework"] = "transformers";
     json plain = run(s);
     EXPECT_NEAR(at_phase(r, "loss", "temporaries") - at_phase(plain, "loss", "temporaries"), root * 2, 1);
-    EXPECT_NEAR(at_phase(r, "backward", "temporaries") - at_phase(plain, "backward", "temporaries"), root * 2 + 128256.0 * 4096 * 2, 1);
+    EXPECT_NEAR(at_phase(r, "backward", "temporaries") - at_phase(plain, "backward", "temporaries"),
+                root * 2 + 128256.0 * 4096 * 2, 1);
 }
 
 TEST(Training, TorchtuneFsdpGathersTheOutputProjectionAsItsOwnUnit) {
@@ -406,7 +437,10 @@ TEST(Training, TorchtuneFsdpGathersTheOutputProjectionAsItsOwnUnit) {
     // gathered (bf16) beside the prefetched last layer, with its own unsharded bf16 gradient.
     json t = kPureBf16;
     t["framework"] = "torchtune";
-    json r = run({{"model", kLlama8B}, {"training", t}, {"engine", {{"type", "fsdp"}}}, {"parallelism", {{"data_parallel_size", 8}}}});
+    json r = run({{"model", kLlama8B},
+                  {"training", t},
+                  {"engine", {{"type", "fsdp"}}},
+                  {"parallelism", {{"data_parallel_size", 8}}}});
     EXPECT_DOUBLE_EQ(r["assumptions"]["zero3_gathered_bytes"].get<double>(), (128256.0 * 4096 + 218112000.0) * 2);
     EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_unsharded_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
 }
@@ -415,7 +449,8 @@ TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over
     // 1 rank; the other 1,604,587,520 parameters shard their 12 B over all 8 ranks.
-    json r = run({{"model", {{"preset", "mistralai/Mixtral-8x7B-v0.1"}}}, {"engine", {{"type", "megatron"}}},
+    json r = run({{"model", {{"preset", "mistralai/Mixtral-8x7B-v0.1"}}},
+                  {"engine", {{"type", "megatron"}}},
                   {"training", {{"precision", "mixed_fp32_grads"}}},
                   {"parallelism", {{"data_parallel_size", 8}, {"expert_parallel_size", 8}}}});
     double experts = 45098205184.0, rest = 46702792704.0 - experts;
@@ -424,7 +459,8 @@ TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
 
 TEST(Training, TensorParallelSplitsMatricesNotNorms) {
     json r1 = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}});
-    json r2 = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"tensor_parallel_size", 2}}}});
+    json r2 =
+        run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"tensor_parallel_size", 2}}}});
     // norms: 65 x 4096 replicated; everything else halves
     double norms = 65.0 * 4096;
     double P = 8030261248.0;
@@ -433,7 +469,8 @@ TEST(Training, TensorParallelSplitsMatricesNotNorms) {
 }
 
 TEST(Training, PipelineReportsTheHeaviestStage) {
-    json r = run({{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"pipeline_parallel_size", 4}}}});
+    json r = run(
+        {{"model", kLlama8B}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"pipeline_parallel_size", 4}}}});
     // 8 layers per stage; the first holds the embedding (525,336,576), the last the head + final norm
     // (525,336,576 + 4,096): the last stage is heaviest.
     double expected = 8.0 * 218112000 + 525336576 + 4096;
@@ -441,17 +478,20 @@ TEST(Training, PipelineReportsTheHeaviestStage) {
 }
 
 TEST(Fit, GpusNeededGrowsDataParallelUnderZero3) {
-    json r = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+    json r = run({{"model", kLlama8B},
+                  {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
                   {"hardware", {{"gpu", "RTX-4090-24GB"}}}});
     EXPECT_FALSE(r["fits"].get<bool>());
     ASSERT_TRUE(r["gpus_needed"].is_number());
     std::uint64_t n = r["gpus_needed"];
-    json at_n = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+    json at_n = run({{"model", kLlama8B},
+                     {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
                      {"hardware", {{"gpu", "RTX-4090-24GB"}, {"num_gpus", n}}}});
-    json below = run({{"model", kLlama8B}, {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
+    json below = run({{"model", kLlama8B},
+                      {"engine", {{"type", "deepspeed"}, {"zero_stage", 3}}},
                       {"hardware", {{"gpu", "RTX-4090-24GB"}, {"num_gpus", n - 1}}}});
-    EXPECT_TRUE(at_n["fits"].get<bool>());   // exact at the boundary: n fits...
-    EXPECT_FALSE(below["fits"].get<bool>()); // ...and n - 1 does not
+    EXPECT_TRUE(at_n["fits"].get<bool>());    // exact at the boundary: n fits...
+    EXPECT_FALSE(below["fits"].get<bool>());  // ...and n - 1 does not
 }
 
 TEST(Figures, AllocatedReservedDeviceAreOrdered) {
@@ -473,8 +513,10 @@ TEST(Figures, OverheadsAreNamedAndOverridable) {
 }
 
 TEST(Inference, MlaCachesUpProjectedKeysAndValuesUnderTransformers) {
-    json r = run({{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}}, {"mode", "inference"},
-                  {"inference", {{"context_len", 4096}, {"weight_format", "fp8"}}}, {"hardware", {{"gpu_memory_gb", 2000}}}});
+    json r = run({{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}},
+                  {"mode", "inference"},
+                  {"inference", {{"context_len", 4096}, {"weight_format", "fp8"}}},
+                  {"hardware", {{"gpu_memory_gb", 2000}}}});
     // transformers keeps k (128 nope + 64 rope) and v (128) for all 128 heads: 40,960 values x 2 B,
     // on each of 61 layers, for 4096 tokens. (The latent alone would be 512 + 64 = 576 values.)
     EXPECT_EQ(component(r, "kv_cache"), 61ull * 4096 * 128 * (128 + 64 + 128) * 2);
@@ -482,16 +524,19 @@ TEST(Inference, MlaCachesUpProjectedKeysAndValuesUnderTransformers) {
 }
 
 TEST(Inference, EncodersCacheNothingAndT5CachesItsDecoder) {
-    json bert = run({{"model", {{"preset", "google-bert/bert-base-uncased"}}}, {"mode", "inference"},
+    json bert = run({{"model", {{"preset", "google-bert/bert-base-uncased"}}},
+                     {"mode", "inference"},
                      {"inference", {{"context_len", 512}}}});
     EXPECT_EQ(component(bert, "kv_cache"), 0u);
-    json t5 = run({{"model", {{"preset", "google-t5/t5-small"}}}, {"mode", "inference"}, {"inference", {{"context_len", 512}}}});
+    json t5 = run(
+        {{"model", {{"preset", "google-t5/t5-small"}}}, {"mode", "inference"}, {"inference", {{"context_len", 512}}}});
     // 6 decoder layers x (self + cross attention) x K,V x 8 heads x 64 x 4 B (fp32 checkpoint) x 512 tokens
     EXPECT_EQ(component(t5, "kv_cache"), 6ull * 2 * 2 * 8 * 64 * 4 * 512);
 }
 
 TEST(Inference, WeightFormatAutoReadsQuantizationConfig) {
-    json r = run({{"model", {{"preset", "openai/gpt-oss-20b"}}}, {"mode", "inference"}, {"inference", {{"context_len", 1024}}}});
+    json r = run(
+        {{"model", {{"preset", "openai/gpt-oss-20b"}}}, {"mode", "inference"}, {"inference", {{"context_len", 1024}}}});
     EXPECT_EQ(r["scenario"]["inference"]["weight_format"], "mxfp4");
     // Only the experts are MXFP4 (attention, router, embeddings and head are listed in
     // modules_to_not_convert): 24 layers x 32 experts x 3 x 2880 x 2880 = 19,110,297,600 weights at
@@ -512,19 +557,22 @@ TEST(Inference, FormatBytesIncludeTheirScales) {
     EXPECT_NEAR(weights({{"weight_format", "nvfp4"}}), linear * (0.5 + 1.0 / 16) + rest * 2, 2);
     // GGUF q4_0 quantizes every matrix: 18 bytes per block of 32.
     EXPECT_NEAR(weights({{"weight_format", "q4_0"}}), 8030261248.0 * 18 / 32, 2);
-    json bad = gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"weight_format", "int3"}}}});
+    json bad =
+        gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"weight_format", "int3"}}}});
     EXPECT_EQ(bad["errors"][0]["field"], "inference.weight_format");
 }
 
 TEST(Serving, VllmFillsItsShareOfTheCardWithKvBlocks) {
-    json r = run({{"model", kLlama8B}, {"mode", "inference"},
+    json r = run({{"model", kLlama8B},
+                  {"mode", "inference"},
                   {"inference", {{"engine", "vllm"}, {"context_len", 8192}, {"batch_size", 32}}}});
     // Budget 0.9 x 81,559 MiB (H100); less weights (8,030,261,248 x 2 B), the profiling step's
     // activations (8192 tokens x (2 x 2 B x 4096 + gate/up/act 3 x 2 B x 14336) = 838,860,800 B),
     // logits for 256 sampled sequences in bf16 + fp32 (256 x 128,256 x 6 B), CUDA graphs and context
     // (0.5 + 0.5 GiB). The rest is KV blocks of 16 tokens x 32 layers x 8 kv heads x 128 x 2 x 2 B.
     double budget = 0.9 * 81559.0 * 1048576;
-    double pool = budget - 8030261248.0 * 2 - 8192.0 * (2 * 2 * 4096 + 3 * 2 * 14336) - 256.0 * 128256 * 6 - 1073741824.0;
+    double pool =
+        budget - 8030261248.0 * 2 - 8192.0 * (2 * 2 * 4096 + 3 * 2 * 14336) - 256.0 * 128256 * 6 - 1073741824.0;
     double per_block = 16.0 * 32 * 8 * 128 * 2 * 2;
     const json& sv = r["serving"];
     EXPECT_EQ(sv["kv_cache_blocks"].get<double>(), std::floor(pool / per_block));
@@ -535,24 +583,31 @@ TEST(Serving, VllmFillsItsShareOfTheCardWithKvBlocks) {
     EXPECT_LE(r["per_gpu"]["peak_allocated_bytes"].get<double>(), r["per_gpu"]["peak_reserved_bytes"].get<double>());
     EXPECT_LE(r["per_gpu"]["peak_reserved_bytes"].get<double>(), r["per_gpu"]["device_total_bytes"].get<double>());
     // A batch larger than the cache holds does not fit.
-    json over = run({{"model", kLlama8B}, {"mode", "inference"},
+    json over = run({{"model", kLlama8B},
+                     {"mode", "inference"},
                      {"inference", {{"engine", "vllm"}, {"context_len", 8192}, {"batch_size", 100}}}});
     EXPECT_FALSE(over["fits"].get<bool>());
 }
 
 TEST(Serving, VllmCachesMlaLatents) {
-    json r = run({{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}}, {"mode", "inference"},
-                  {"inference", {{"engine", "vllm"}, {"context_len", 4096}}}, {"hardware", {{"gpu_memory_gb", 2000}}}});
+    json r = run({{"model", {{"preset", "deepseek-ai/DeepSeek-V3"}}},
+                  {"mode", "inference"},
+                  {"inference", {{"engine", "vllm"}, {"context_len", 4096}}},
+                  {"hardware", {{"gpu_memory_gb", 2000}}}});
     // The latent (kv_lora_rank 512 + rope 64) in the cache's dtype: bf16 (fp8 weights, bf16 activations).
     EXPECT_EQ(r["scenario"]["inference"]["kv_cache_dtype"], "bf16");
     EXPECT_EQ(r["assumptions"]["kv_bytes_per_token_per_layer"], (512 + 64) * 2);
 }
 
 TEST(Serving, LlamaCppOffloadsWholeLayers) {
-    json all = run({{"model", kLlama8B}, {"mode", "inference"},
+    json all = run({{"model", kLlama8B},
+                    {"mode", "inference"},
                     {"inference", {{"engine", "llama.cpp"}, {"weight_format", "q8_0"}, {"context_len", 4096}}}});
-    json half = run({{"model", kLlama8B}, {"mode", "inference"},
-                     {"inference", {{"engine", "llama.cpp"}, {"weight_format", "q8_0"}, {"context_len", 4096}, {"gpu_layers", 16}}}});
+    json half =
+        run({{"model", kLlama8B},
+             {"mode", "inference"},
+             {"inference",
+              {{"engine", "llama.cpp"}, {"weight_format", "q8_0"}, {"context_len", 4096}, {"gpu_layers", 16}}}});
     // q8_0: 34 B per 32 weights. All layers: 32 x 218,112,000 + the output matrix and final norm on
     // the GPU; the token embeddings stay on the host. Half: 16 layers, no output.
     double layer = 218112000.0 * 34 / 32;
@@ -564,7 +619,8 @@ TEST(Serving, LlamaCppOffloadsWholeLayers) {
 }
 
 TEST(Inference, ImageTokensJoinTheContext) {
-    json r = run({{"model", {{"preset", "llava-hf/llava-1.5-7b-hf"}}}, {"mode", "inference"},
+    json r = run({{"model", {{"preset", "llava-hf/llava-1.5-7b-hf"}}},
+                  {"mode", "inference"},
                   {"inference", {{"images", 2}, {"context_len", 1024}}}});
     // CLIP ViT-L/14 at 336 px: (336 / 14)² = 576 tokens per image (the class token dropped).
     // 1024 + 2 x 576 tokens x 32 layers x 32 kv heads x 128 x 2 (K,V) x 2 B (fp16)
@@ -573,7 +629,8 @@ TEST(Inference, ImageTokensJoinTheContext) {
     for (const json& p : r["per_gpu"]["timeline"]) encoded |= p["phase"] == "encode_images";
     EXPECT_TRUE(encoded);
     // Gemma 3 pools an image to mm_tokens_per_image = 256 soft tokens.
-    json g = run({{"model", {{"preset", "google/gemma-3-4b-it"}}}, {"mode", "inference"}, {"inference", {{"images", 1}}}});
+    json g =
+        run({{"model", {{"preset", "google/gemma-3-4b-it"}}}, {"mode", "inference"}, {"inference", {{"images", 1}}}});
     EXPECT_EQ(g["scenario"]["inference"]["image_tokens"], 256);
     // A text-only model has no tower to feed.
     json bad = gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"images", 1}}}});
@@ -581,7 +638,9 @@ TEST(Inference, ImageTokensJoinTheContext) {
 }
 
 TEST(Inference, Int4KvCacheKeepsGroupScales) {
-    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"context_len", 8192}, {"kv_cache_dtype", "int4"}}}});
+    json r = run({{"model", kLlama8B},
+                  {"mode", "inference"},
+                  {"inference", {{"context_len", 8192}, {"kv_cache_dtype", "int4"}}}});
     // 4 bits + fp16 scale and zero per 64 values: 0.5625 B per value instead of 2 (of the 1 GiB bf16 cache).
     EXPECT_NEAR(component(r, "kv_cache"), (1ull << 30) / 2.0 * 0.5625, 1);
 }
@@ -592,9 +651,9 @@ TEST(Formats, CatalogueHasEveryFormatWithItsBytes) {
     for (const json& f : formats) bytes[f["id"]] = f["bytes_per_param"].get<double>();
     ASSERT_EQ(bytes.size(), 15u);  // every entry of presets/dtypes.json parsed
     EXPECT_DOUBLE_EQ(bytes["bf16"], 2);
-    EXPECT_DOUBLE_EQ(bytes["fp8"], 1 + 4.0 / 16384);     // fp32 scale per 128x128 block
+    EXPECT_DOUBLE_EQ(bytes["fp8"], 1 + 4.0 / 16384);  // fp32 scale per 128x128 block
     EXPECT_DOUBLE_EQ(bytes["int8"], 1 + 4.0 / 4096);
-    EXPECT_DOUBLE_EQ(bytes["nf4"], 0.5 + 4.0 / 64);      // fp32 absmax per 64 (no double quant)
+    EXPECT_DOUBLE_EQ(bytes["nf4"], 0.5 + 4.0 / 64);  // fp32 absmax per 64 (no double quant)
     EXPECT_DOUBLE_EQ(bytes["mxfp4"], 0.5 + 1.0 / 32);
     EXPECT_DOUBLE_EQ(bytes["q8_0"], 34.0 / 32);
     EXPECT_DOUBLE_EQ(bytes["q6_k"], 210.0 / 256);
@@ -612,13 +671,15 @@ TEST(Formats, EachScopeAndAUserFormat) {
     EXPECT_NEAR(weights(fp8), linear * (1 + 4.0 / 16384) + rest * 2, 2);  // layers' matrices only
     EXPECT_NEAR(weights(q6), P * 210.0 / 256, 2);                         // GGUF: every matrix
     // A user format: 6 bits + 2 bytes of scales per 64 weights, on the layers' matrices.
-    mine["formats"] = json::array({{{"id", "my6bit"}, {"bits", 6}, {"group_size", 64}, {"scale_bytes", 2}, {"scope", "layers"}}});
+    mine["formats"] =
+        json::array({{{"id", "my6bit"}, {"bits", 6}, {"group_size", 64}, {"scale_bytes", 2}, {"scope", "layers"}}});
     mine["inference"] = {{"weight_format", "my6bit"}};
     EXPECT_NEAR(weights(mine), linear * (0.75 + 2.0 / 64) + rest * 2, 2);
 }
 
 TEST(Inference, GptOssAlternatesSlidingAndFullLayers) {
-    json r = run({{"model", {{"preset", "openai/gpt-oss-20b"}}}, {"mode", "inference"}, {"inference", {{"context_len", 8192}}}});
+    json r = run(
+        {{"model", {{"preset", "openai/gpt-oss-20b"}}}, {"mode", "inference"}, {"inference", {{"context_len", 8192}}}});
     // layer_types: 12 sliding (window 128) and 12 full layers; 8 kv heads x 64 x 2 (K,V) x 2 B
     std::uint64_t per_token_layer = 8ull * 64 * 2 * 2;
     EXPECT_EQ(component(r, "kv_cache"), per_token_layer * (12 * 8192 + 12 * 128));
@@ -641,16 +702,19 @@ TEST(Multimodal, MllamaCountsItsCrossAttentionLayers) {
         "num_hidden_layers": 32, "num_global_layers": 8, "attention_heads": 16, "image_size": 560, "patch_size": 14,
         "max_num_tiles": 4, "num_channels": 3, "norm_eps": 1e-05, "vision_output_dim": 7680,
         "intermediate_layers_indices": [3, 7, 15, 23, 30],
-        "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], "hidden_act": "gelu"}})");
+        "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]],
+        "hidden_act": "gelu"}})");
     const std::uint64_t P = 10670220835ull;
-    json train = run({{"model", {{"hf_config", config}}}, {"mode", "training"},
+    json train = run({{"model", {{"hf_config", config}}},
+                      {"mode", "training"},
                       {"training", {{"batch_size", 1}, {"seq_len", 1024}, {"dtype", "bf16"}}}});
     EXPECT_EQ(train["parameters"]["total"], P);
     // HF Trainer's bf16 AMP: fp32 weights and gradients (4 B each), AdamW's fp32 m and v (8 B).
     EXPECT_EQ(component(train, "weights"), P * 4);
     EXPECT_EQ(component(train, "gradients"), P * 4);
     EXPECT_EQ(component(train, "optimizer_states"), P * 8);
-    json infer = run({{"model", {{"hf_config", config}}}, {"mode", "inference"},
+    json infer = run({{"model", {{"hf_config", config}}},
+                      {"mode", "inference"},
                       {"inference", {{"batch_size", 1}, {"context_len", 4096}, {"weight_format", "bf16"}}}});
     EXPECT_EQ(component(infer, "weights"), P * 2);  // bf16: 2 B per parameter
 }

@@ -19,7 +19,8 @@ std::string refused_field(const json& r) {
 }
 
 bool has_line(const std::string& text, const std::string& line) {
-    return text.find("\n  " + line + " \\\n") != std::string::npos || text.find("\n  " + line + "\n") != std::string::npos;
+    return text.find("\n  " + line + " \\\n") != std::string::npos ||
+           text.find("\n  " + line + "\n") != std::string::npos;
 }
 
 const json kZero3 = {{"model", "meta-llama/Llama-3.1-8B"},
@@ -63,22 +64,24 @@ TEST(Export, DeepSpeedReadBackGivesTheSameFigures) {
 }
 
 TEST(Export, DeepSpeedImportLeavesAutoValuesOutAndNamesBadFields) {
-    json r = gpumem::import_deepspeed({{"train_micro_batch_size_per_gpu", "auto"}, {"bf16", {{"enabled", "auto"}}},
+    json r = gpumem::import_deepspeed({{"train_micro_batch_size_per_gpu", "auto"},
+                                       {"bf16", {{"enabled", "auto"}}},
                                        {"zero_optimization", {{"stage", 2}}}});
     ASSERT_TRUE(r["ok"].get<bool>());
     EXPECT_FALSE(r["scenario"]["training"].contains("batch_size"));
     EXPECT_EQ(r["scenario"]["training"]["dtype"], "bf16");
     EXPECT_EQ(r["scenario"]["engine"]["zero_stage"], 2);
     EXPECT_EQ(r["notes"].size(), 2u);
-    EXPECT_EQ(refused_field(gpumem::import_deepspeed({{"zero_optimization", {{"stage", 4}}}})), "zero_optimization.stage");
-    EXPECT_EQ(refused_field(gpumem::import_deepspeed(
-                  {{"zero_optimization", {{"offload_optimizer", {{"device", "gpu"}}}}}})),
-              "zero_optimization.offload_optimizer.device");
+    EXPECT_EQ(refused_field(gpumem::import_deepspeed({{"zero_optimization", {{"stage", 4}}}})),
+              "zero_optimization.stage");
+    EXPECT_EQ(
+        refused_field(gpumem::import_deepspeed({{"zero_optimization", {{"offload_optimizer", {{"device", "gpu"}}}}}})),
+        "zero_optimization.offload_optimizer.device");
     // 10 is not 2 x 3 x a whole number of GPUs.
-    EXPECT_EQ(refused_field(gpumem::import_deepspeed({{"train_batch_size", 10},
-                                                      {"train_micro_batch_size_per_gpu", 2},
-                                                      {"gradient_accumulation_steps", 3}})),
-              "train_batch_size");
+    EXPECT_EQ(
+        refused_field(gpumem::import_deepspeed(
+            {{"train_batch_size", 10}, {"train_micro_batch_size_per_gpu", 2}, {"gradient_accumulation_steps", 3}})),
+        "train_batch_size");
 }
 
 TEST(Export, DeepSpeedRefusesWhatItsJsonCannotSay) {
@@ -130,7 +133,9 @@ TEST(Export, TorchtuneNamesItsRecipeAndConfig) {
     json r = exported("torchtune", lora);
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     const std::string t = r["text"];
-    EXPECT_EQ(t.rfind("tune run \\\n  lora_finetune_single_device \\\n  --config llama3_1/8B_lora_single_device", 0), 0u) << t;
+    EXPECT_EQ(t.rfind("tune run \\\n  lora_finetune_single_device \\\n  --config llama3_1/8B_lora_single_device", 0),
+              0u)
+        << t;
     EXPECT_TRUE(has_line(t, "loss._component_=torchtune.modules.loss.CEWithChunkedOutputLoss"));
     EXPECT_EQ(r["scenario"]["training"]["framework"], "torchtune");  // filled in
     EXPECT_EQ(r["scenario"]["training"]["precision"], "pure");       // torchtune's weights are in its dtype
@@ -140,8 +145,9 @@ TEST(Export, TorchtuneNamesItsRecipeAndConfig) {
 }
 
 TEST(Export, ServingCommandsCarryTheEstimatesMemoryFlags) {
-    json v = exported("vllm", {{"model", "meta-llama/Llama-3.1-8B"},
-                               {"inference", {{"kv_cache_dtype", "fp8"}, {"batch_size", 64}, {"gpu_memory_utilization", 0.85}}}});
+    json v = exported(
+        "vllm", {{"model", "meta-llama/Llama-3.1-8B"},
+                 {"inference", {{"kv_cache_dtype", "fp8"}, {"batch_size", 64}, {"gpu_memory_utilization", 0.85}}}});
     ASSERT_TRUE(v["ok"].get<bool>()) << v.dump();
     const std::string t = v["text"];
     EXPECT_TRUE(has_line(t, "--gpu-memory-utilization 0.85")) << t;
@@ -150,17 +156,19 @@ TEST(Export, ServingCommandsCarryTheEstimatesMemoryFlags) {
     EXPECT_TRUE(has_line(t, "--kv-cache-dtype fp8"));
     EXPECT_EQ(v["scenario"]["inference"]["engine"], "vllm");
 
-    json l = exported("llama.cpp", {{"model", "meta-llama/Llama-3.1-8B"},
-                                    {"inference", {{"weight_format", "q4_k_m"}, {"context_len", 8192}, {"batch_size", 4}}}});
+    json l =
+        exported("llama.cpp", {{"model", "meta-llama/Llama-3.1-8B"},
+                               {"inference", {{"weight_format", "q4_k_m"}, {"context_len", 8192}, {"batch_size", 4}}}});
     ASSERT_TRUE(l["ok"].get<bool>()) << l.dump();
     const std::string c = l["text"];
     EXPECT_TRUE(has_line(c, "--ctx-size 32768")) << c;  // llama.cpp's context is shared: 4 sequences x 8192
     EXPECT_TRUE(has_line(c, "--parallel 4"));
-    EXPECT_EQ(refused_field(exported("llama.cpp", {{"model", "meta-llama/Llama-3.1-8B"},
-                                                   {"inference", {{"weight_format", "int4"}}}})),
+    EXPECT_EQ(refused_field(exported(
+                  "llama.cpp", {{"model", "meta-llama/Llama-3.1-8B"}, {"inference", {{"weight_format", "int4"}}}})),
               "inference.weight_format");
     // The engine a scenario names is kept: asking vllm for a llama.cpp scenario is an error.
-    EXPECT_EQ(refused_field(exported("vllm", {{"model", "meta-llama/Llama-3.1-8B"}, {"mode", "inference"},
+    EXPECT_EQ(refused_field(exported("vllm", {{"model", "meta-llama/Llama-3.1-8B"},
+                                              {"mode", "inference"},
                                               {"inference", {{"engine", "llama.cpp"}}}})),
               "inference.engine");
 }

@@ -16,7 +16,8 @@ TEST(Presets, EveryBundledModelCountsExactlyItsPublishedTotal) {
         gpumem::ModelRead read = gpumem::read_hf_config((*record)["config"]);
         ASSERT_TRUE(read.model) << p["id"];
         EXPECT_TRUE(read.warnings.empty()) << p["id"] << ": a bundled family must not fall back to the generic reading";
-        EXPECT_EQ(gpumem::count_parameters(*read.model).total, (*record)["total_params"].get<std::uint64_t>()) << p["id"];
+        EXPECT_EQ(gpumem::count_parameters(*read.model).total, (*record)["total_params"].get<std::uint64_t>())
+            << p["id"];
     }
 }
 
@@ -34,7 +35,8 @@ TEST(Presets, EveryOtherPublishedFigureIsExplained) {
             std::uint64_t alt = value.get<std::uint64_t>();
             SCOPED_TRACE(p["id"].get<std::string>() + " " + key);
             ++checked;
-            if (key == "hf_safetensors_total_incl_materialised_lm_head" || key == "storage_count_incl_duplicate_lm_head") {
+            if (key == "hf_safetensors_total_incl_materialised_lm_head" ||
+                key == "storage_count_incl_duplicate_lm_head") {
                 // The checkpoint stores the tied lm_head as its own vocab x h tensor.
                 EXPECT_EQ(alt, c.total + V * h);
             } else if (key == "hf_safetensors_total_incl_inv_freq_buffers") {
@@ -62,11 +64,13 @@ TEST(Presets, EveryOtherPublishedFigureIsExplained) {
                 // 61 layers and once more for the MTP layer's attention and MoE block.
                 ASSERT_TRUE(m.quantization);
                 ASSERT_EQ(m.quantization->weight_block_size.size(), 2u);
-                const std::uint64_t br = m.quantization->weight_block_size[0], bc = m.quantization->weight_block_size[1];
+                const std::uint64_t br = m.quantization->weight_block_size[0],
+                                    bc = m.quantization->weight_block_size[1];
                 std::uint64_t scales = 0;
                 for (const gpumem::detail::Tensor& t : gpumem::detail::list_tensors(m)) {
-                    bool linear = t.is_matrix() && t.in_layers() && t.name.rfind("router", 0) != 0 &&
-                                  (t.group == gpumem::detail::Group::Attention || t.group == gpumem::detail::Group::Mlp);
+                    bool linear =
+                        t.is_matrix() && t.in_layers() && t.name.rfind("router", 0) != 0 &&
+                        (t.group == gpumem::detail::Group::Attention || t.group == gpumem::detail::Group::Mlp);
                     if (!linear) continue;
                     std::uint64_t blocks = (t.rows + br - 1) / br * ((t.cols + bc - 1) / bc);
                     std::uint64_t copies = gpumem::detail::layer_count(m, t.layers) +
@@ -128,14 +132,14 @@ TEST(Model, TiedEmbeddingsCountedOnce) {
 // per-head q/k norms), MLP, the layer norms, the final norm, the head. Regrouping its phases must
 // keep this order.
 TEST(Model, TensorsComeInModuleOrder) {
-    json c = {{"model_type", "qwen3"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
-              {"num_key_value_heads", 2}, {"head_dim", 16}, {"intermediate_size", 128}, {"vocab_size", 100},
-              {"tie_word_embeddings", false}};
+    json c = {{"model_type", "qwen3"},    {"hidden_size", 64},        {"num_hidden_layers", 2},
+              {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16},
+              {"intermediate_size", 128}, {"vocab_size", 100},        {"tie_word_embeddings", false}};
     std::vector<std::string> names;
     for (const gpumem::detail::Tensor& t : gpumem::detail::list_tensors(*gpumem::read_hf_config(c).model))
         names.push_back(t.name);
-    EXPECT_EQ(names, (std::vector<std::string>{"embed_tokens", "q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm",
-                                               "gate_proj", "up_proj", "down_proj", "input_layernorm",
+    EXPECT_EQ(names, (std::vector<std::string>{"embed_tokens", "q_proj", "k_proj", "v_proj", "o_proj", "q_norm",
+                                               "k_norm", "gate_proj", "up_proj", "down_proj", "input_layernorm",
                                                "post_attention_layernorm", "final_norm", "lm_head"}));
 }
 
@@ -157,13 +161,14 @@ TEST(Model, AliasesAndTwinsResolve) {
 
 TEST(Model, UnknownFamilyFallsBackWithAWarning) {
     json c = {{"model_type", "brand_new"}, {"hidden_size", 1024}, {"num_hidden_layers", 2},
-              {"num_attention_heads", 8}, {"vocab_size", 1000}, {"intermediate_size", 4096}};
+              {"num_attention_heads", 8},  {"vocab_size", 1000},  {"intermediate_size", 4096}};
     gpumem::ModelRead read = gpumem::read_hf_config(c);
     ASSERT_TRUE(read.model);
     ASSERT_EQ(read.warnings.size(), 1u);
     EXPECT_NE(read.warnings[0].find("brand_new"), std::string::npos);
     // 2 x (4 x 1024² + 3 x 1024 x 4096 + 2 x 1024) + 2 x 1000 x 1024 + 1024
-    EXPECT_EQ(gpumem::count_parameters(*read.model).total, 2u * (4u * 1048576u + 3u * 4194304u + 2048u) + 2048000u + 1024u);
+    EXPECT_EQ(gpumem::count_parameters(*read.model).total,
+              2u * (4u * 1048576u + 3u * 4194304u + 2048u) + 2048000u + 1024u);
 }
 
 TEST(Model, MissingFieldIsNamed) {
@@ -175,8 +180,11 @@ TEST(Model, MissingFieldIsNamed) {
 }
 
 TEST(Model, HeadsMustDivideHidden) {
-    json c = {{"model_type", "llama"}, {"hidden_size", 1000}, {"num_hidden_layers", 2},
-              {"num_attention_heads", 7}, {"vocab_size", 1000}};
+    json c = {{"model_type", "llama"},
+              {"hidden_size", 1000},
+              {"num_hidden_layers", 2},
+              {"num_attention_heads", 7},
+              {"vocab_size", 1000}};
     gpumem::ModelRead read = gpumem::read_hf_config(c);
     EXPECT_FALSE(read.model);
 }
@@ -186,7 +194,8 @@ TEST(Model, SizeOnlyShapeGuessStaysInTheLayerRange) {
         json r = gpumem::estimate({{"model", model}});
         EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
         for (const json& d : r["defaults_applied"])
-            if (d.get<std::string>().rfind("model.num_layers = ", 0) == 0) return std::stoull(d.get<std::string>().substr(19));
+            if (d.get<std::string>().rfind("model.num_layers = ", 0) == 0)
+                return std::stoull(d.get<std::string>().substr(19));
         return 0ull;
     };
     // 1M parameters: the smallest guessed width, 256, already puts 2 x 32000 x 256 = 16.4M in the
@@ -217,15 +226,18 @@ TEST(Model, MixtureOfExpertsTotalAndActive) {
 }
 
 TEST(Model, ExpertParallelismSplitsOnlyTheExperts) {
-    json ep1 = gpumem::estimate({{"model", "mixtral-8x7b"}, {"engine", {{"type", "megatron"}}},
-                                 {"parallelism", {{"data_parallel_size", 8}}}});
-    json ep8 = gpumem::estimate({{"model", "mixtral-8x7b"}, {"engine", {{"type", "megatron"}}},
+    json ep1 = gpumem::estimate(
+        {{"model", "mixtral-8x7b"}, {"engine", {{"type", "megatron"}}}, {"parallelism", {{"data_parallel_size", 8}}}});
+    json ep8 = gpumem::estimate({{"model", "mixtral-8x7b"},
+                                 {"engine", {{"type", "megatron"}}},
                                  {"parallelism", {{"data_parallel_size", 8}, {"expert_parallel_size", 8}}}});
     ASSERT_TRUE(ep8["ok"].get<bool>()) << ep8.dump();
     double experts = 32.0 * 8 * 3 * 4096 * 14336;
-    double w1 = ep1["per_gpu"]["components"]["weights"].get<double>(), w8 = ep8["per_gpu"]["components"]["weights"].get<double>();
+    double w1 = ep1["per_gpu"]["components"]["weights"].get<double>(),
+           w8 = ep8["per_gpu"]["components"]["weights"].get<double>();
     EXPECT_NEAR(w1 - w8, experts * 7 / 8 * 2, 2);  // bf16: 7/8 of the expert weights leave each GPU
-    json bad = gpumem::estimate({{"model", "mixtral-8x7b"}, {"parallelism", {{"data_parallel_size", 3}, {"expert_parallel_size", 3}}}});
+    json bad = gpumem::estimate(
+        {{"model", "mixtral-8x7b"}, {"parallelism", {{"data_parallel_size", 3}, {"expert_parallel_size", 3}}}});
     EXPECT_EQ(bad["errors"][0]["field"], "parallelism.expert_parallel_size");  // 3 does not divide 8 experts
     json no_dp = gpumem::estimate({{"model", "mixtral-8x7b"}, {"parallelism", {{"expert_parallel_size", 2}}}});
     EXPECT_EQ(no_dp["errors"][0]["field"], "parallelism.expert_parallel_size");  // needs dp x cp divisible by 2
@@ -275,8 +287,14 @@ TEST(Families, GptBigCodeMultiQuery) {
     // 6,400 (multi-query: one k/v head) + c_proj 6144² + 6,144 + c_fc 24576 x 6144 + 24,576 + c_proj
     // 6144 x 24576 + 6,144 = 379,128,064; x 40 + wte 49152 x 6144 + wpe 8192 x 6144 + ln_f 12,288, lm_head
     // tied = 15,517,456,384, the size a public model table gives for MultiPL-T StarCoder-15b fine-tunes.
-    json c = {{"model_type", "gpt_bigcode"}, {"architectures", {"GPTBigCodeForCausalLM"}}, {"n_embd", 6144},
-              {"n_head", 48}, {"n_layer", 40}, {"n_inner", 24576}, {"n_positions", 8192}, {"vocab_size", 49152},
+    json c = {{"model_type", "gpt_bigcode"},
+              {"architectures", {"GPTBigCodeForCausalLM"}},
+              {"n_embd", 6144},
+              {"n_head", 48},
+              {"n_layer", 40},
+              {"n_inner", 24576},
+              {"n_positions", 8192},
+              {"vocab_size", 49152},
               {"multi_query", true}};
     gpumem::ParamCount p = count_config(c);
     EXPECT_EQ(p.per_layer, 379128064u);
@@ -301,7 +319,10 @@ TEST(Families, FalconMultiQueryParallelAttention) {
     json f40 = (*gpumem::find_preset("tiiuae/falcon-7b"))["config"];
     f40.erase("n_head");
     f40.erase("n_layer");
-    f40.update({{"hidden_size", 8192}, {"num_attention_heads", 128}, {"num_kv_heads", 8}, {"num_hidden_layers", 60},
+    f40.update({{"hidden_size", 8192},
+                {"num_attention_heads", 128},
+                {"num_kv_heads", 8},
+                {"num_hidden_layers", 60},
                 {"new_decoder_architecture", true}});
     // per layer: qkv (128 + 16) x 64 x 8192 = 75,497,472; dense 67,108,864; MLP 536,870,912;
     // 2 LayerNorms 32,768 -> 679,510,016 x 60 + 65024 x 8192 + 16,384 = 41,303,293,952.
@@ -313,9 +334,11 @@ TEST(Families, GptJParallelBlockAndBiasedHead) {
     // rotary_dim 64): per layer q/k/v/out 4 x 4096² = 67,108,864; fc_in/fc_out 2 x 4096 x 16384 +
     // 16384 + 4096 = 134,238,208; ln_1 8,192 -> 201,355,264 x 28 = 5,637,947,392; wte 206,438,400;
     // lm_head 206,438,400 + bias 50,400; ln_f 8,192 = 6,050,882,784 (published: "# of params: 6050882784").
-    json c = {{"model_type", "gptj"}, {"architectures", {"GPTJForCausalLM"}}, {"n_embd", 4096}, {"n_layer", 28},
-              {"n_head", 16}, {"n_inner", nullptr}, {"n_positions", 2048}, {"rotary_dim", 64}, {"vocab_size", 50400},
-              {"tie_word_embeddings", false}};
+    json c = {{"model_type", "gptj"}, {"architectures", {"GPTJForCausalLM"}},
+              {"n_embd", 4096},       {"n_layer", 28},
+              {"n_head", 16},         {"n_inner", nullptr},
+              {"n_positions", 2048},  {"rotary_dim", 64},
+              {"vocab_size", 50400},  {"tie_word_embeddings", false}};
     gpumem::ParamCount p = count_config(c);
     EXPECT_EQ(p.per_layer, 201355264u);
     EXPECT_EQ(p.total, 6050882784ull);
@@ -325,16 +348,22 @@ TEST(Families, OptLearnedPositionsWithOffsetAndProjection) {
     // facebook/opt-125m: embed 50272 x 768 = 38,608,896; positions (2048 + 2) x 768 = 1,574,400; per
     // layer q/k/v/out with bias 4 x 590,592 = 2,362,368, fc1/fc2 4,722,432, 2 LayerNorms 3,072 ->
     // 7,087,872 x 12; final_layer_norm 1,536; tied head. = 125,239,296 (published).
-    json c = {{"model_type", "opt"}, {"architectures", {"OPTForCausalLM"}}, {"hidden_size", 768},
-              {"num_hidden_layers", 12}, {"num_attention_heads", 12}, {"ffn_dim", 3072}, {"vocab_size", 50272},
-              {"max_position_embeddings", 2048}, {"word_embed_proj_dim", 768}, {"do_layer_norm_before", true},
+    json c = {{"model_type", "opt"},        {"architectures", {"OPTForCausalLM"}},
+              {"hidden_size", 768},         {"num_hidden_layers", 12},
+              {"num_attention_heads", 12},  {"ffn_dim", 3072},
+              {"vocab_size", 50272},        {"max_position_embeddings", 2048},
+              {"word_embed_proj_dim", 768}, {"do_layer_norm_before", true},
               {"enable_bias", true}};
     EXPECT_EQ(count_config(c).total, 125239296u);
     // opt-350m's shape: word_embed_proj_dim 512 -> embed 50272 x 512, project_in 1024 x 512 and
     // project_out 512 x 1024, tied head of width 512; post-norm, so no final_layer_norm.
     json c350 = c;
-    c350.update({{"hidden_size", 1024}, {"num_hidden_layers", 24}, {"num_attention_heads", 16}, {"ffn_dim", 4096},
-                 {"word_embed_proj_dim", 512}, {"do_layer_norm_before", false}});
+    c350.update({{"hidden_size", 1024},
+                 {"num_hidden_layers", 24},
+                 {"num_attention_heads", 16},
+                 {"ffn_dim", 4096},
+                 {"word_embed_proj_dim", 512},
+                 {"do_layer_norm_before", false}});
     std::uint64_t layer = 4 * (1024ull * 1024 + 1024) + 2 * 1024ull * 4096 + 4096 + 1024 + 4 * 1024;
     EXPECT_EQ(count_config(c350).total, 24 * layer + 50272ull * 512 + 2050ull * 1024 + 2 * 512ull * 1024);
 }
@@ -344,8 +373,10 @@ TEST(Families, MptWeightOnlyNormsAndNoBiases) {
     // 4096, n_heads 32, n_layers 32, vocab 50432. MptBlock: Wqkv 3 x 4096², out_proj 4096², up/down
     // 2 x 4 x 4096², norm_1/norm_2 weights 8,192 -> 201,334,784 x 32 + wte 206,569,472 (tied) +
     // norm_f 4,096 = 6,649,286,656.
-    json c = {{"model_type", "mpt"}, {"architectures", {"MPTForCausalLM"}}, {"d_model", 4096}, {"n_heads", 32},
-              {"n_layers", 32}, {"expansion_ratio", 4}, {"max_seq_len", 2048}, {"vocab_size", 50432}};
+    json c = {{"model_type", "mpt"}, {"architectures", {"MPTForCausalLM"}},
+              {"d_model", 4096},     {"n_heads", 32},
+              {"n_layers", 32},      {"expansion_ratio", 4},
+              {"max_seq_len", 2048}, {"vocab_size", 50432}};
     EXPECT_EQ(count_config(c).total, 6649286656ull);
 }
 
@@ -353,8 +384,9 @@ TEST(Families, CohereParallelBlockAndQkNorm) {
     // DERIVED ONLY ("35B" published): command-r-v01's shape, hidden 8192, 40 layers, 64 heads (MHA),
     // intermediate 22528, vocab 256000, tied. Per layer 4 x 8192² + 3 x 8192 x 22528 + one
     // CohereLayerNorm 8,192 = 822,091,776 x 40 + embed 2,097,152,000 + norm 8,192 = 34,980,831,232.
-    json c = {{"model_type", "cohere"}, {"hidden_size", 8192}, {"num_hidden_layers", 40}, {"num_attention_heads", 64},
-              {"num_key_value_heads", 64}, {"intermediate_size", 22528}, {"vocab_size", 256000}, {"use_qk_norm", false}};
+    json c = {{"model_type", "cohere"},    {"hidden_size", 8192},       {"num_hidden_layers", 40},
+              {"num_attention_heads", 64}, {"num_key_value_heads", 64}, {"intermediate_size", 22528},
+              {"vocab_size", 256000},      {"use_qk_norm", false}};
     EXPECT_EQ(count_config(c).total, 34980831232ull);
     // use_qk_norm: q_norm (heads x head_dim) + k_norm (kv heads x head_dim) per layer.
     c["use_qk_norm"] = true;
@@ -396,27 +428,36 @@ TEST(Families, Qwen2VLTowerAndMerger) {
     // proj 1280² + 1,280 + fc1/fc2 2 x 1280 x 5120 + 6,400 = 19,677,440 -> 631,183,360. Merger
     // (projector): ln_q 2,560 + 5120² + 5,120 + 3584 x 5120 + 3,584 = 44,575,744. LM as Qwen2-7B
     // 7,615,616,512. Total 8,291,375,616, as published; the 2B (LM 1536 wide, tied) 2,208,985,600.
-    json v = {{"depth", 32}, {"embed_dim", 1280}, {"mlp_ratio", 4}, {"num_heads", 16}, {"in_chans", 3},
-              {"hidden_size", 3584}, {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
-    json c = {{"model_type", "qwen2_vl"}, {"architectures", {"Qwen2VLForConditionalGeneration"}}, {"hidden_size", 3584},
-              {"intermediate_size", 18944}, {"num_hidden_layers", 28}, {"num_attention_heads", 28},
-              {"num_key_value_heads", 4}, {"vocab_size", 152064}, {"tie_word_embeddings", false}, {"vision_config", v}};
+    json v = {{"depth", 32},      {"embed_dim", 1280},       {"mlp_ratio", 4},
+              {"num_heads", 16},  {"in_chans", 3},           {"hidden_size", 3584},
+              {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
+    json c = {{"model_type", "qwen2_vl"},     {"architectures", {"Qwen2VLForConditionalGeneration"}},
+              {"hidden_size", 3584},          {"intermediate_size", 18944},
+              {"num_hidden_layers", 28},      {"num_attention_heads", 28},
+              {"num_key_value_heads", 4},     {"vocab_size", 152064},
+              {"tie_word_embeddings", false}, {"vision_config", v}};
     gpumem::ParamCount p = count_config(c);
     EXPECT_EQ(p.vision, 631183360u);
     EXPECT_EQ(p.projector, 44575744u);
     EXPECT_EQ(p.total, 8291375616ull);
     v["hidden_size"] = 1536;
-    c.update({{"hidden_size", 1536}, {"intermediate_size", 8960}, {"num_attention_heads", 12}, {"num_key_value_heads", 2},
-              {"vocab_size", 151936}, {"tie_word_embeddings", true}, {"vision_config", v}});
+    c.update({{"hidden_size", 1536},
+              {"intermediate_size", 8960},
+              {"num_attention_heads", 12},
+              {"num_key_value_heads", 2},
+              {"vocab_size", 151936},
+              {"tie_word_embeddings", true},
+              {"vision_config", v}});
     EXPECT_EQ(count_config(c).total, 2208985600ull);
     // qwen2_5_vl: RMSNorm blocks with a biased gate/up/down MLP of intermediate_size, merger to
     // out_hidden_size. One block: 2 x 1280 + 4,919,040 + 1,639,680 + 3 x 1280 x 3420 + 2 x 3420 + 1280.
-    json v25 = {{"depth", 32}, {"hidden_size", 1280}, {"intermediate_size", 3420}, {"out_hidden_size", 3584},
-                {"in_chans", 3}, {"patch_size", 14}, {"spatial_merge_size", 2}, {"temporal_patch_size", 2}};
+    json v25 = {{"depth", 32},   {"hidden_size", 1280}, {"intermediate_size", 3420}, {"out_hidden_size", 3584},
+                {"in_chans", 3}, {"patch_size", 14},    {"spatial_merge_size", 2},   {"temporal_patch_size", 2}};
     json c25 = c;
     c25.update({{"model_type", "qwen2_5_vl"}, {"vision_config", v25}});
     gpumem::ParamCount p25 = count_config(c25);
-    std::uint64_t block = 2 * 1280 + (3 * 1280ull * 1280 + 3840) + (1280ull * 1280 + 1280) + 3 * 1280ull * 3420 + 2 * 3420 + 1280;
+    std::uint64_t block =
+        2 * 1280 + (3 * 1280ull * 1280 + 3840) + (1280ull * 1280 + 1280) + 3 * 1280ull * 3420 + 2 * 3420 + 1280;
     EXPECT_EQ(p25.vision, 1280ull * 1176 + 32 * block);
     EXPECT_EQ(p25.projector, 1280 + 5120ull * 5120 + 5120 + 3584ull * 5120 + 3584);
 }
@@ -444,17 +485,31 @@ TEST(Families, MoeFamiliesDbrxPhimoeOlmoeGranitemoe) {
     // allenai/OLMoE-1B-7B-0924: per layer q/k/v/o 4 x 2048² + q_norm 2048 + k_norm 2048 + 64 experts x 3
     // x 2048 x 1024 + router 64 x 2048 + 2 norms = 419,569,664 x 16 + untied embed/head 2 x 50304 x
     // 2048 + final norm = 6,919,161,856 (HF safetensors parameterCount).
-    json olmoe = {{"model_type", "olmoe"}, {"architectures", {"OlmoeForCausalLM"}}, {"vocab_size", 50304},
-                  {"hidden_size", 2048}, {"intermediate_size", 1024}, {"num_hidden_layers", 16},
-                  {"num_attention_heads", 16}, {"num_key_value_heads", 16}, {"max_position_embeddings", 4096},
-                  {"tie_word_embeddings", false}, {"num_experts", 64}, {"num_experts_per_tok", 8}};
+    json olmoe = {{"model_type", "olmoe"},
+                  {"architectures", {"OlmoeForCausalLM"}},
+                  {"vocab_size", 50304},
+                  {"hidden_size", 2048},
+                  {"intermediate_size", 1024},
+                  {"num_hidden_layers", 16},
+                  {"num_attention_heads", 16},
+                  {"num_key_value_heads", 16},
+                  {"max_position_embeddings", 4096},
+                  {"tie_word_embeddings", false},
+                  {"num_experts", 64},
+                  {"num_experts_per_tok", 8}};
     EXPECT_EQ(count_config(olmoe).total, 6919161856ull);
     // DERIVED ONLY ("132B" published): databricks/dbrx-instruct (d_model 6144, 48 heads, kv_n_heads 8,
     // 40 layers, ffn_hidden_size 10752, 16 experts top 4, vocab 100352, untied). Per layer Wqkv 6144 x
     // (6144 + 2 x 1024) + out_proj 6144² = 88,080,384; experts 16 x 3 x 6144 x 10752 = 3,170,893,824;
     // router 98,304; norm_1/norm_2 weights 12,288 -> 3,259,084,800 x 40 + 2 x 616,562,688 + 6,144.
-    json dbrx = {{"model_type", "dbrx"}, {"architectures", {"DbrxForCausalLM"}}, {"d_model", 6144}, {"n_heads", 48},
-                 {"n_layers", 40}, {"max_seq_len", 32768}, {"vocab_size", 100352}, {"tie_word_embeddings", false},
+    json dbrx = {{"model_type", "dbrx"},
+                 {"architectures", {"DbrxForCausalLM"}},
+                 {"d_model", 6144},
+                 {"n_heads", 48},
+                 {"n_layers", 40},
+                 {"max_seq_len", 32768},
+                 {"vocab_size", 100352},
+                 {"tie_word_embeddings", false},
                  {"attn_config", {{"kv_n_heads", 8}, {"clip_qkv", 8}, {"rope_theta", 500000}}},
                  {"ffn_config", {{"ffn_hidden_size", 10752}, {"moe_num_experts", 16}, {"moe_top_k", 4}}}};
     gpumem::ParamCount d = count_config(dbrx);
@@ -464,17 +519,17 @@ TEST(Families, MoeFamiliesDbrxPhimoeOlmoeGranitemoe) {
     // 6400, vocab 32064, attention_bias and lm_head_bias true). Per layer q/k/v/o with bias 41,953,280 +
     // experts 1,258,291,200 + router 65,536 + 2 LayerNorms 16,384 = 1,300,326,400 x 32 + embed
     // 131,334,144 + head 131,334,144 + 32,064 + final LayerNorm 8,192 = 41,873,153,344.
-    json phimoe = {{"model_type", "phimoe"}, {"vocab_size", 32064}, {"hidden_size", 4096}, {"intermediate_size", 6400},
-                   {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
-                   {"num_local_experts", 16}, {"num_experts_per_tok", 2}, {"attention_bias", true},
-                   {"lm_head_bias", true}, {"tie_word_embeddings", false}};
+    json phimoe = {{"model_type", "phimoe"},    {"vocab_size", 32064},     {"hidden_size", 4096},
+                   {"intermediate_size", 6400}, {"num_hidden_layers", 32}, {"num_attention_heads", 32},
+                   {"num_key_value_heads", 8},  {"num_local_experts", 16}, {"num_experts_per_tok", 2},
+                   {"attention_bias", true},    {"lm_head_bias", true},    {"tie_word_embeddings", false}};
     EXPECT_EQ(count_config(phimoe).total, 41873153344ull);
     // DERIVED ONLY ("1.3B" published): granite-3.0-1b-a400m (1024 hidden, 24 layers, 16/8 heads, 32
     // experts of 512, top 8, vocab 49155, tied). Per layer 3,145,728 + 50,331,648 + router 32,768 +
     // 2,048 = 53,512,192 x 24 + embed 50,334,720 + 1,024 = 1,334,628,352.
-    json granitemoe = {{"model_type", "granitemoe"}, {"vocab_size", 49155}, {"hidden_size", 1024},
-                       {"intermediate_size", 512}, {"num_hidden_layers", 24}, {"num_attention_heads", 16},
-                       {"num_key_value_heads", 8}, {"num_local_experts", 32}, {"num_experts_per_tok", 8},
+    json granitemoe = {{"model_type", "granitemoe"}, {"vocab_size", 49155},     {"hidden_size", 1024},
+                       {"intermediate_size", 512},   {"num_hidden_layers", 24}, {"num_attention_heads", 16},
+                       {"num_key_value_heads", 8},   {"num_local_experts", 32}, {"num_experts_per_tok", 8},
                        {"tie_word_embeddings", true}};
     EXPECT_EQ(count_config(granitemoe).total, 1334628352ull);
 }
@@ -492,9 +547,11 @@ TEST(Families, BertAndRobertaCountTheirClass) {
     // roberta-base (RobertaForMaskedLM; vocab 50265, 514 positions incl. the padding offset, 1 token
     // type): embeddings 39,000,576 + 12 x 7,087,872 + lm_head 590,592 + 1,536 + 50,265 = 124,697,433,
     // the F32 parameter count of its safetensors.
-    json roberta = {{"model_type", "roberta"}, {"architectures", {"RobertaForMaskedLM"}}, {"vocab_size", 50265},
-                    {"hidden_size", 768}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
-                    {"intermediate_size", 3072}, {"max_position_embeddings", 514}, {"type_vocab_size", 1}};
+    json roberta = {{"model_type", "roberta"},   {"architectures", {"RobertaForMaskedLM"}},
+                    {"vocab_size", 50265},       {"hidden_size", 768},
+                    {"num_hidden_layers", 12},   {"num_attention_heads", 12},
+                    {"intermediate_size", 3072}, {"max_position_embeddings", 514},
+                    {"type_vocab_size", 1}};
     EXPECT_EQ(count_config(roberta).total, 124697433u);
     roberta["architectures"] = {"RobertaModel"};  // with the pooler instead: 124,645,632
     EXPECT_EQ(count_config(roberta).total, 124645632u);
@@ -527,21 +584,37 @@ TEST(Families, MllamaTiledTowerAndGatedCrossAttention) {
     // Llama-3.2-11B-Vision's fields (text: Llama-3.1-8B's shape with 8 cross-attention layers; vision:
     // 1280 wide, 32 + 8 global layers, 560 px tiles of 14 px patches, 4 tiles, 8 aspect ratios).
     // Vision: patch 1280 x 3 x 14 x 14 = 752,640 + class 1,280 + positions (1600 + 1) x 1280 = 2,049,280
-    // + tile positions 9 x 4 x 1601 x 1280 = 73,774,080 + its gate 1 + pre/post tile embeddings 2 x (9 x 4 x 1280 + gate 1)
+    // + tile positions 9 x 4 x 1601 x 1280 = 73,774,080 + its gate 1 + pre/post tile embeddings 2 x (9 x 4 x 1280 +
+    // gate 1)
     // + layernorm_pre/post 5,120 + 32 layers of 19,672,320 + 8 gated layers of 19,672,322
     // = 863,567,379. Projector 7680 x 4096 + 4096 = 31,461,376. Text: embed (128256 + 8) x 4096 +
     // lm_head 128256 x 4096 + 40 llama layers of 218,112,000 + 8 x (q_norm, k_norm 2 x 128 + 2 gates) +
     // norm = 9,775,192,080. Total 10,670,220,835, the Hub's safetensors count for
     // meta-llama/Llama-3.2-11B-Vision(-Instruct).
-    json v = {{"model_type", "mllama_vision_model"}, {"hidden_size", 1280}, {"intermediate_size", 5120},
-              {"num_hidden_layers", 32}, {"num_global_layers", 8}, {"attention_heads", 16}, {"num_channels", 3},
-              {"image_size", 560}, {"patch_size", 14}, {"max_num_tiles", 4}, {"vision_output_dim", 7680},
+    json v = {{"model_type", "mllama_vision_model"},
+              {"hidden_size", 1280},
+              {"intermediate_size", 5120},
+              {"num_hidden_layers", 32},
+              {"num_global_layers", 8},
+              {"attention_heads", 16},
+              {"num_channels", 3},
+              {"image_size", 560},
+              {"patch_size", 14},
+              {"max_num_tiles", 4},
+              {"vision_output_dim", 7680},
               {"supported_aspect_ratios", {{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {2, 2}, {3, 1}, {4, 1}}}};
-    json t = {{"model_type", "mllama_text_model"}, {"vocab_size", 128256}, {"hidden_size", 4096},
-              {"intermediate_size", 14336}, {"num_hidden_layers", 40}, {"num_attention_heads", 32},
-              {"num_key_value_heads", 8}, {"tie_word_embeddings", false},
+    json t = {{"model_type", "mllama_text_model"},
+              {"vocab_size", 128256},
+              {"hidden_size", 4096},
+              {"intermediate_size", 14336},
+              {"num_hidden_layers", 40},
+              {"num_attention_heads", 32},
+              {"num_key_value_heads", 8},
+              {"tie_word_embeddings", false},
               {"cross_attention_layers", {3, 8, 13, 18, 23, 28, 33, 38}}};
-    json c = {{"model_type", "mllama"}, {"architectures", {"MllamaForConditionalGeneration"}}, {"text_config", t},
+    json c = {{"model_type", "mllama"},
+              {"architectures", {"MllamaForConditionalGeneration"}},
+              {"text_config", t},
               {"vision_config", v}};
     gpumem::ParamCount p = count_config(c);
     EXPECT_EQ(p.vision, 863567379u);
@@ -559,16 +632,21 @@ TEST(Families, MllamaTiledTowerAndGatedCrossAttention) {
 TEST(Families, UnfinishedMultimodalFallsBackWithAWarning) {
     // A wrapper whose tower is not modelled: a warning, never a silent count.
     json c = {{"model_type", "idefics3"},
-              {"text_config", {{"model_type", "llama"}, {"hidden_size", 4096}, {"num_hidden_layers", 32},
-                               {"num_attention_heads", 32}, {"vocab_size", 128259}}},
+              {"text_config",
+               {{"model_type", "llama"},
+                {"hidden_size", 4096},
+                {"num_hidden_layers", 32},
+                {"num_attention_heads", 32},
+                {"vocab_size", 128259}}},
               {"vision_config", {{"model_type", "idefics3_vision"}, {"hidden_size", 1152}}}};
     std::vector<std::string> warnings;
     count_config(c, &warnings);
     EXPECT_EQ(warnings.size(), 1u);
     // MLA without kv_lora_rank is an issue naming the field.
-    json ds = {{"model_type", "deepseek_v2"}, {"hidden_size", 1024}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
-               {"vocab_size", 1000}, {"qk_nope_head_dim", 64}, {"qk_rope_head_dim", 32}, {"v_head_dim", 64},
-               {"n_routed_experts", 4}, {"num_experts_per_tok", 2}};
+    json ds = {{"model_type", "deepseek_v2"}, {"hidden_size", 1024}, {"num_hidden_layers", 2},
+               {"num_attention_heads", 8},    {"vocab_size", 1000},  {"qk_nope_head_dim", 64},
+               {"qk_rope_head_dim", 32},      {"v_head_dim", 64},    {"n_routed_experts", 4},
+               {"num_experts_per_tok", 2}};
     gpumem::ModelRead read = gpumem::read_hf_config(ds);
     ASSERT_FALSE(read.model);
     EXPECT_EQ(read.issues[0].field, "kv_lora_rank");
@@ -585,12 +663,14 @@ TEST(Families, QuantizationConfigIsRead) {
     m = *gpumem::read_hf_config(c).model;
     EXPECT_EQ(m.quantization->bits, 4u);
     EXPECT_EQ(m.quantization->group_size, 128u);
-    c["quantization_config"] = {{"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}, {"bnb_4bit_use_double_quant", true}};
+    c["quantization_config"] = {
+        {"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}, {"bnb_4bit_use_double_quant", true}};
     m = *gpumem::read_hf_config(c).model;
     EXPECT_EQ(m.quantization->method, "bitsandbytes");
     EXPECT_EQ(m.quantization->quant_type, "nf4");
     EXPECT_TRUE(m.quantization->double_quant);
-    c["quantization_config"] = {{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn", "lm_head"}}};
+    c["quantization_config"] = {{"quant_method", "mxfp4"},
+                                {"modules_to_not_convert", {"model.layers.*.self_attn", "lm_head"}}};
     m = *gpumem::read_hf_config(c).model;
     EXPECT_EQ(m.quantization->bits, 4u);
     EXPECT_EQ(m.quantization->modules_not_converted.size(), 2u);

@@ -34,9 +34,9 @@ struct Fast {
 
 // The same layout written into the document, for estimate().
 json with_layout(json doc, const gpumem::detail::Layout& l, bool training) {
-    doc["parallelism"] = {{"data_parallel_size", l.dp}, {"tensor_parallel_size", l.tp}, {"pipeline_parallel_size", l.pp},
-                          {"context_parallel_size", l.cp}, {"expert_parallel_size", l.ep},
-                          {"sequence_parallel", l.sequence_parallel}};
+    doc["parallelism"] = {{"data_parallel_size", l.dp},     {"tensor_parallel_size", l.tp},
+                          {"pipeline_parallel_size", l.pp}, {"context_parallel_size", l.cp},
+                          {"expert_parallel_size", l.ep},   {"sequence_parallel", l.sequence_parallel}};
     doc["hardware"]["num_gpus"] = l.dp * l.tp * l.pp * l.cp;
     const char* section = training ? "training" : "inference";
     doc[section]["batch_size"] = l.batch_size;
@@ -57,7 +57,9 @@ int compare(const json& base, const std::vector<gpumem::detail::Layout>& layouts
     Fast fast(base);
     int compared = 0;
     for (const auto& l : layouts) {
-        if (!gpumem::detail::layout_problem(fast.s.model, l, training ? fast.s.training.seq_len : fast.s.inference.context_len).empty())
+        if (!gpumem::detail::layout_problem(fast.s.model, l,
+                                            training ? fast.s.training.seq_len : fast.s.inference.context_len)
+                 .empty())
             continue;
         json doc = with_layout(base, l, training);
         json full = gpumem::estimate(doc);
@@ -124,7 +126,9 @@ TEST(PlannerFastPath, AgreesWithTheEstimateForTrainingToTheByte) {
         {"mistralai/Mixtral-8x7B-v0.1", "full", true},
         {"Qwen/Qwen3-30B-A3B", "lora", true},
         {"meta-llama/Llama-3.2-3B", "full", false, {{"framework", "litgpt"}}},
-        {"meta-llama/Llama-3.1-8B", "full", false,
+        {"meta-llama/Llama-3.1-8B",
+         "full",
+         false,
          {{"framework", "torchtune"}, {"optimizer_in_backward", true}, {"activation_offloading", true}}},
         {"Qwen/Qwen2.5-7B", "qlora", false, {{"double_quant", true}}},
         {"meta-llama/Llama-3.1-8B", "frozen", false, {{"trainable_layers", 4}, {"train_lm_head", true}}},
@@ -133,10 +137,11 @@ TEST(PlannerFastPath, AgreesWithTheEstimateForTrainingToTheByte) {
     for (const Case& c : cases) {
         for (int k = 0; k < 3; ++k, ++e) {
             const json& engine = engines[e % std::size(engines)];
-            json base = {{"model", preset(c.model)},
-                         {"training", {{"method", c.method}, {"seq_len", 1024}, {"optimizer", k == 1 ? "adafactor" : "adamw"}}},
-                         {"engine", engine},
-                         {"hardware", {{"gpu", "H100-80GB"}}}};
+            json base = {
+                {"model", preset(c.model)},
+                {"training", {{"method", c.method}, {"seq_len", 1024}, {"optimizer", k == 1 ? "adafactor" : "adamw"}}},
+                {"engine", engine},
+                {"hardware", {{"gpu", "H100-80GB"}}}};
             base["training"].update(c.extra);
             if (std::string(c.method) != "full") base["engine"] = {{"type", k ? "ddp" : "none"}};
             auto layouts = training_layouts(c.moe);
@@ -150,12 +155,14 @@ TEST(PlannerFastPath, AgreesWithTheEstimateForTrainingToTheByte) {
 
 TEST(PlannerFastPath, AgreesWithTheEstimateForInferenceToTheByte) {
     int compared = 0;
-    const char* models[] = {"meta-llama/Llama-3.1-8B", "mistralai/Mixtral-8x7B-v0.1", "google/gemma-2-9b", "deepseek-ai/DeepSeek-V2-Lite"};
+    const char* models[] = {"meta-llama/Llama-3.1-8B", "mistralai/Mixtral-8x7B-v0.1", "google/gemma-2-9b",
+                            "deepseek-ai/DeepSeek-V2-Lite"};
     const char* engines[] = {"transformers", "vllm", "llama.cpp"};
     const char* kv[] = {"auto", "fp8", "int8"};
     for (const char* model : models)
         for (int e = 0; e < 3; ++e) {
-            json base = {{"model", preset(model)}, {"mode", "inference"},
+            json base = {{"model", preset(model)},
+                         {"mode", "inference"},
                          {"inference", {{"engine", engines[e]}, {"kv_cache_dtype", kv[e]}, {"context_len", 2048}}}};
             std::vector<gpumem::detail::Layout> layouts;
             for (std::uint64_t tp : {1, 2, 4})
@@ -197,7 +204,8 @@ TEST(MaxFit, TrainingBoundariesAreExact) {
 
 TEST(MaxFit, InferenceConcurrencyAndContextAreExact) {
     for (const char* engine : {"transformers", "vllm"}) {
-        json scenario = {{"model", preset("meta-llama/Llama-3.1-8B")}, {"mode", "inference"},
+        json scenario = {{"model", preset("meta-llama/Llama-3.1-8B")},
+                         {"mode", "inference"},
                          {"inference", {{"engine", engine}, {"context_len", 8192}, {"batch_size", 4}}}};
         json r = gpumem::maxfit(scenario);
         ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
@@ -244,22 +252,25 @@ TEST(Plan, RowsRespectDivisibilityAndTheGlobalBatch) {
     for (const json& row : r["plans"]) {
         const json& l = row["layout"];
         std::uint64_t dp = l["data_parallel_size"], tp = l["tensor_parallel_size"], pp = l["pipeline_parallel_size"],
-                      cp = l["context_parallel_size"], mb = l["micro_batch_size"], ga = l["gradient_accumulation_steps"];
+                      cp = l["context_parallel_size"], mb = l["micro_batch_size"],
+                      ga = l["gradient_accumulation_steps"];
         EXPECT_EQ(dp * tp * pp * cp, 64u);
-        EXPECT_EQ(64 % tp, 0u);       // Llama-3.1-70B: 64 heads
-        EXPECT_EQ(8 % tp, 0u);        // 8 kv heads
-        EXPECT_EQ(80 % pp, 0u);       // 80 layers
+        EXPECT_EQ(64 % tp, 0u);  // Llama-3.1-70B: 64 heads
+        EXPECT_EQ(8 % tp, 0u);   // 8 kv heads
+        EXPECT_EQ(80 % pp, 0u);  // 80 layers
         EXPECT_EQ(4096 % cp, 0u);
-        EXPECT_LE(tp, 8u);            // inside one node
+        EXPECT_LE(tp, 8u);  // inside one node
         EXPECT_EQ(dp * mb * ga, 256u);
     }
 }
 
 TEST(Plan, TopRowFitsWhenReEstimated) {
     for (json request : {llama70_plan(64, 3),
-                         json{{"model", preset("mistralai/Mixtral-8x7B-v0.1")}, {"training", {{"seq_len", 2048}}},
+                         json{{"model", preset("mistralai/Mixtral-8x7B-v0.1")},
+                              {"training", {{"seq_len", 2048}}},
                               {"plan", {{"num_gpus", 16}, {"global_batch_size", 64}, {"top", 3}}}},
-                         json{{"model", preset("meta-llama/Llama-3.1-70B")}, {"mode", "inference"},
+                         json{{"model", preset("meta-llama/Llama-3.1-70B")},
+                              {"mode", "inference"},
                               {"inference", {{"engine", "vllm"}, {"batch_size", 16}}},
                               {"plan", {{"num_gpus", 8}, {"top", 3}}}}}) {
         json r = gpumem::plan(request);
@@ -291,7 +302,8 @@ TEST(Plan, RankingIsStableAndOrdered) {
 TEST(Plan, StepTimeComputeTermFromTheFormula) {
     // Llama-3.1-8B on 8 x H100: 6N + 12 L H Q s FLOPs per token (PaLM), N = 8,030,261,248 parameters
     // less the 128,256 x 4,096 input embedding = 7,504,924,672; L 32, H 32, Q 128, s 2048.
-    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")}, {"training", {{"seq_len", 2048}}},
+    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")},
+                           {"training", {{"seq_len", 2048}}},
                            {"plan", {{"num_gpus", 8}, {"gpu", "H100-80GB"}, {"global_batch_size", 64}, {"top", 1}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     double per_token = 6.0 * 7504924672.0 + 12.0 * 32 * 32 * 128 * 2048;
@@ -318,7 +330,8 @@ TEST(Plan, PipelineBubbleIsTheOneF1BFraction) {
 }
 
 TEST(Plan, HostRamLimitsOffload) {
-    json request = {{"model", preset("meta-llama/Llama-3.1-8B")}, {"training", {{"seq_len", 4096}}},
+    json request = {{"model", preset("meta-llama/Llama-3.1-8B")},
+                    {"training", {{"seq_len", 4096}}},
                     {"plan", {{"num_gpus", 1}, {"gpu", "RTX-4090-24GB"}, {"global_batch_size", 1}, {"top", 50}}}};
     json unlimited = gpumem::plan(request);
     ASSERT_TRUE(unlimited["ok"].get<bool>()) << unlimited.dump();
@@ -342,16 +355,20 @@ TEST(Plan, BadInputIsNamed) {
     EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 0}}}}), "plan.num_gpus");
     EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"gpu", "H900"}}}}), "plan.gpu");
     EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"top", 0}}}}), "plan.top");
-    EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"step_time", {{"mfu", 2}}}}}}), "plan.step_time.mfu");
-    EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"step_time", {{"speed", 2}}}}}}), "plan.step_time.speed");
+    EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"step_time", {{"mfu", 2}}}}}}),
+              "plan.step_time.mfu");
+    EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"step_time", {{"speed", 2}}}}}}),
+              "plan.step_time.speed");
     EXPECT_EQ(field_of({{"model", model}, {"plan", {{"num_gpus", 8}, {"gpus", 2}}}}), "plan.gpus");
     EXPECT_EQ(field_of({{"model", model}, {"plan", "8"}}), "plan");
-    EXPECT_EQ(field_of({{"model", model}, {"training", {{"batch_size", -4}}}, {"plan", {{"num_gpus", 8}}}}), "training.batch_size");
+    EXPECT_EQ(field_of({{"model", model}, {"training", {{"batch_size", -4}}}, {"plan", {{"num_gpus", 8}}}}),
+              "training.batch_size");
     EXPECT_EQ(field_of(json::array()), "");
     json bad = json::parse(gpumem::plan_json("{\"model\": "));
     EXPECT_FALSE(bad["ok"].get<bool>());
     EXPECT_NE(bad["errors"][0]["message"].get<std::string>().find("malformed JSON"), std::string::npos);
-    json maxfit_bad = json::parse(gpumem::maxfit_json("{\"model\": {\"preset\": \"llama3-8b\"}, \"training\": {\"seq_len\": 0}}"));
+    json maxfit_bad =
+        json::parse(gpumem::maxfit_json("{\"model\": {\"preset\": \"llama3-8b\"}, \"training\": {\"seq_len\": 0}}"));
     EXPECT_FALSE(maxfit_bad["ok"].get<bool>());
     EXPECT_EQ(maxfit_bad["errors"][0]["field"], "training.seq_len");
 }
@@ -360,15 +377,17 @@ TEST(Plan, AHugeGlobalBatchIsSplitWithinTheReadersLimits) {
     // 2^40 sequences on one GPU: more than 10^6 accumulation steps even at the largest micro-batch the
     // reader allows (10^6; 2^40 > 10^12), so the layout is skipped, quickly (the divisors of 2^40 take
     // 2^20 trial divisions, not 2^40), and the warning says why.
-    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")},
-                           {"plan", {{"num_gpus", 1}, {"global_batch_size", 1ull << 40}}}});
+    json r = gpumem::plan(
+        {{"model", preset("meta-llama/Llama-3.1-8B")}, {"plan", {{"num_gpus", 1}, {"global_batch_size", 1ull << 40}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     EXPECT_TRUE(r["plans"].empty());
     EXPECT_EQ(r["search"]["evaluations"], 0);
     ASSERT_FALSE(r["warnings"].empty());
-    EXPECT_NE(r["warnings"][0].get<std::string>().find("no micro-batch of at most 1000000"), std::string::npos) << r["warnings"];
+    EXPECT_NE(r["warnings"][0].get<std::string>().find("no micro-batch of at most 1000000"), std::string::npos)
+        << r["warnings"];
     // 2^24 on 8 GPUs: 2^21 per data-parallel rank splits as micro-batch x accumulation within 10^6 each.
-    json ok = gpumem::plan({{"model", preset("meta-llama/Llama-3.2-1B")}, {"training", {{"seq_len", 256}}},
+    json ok = gpumem::plan({{"model", preset("meta-llama/Llama-3.2-1B")},
+                            {"training", {{"seq_len", 256}}},
                             {"plan", {{"num_gpus", 8}, {"global_batch_size", 1ull << 24}}}});
     ASSERT_TRUE(ok["ok"].get<bool>()) << ok.dump();
     ASSERT_FALSE(ok["plans"].empty());
@@ -380,7 +399,8 @@ TEST(Plan, AHugeGlobalBatchIsSplitWithinTheReadersLimits) {
 
 TEST(Plan, MoeRowsDivideTheExpertsAndTheDataParallelRanks) {
     // Qwen3-30B-A3B: 32 heads, 4 kv heads, 128 experts, 48 layers.
-    json r = gpumem::plan({{"model", preset("Qwen/Qwen3-30B-A3B")}, {"training", {{"seq_len", 2048}}},
+    json r = gpumem::plan({{"model", preset("Qwen/Qwen3-30B-A3B")},
+                           {"training", {{"seq_len", 2048}}},
                            {"plan", {{"num_gpus", 32}, {"global_batch_size", 128}, {"top", 200}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     ASSERT_FALSE(r["plans"].empty());
@@ -401,7 +421,8 @@ TEST(Plan, MoeRowsDivideTheExpertsAndTheDataParallelRanks) {
 
 TEST(Plan, LoraComputeIsFourNPerToken) {
     // LoRA: no weight gradients for the frozen base, 4N + 12 L H Q s FLOPs per token (Llama-3.1-8B as above).
-    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")}, {"training", {{"method", "lora"}, {"seq_len", 2048}}},
+    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-8B")},
+                           {"training", {{"method", "lora"}, {"seq_len", 2048}}},
                            {"plan", {{"num_gpus", 8}, {"gpu", "A100-80GB"}, {"global_batch_size", 64}, {"top", 1}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     double per_token = 4.0 * 7504924672.0 + 12.0 * 32 * 32 * 128 * 2048;
@@ -411,7 +432,8 @@ TEST(Plan, LoraComputeIsFourNPerToken) {
 
 TEST(Plan, InferenceRowsDivideTheHeadsAndLayers) {
     // Llama-3.1-70B: 64 heads, 8 kv heads, 80 layers; each replica serves the scenario's batch.
-    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-70B")}, {"mode", "inference"},
+    json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.1-70B")},
+                           {"mode", "inference"},
                            {"inference", {{"engine", "vllm"}, {"batch_size", 16}, {"context_len", 8192}}},
                            {"plan", {{"num_gpus", 16}, {"top", 100}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
@@ -423,7 +445,8 @@ TEST(Plan, InferenceRowsDivideTheHeadsAndLayers) {
         EXPECT_EQ(64 % tp, 0u);
         EXPECT_EQ(80 % pp, 0u);
         EXPECT_GE(l["max_concurrent_sequences"].get<int>(), 16);
-        EXPECT_DOUBLE_EQ(row["tokens_per_s"].get<double>(), static_cast<double>(dp * 16) / row["step_time_s"].get<double>());
+        EXPECT_DOUBLE_EQ(row["tokens_per_s"].get<double>(),
+                         static_cast<double>(dp * 16) / row["step_time_s"].get<double>());
     }
 }
 
@@ -438,7 +461,8 @@ TEST(Plan, EveryCatalogueGpuHasItsOwnSpeedFigures) {
         ASSERT_TRUE(g.contains("step_time")) << id;
         const json& st = g["step_time"];
         EXPECT_FALSE(st.value("source", "").empty()) << id;
-        json r = gpumem::plan({{"model", preset("meta-llama/Llama-3.2-1B")}, {"plan", {{"num_gpus", 1}, {"gpu", id}, {"top", 1}}}});
+        json r = gpumem::plan(
+            {{"model", preset("meta-llama/Llama-3.2-1B")}, {"plan", {{"num_gpus", 1}, {"gpu", id}, {"top", 1}}}});
         ASSERT_TRUE(r["ok"].get<bool>()) << id << " " << r.dump();
         for (const char* k : {"peak_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps", "pcie_gbps"}) {
             ASSERT_TRUE(st.contains(k) && st[k].is_number()) << id << " " << k;
@@ -450,7 +474,8 @@ TEST(Plan, EveryCatalogueGpuHasItsOwnSpeedFigures) {
         EXPECT_EQ(warnings.find("no performance figures"), std::string::npos) << id << " " << warnings;
         // A figure no datasheet gives is named in a warning (A10G: NVIDIA publishes no datasheet for it).
         for (const json& name : st.value("unsourced", json::array()))
-            EXPECT_NE(warnings.find("no datasheet gives " + name.get<std::string>()), std::string::npos) << id << " " << warnings;
+            EXPECT_NE(warnings.find("no datasheet gives " + name.get<std::string>()), std::string::npos)
+                << id << " " << warnings;
     }
     EXPECT_EQ(gpumem::list_gpus()[5]["step_time"]["unsourced"], json::array({"peak_tflops"}));  // A10G-24GB
 }

@@ -58,7 +58,8 @@ void check_table(const char* what) {
     EXPECT_FALSE(parse_setting<E>(""));
     // The refusal lists every name, in the table's order.
     std::string expected = "must be one of ";
-    for (const Setting<E>& row : rows(E{})) expected += std::string(row.name) + (&row + 1 == rows(E{}).end() ? "" : ", ");
+    for (const Setting<E>& row : rows(E{}))
+        expected += std::string(row.name) + (&row + 1 == rows(E{}).end() ? "" : ", ");
     EXPECT_EQ(allowed_text<E>(), expected);
 }
 
@@ -108,7 +109,8 @@ TEST(Settings, TheScenarioReaderRefusesWithTheTableAndAcceptsAliases) {
     EXPECT_EQ(bad["errors"][0]["message"],
               "engine.type: must be one of none, ddp, deepspeed, fsdp, megatron, megatron_deepspeed, got \"horovod\"");
     // An alias reads as its name; the resolved scenario holds the name.
-    json ok = gpumem::estimate({{"model", "llama3-8b"}, {"training", {{"optimizer", "Adam-8bit"}, {"dtype", "bfloat16"}}}});
+    json ok =
+        gpumem::estimate({{"model", "llama3-8b"}, {"training", {{"optimizer", "Adam-8bit"}, {"dtype", "bfloat16"}}}});
     ASSERT_TRUE(ok["ok"].get<bool>()) << ok.dump();
     EXPECT_EQ(ok["scenario"]["training"]["optimizer"], "adamw_8bit");
     EXPECT_EQ(ok["scenario"]["training"]["dtype"], "bf16");
@@ -116,12 +118,28 @@ TEST(Settings, TheScenarioReaderRefusesWithTheTableAndAcceptsAliases) {
 
 TEST(Settings, SettingsListsEveryFieldWithItsDefaultAndValues) {
     json s = gpumem::settings();
-    for (const char* path : {"mode", "training.method", "training.dtype", "training.precision", "training.optimizer",
-                             "training.optimizer_state_dtype", "training.activation_checkpointing", "training.attention",
-                             "training.loss", "training.quantization", "training.framework", "training.compile",
-                             "training.lora.target_modules", "inference.weight_format", "inference.kv_cache_dtype",
-                             "inference.engine", "inference.attention", "engine.type", "engine.fsdp_sharding",
-                             "engine.offload_optimizer", "engine.offload_param", "formats[].scope"}) {
+    for (const char* path : {"mode",
+                             "training.method",
+                             "training.dtype",
+                             "training.precision",
+                             "training.optimizer",
+                             "training.optimizer_state_dtype",
+                             "training.activation_checkpointing",
+                             "training.attention",
+                             "training.loss",
+                             "training.quantization",
+                             "training.framework",
+                             "training.compile",
+                             "training.lora.target_modules",
+                             "inference.weight_format",
+                             "inference.kv_cache_dtype",
+                             "inference.engine",
+                             "inference.attention",
+                             "engine.type",
+                             "engine.fsdp_sharding",
+                             "engine.offload_optimizer",
+                             "engine.offload_param",
+                             "formats[].scope"}) {
         SCOPED_TRACE(path);
         ASSERT_TRUE(s.contains(path));
         const json& f = s[path];
@@ -135,7 +153,8 @@ TEST(Settings, SettingsListsEveryFieldWithItsDefaultAndValues) {
             EXPECT_TRUE(v["help"].is_string());
         }
         if (f["default"].is_string()) EXPECT_TRUE(names.count(f["default"].get<std::string>())) << f["default"];
-        else for (const json& d : f["default"]) EXPECT_TRUE(names.count(d.get<std::string>())) << d;
+        else
+            for (const json& d : f["default"]) EXPECT_TRUE(names.count(d.get<std::string>())) << d;
     }
     EXPECT_EQ(s["training.optimizer"]["default"], "adamw");
     EXPECT_EQ(s["training.quantization"]["values"][1]["name"], "fp4");
@@ -178,7 +197,8 @@ TEST(Settings, TunablesAreOneTableFoundByName) {
     }
     EXPECT_FALSE(find_tunable("nope"));
     // The result lists every tunable with its value, unit and doc, and an override by name.
-    json r = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"overheads", {{"loss_fp32_copies", 2}}}});
+    json r = gpumem::estimate(
+        {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"overheads", {{"loss_fp32_copies", 2}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     EXPECT_EQ(r["assumptions"]["overheads"].size(), kTunableCount);
     EXPECT_EQ(r["assumptions"]["overheads"]["loss_fp32_copies"]["value"], 2.0);
@@ -186,8 +206,9 @@ TEST(Settings, TunablesAreOneTableFoundByName) {
     EXPECT_EQ(r["assumptions"]["overheads"]["cuda_context_gib"]["unit"], "GiB");
     json bad = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"overheads", {{"nope", 1}}}});
     ASSERT_FALSE(bad["ok"].get<bool>());
-    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("known: allocator_fragmentation, chunked_loss_chunks"),
-              std::string::npos);
+    EXPECT_NE(
+        bad["errors"][0]["problem"].get<std::string>().find("known: allocator_fragmentation, chunked_loss_chunks"),
+        std::string::npos);
 }
 
 TEST(Settings, ManualModelDtypeThatIsNoWeightFormatIsAnIssue) {

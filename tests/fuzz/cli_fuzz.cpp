@@ -53,16 +53,21 @@ struct File {
 
 const File kFiles[] = {
     // stdin: one line, so estimate --jsonl reads one scenario from it.
-    {"-", R"({"version": 1, "model": {"preset": "meta-llama/Llama-3.1-8B"}, "mode": "training", "training": {"method": "full", "batch_size": 1, "seq_len": 2048, "dtype": "bf16", "optimizer": "adamw"}, "hardware": {"num_gpus": 1, "gpu_memory_gb": 80}})"},
+    {"-", R"({"version": 1, "model": {"preset": "meta-llama/Llama-3.1-8B"}, "mode": "training", )"
+          R"("training": {"method": "full", "batch_size": 1, "seq_len": 2048, "dtype": "bf16", "optimizer": "adamw"}, )"
+          R"("hardware": {"num_gpus": 1, "gpu_memory_gb": 80}})"},
     {"train.json", R"({"version": 1, "model": {"preset": "Qwen/Qwen2.5-7B"}, "mode": "training",
-                       "training": {"method": "lora", "batch_size": 2, "seq_len": 2048, "activation_checkpointing": "full"},
+                       "training": {"method": "lora", "batch_size": 2, "seq_len": 2048,
+                                    "activation_checkpointing": "full"},
                        "engine": {"type": "deepspeed", "zero_stage": 2}, "parallelism": {"data_parallel_size": 4},
                        "hardware": {"gpu": "A100-80GB", "num_gpus": 4}})"},
     {"infer.json", R"({"version": 1, "model": {"preset": "llama3-8b"}, "mode": "inference",
-                       "inference": {"engine": "vllm", "context_len": 8192, "batch_size": 8, "kv_cache_dtype": "fp8"}})"},
+                       "inference": {"engine": "vllm", "context_len": 8192, "batch_size": 8,
+                                     "kv_cache_dtype": "fp8"}})"},
     {"plan.json", R"({"version": 1, "model": {"preset": "llama3-8b"}, "training": {"seq_len": 4096},
                       "plan": {"num_gpus": 8, "gpus_per_node": 8, "top": 3, "step_time": {"mfu": 0.4}}})"},
-    {"odd.json", R"({"model": {"preset": "llama3-8b"}, "mode": 7, "training": 5, "engine": 3, "hardware": [], "plan": 4})"},
+    {"odd.json",
+     R"({"model": {"preset": "llama3-8b"}, "mode": 7, "training": 5, "engine": 3, "hardware": [], "plan": 4})"},
     {"list.json", "[1, 2]"},
     {"broken.json", R"({"model": {"preset": )"},
     {"config.json", R"({"architectures": ["LlamaForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
@@ -113,7 +118,8 @@ bool check_result(const json& r) {
     if (!r.contains("errors") || !r.at("errors").is_array() || r.at("errors").empty()) fail();
     for (const json& e : r.at("errors")) {
         if (!e.is_object() || !e.contains("field") || !e.at("field").is_string()) fail();
-        if (!e.contains("message") || !e.at("message").is_string() || e.at("message").get<std::string>().empty()) fail();
+        if (!e.contains("message") || !e.at("message").is_string() || e.at("message").get<std::string>().empty())
+            fail();
     }
     return false;
 }
@@ -121,7 +127,8 @@ bool check_result(const json& r) {
 void check_estimate(const json& r) {
     if (!check_result(r)) return;
     const json& g = r.at("per_gpu");
-    for (const char* k : {"peak_allocated_bytes", "peak_reserved_bytes", "device_total_bytes", "capacity_bytes"}) check_bytes(g.at(k));
+    for (const char* k : {"peak_allocated_bytes", "peak_reserved_bytes", "device_total_bytes", "capacity_bytes"})
+        check_bytes(g.at(k));
     for (const json& c : g.at("components")) check_bytes(c);
     check_bytes(r.at("host_bytes"));
     check_bytes(r.at("parameters").at("total"));
@@ -223,7 +230,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::string in = *read_file("-", why), line;
         for (std::size_t start = 0; start <= in.size(); start += line.size() + 1) {
             line = in.substr(start, in.find('\n', start) - start);
-            if (line.find_first_not_of(" \t\r") != std::string::npos) check_estimate(json::parse(gpumem::estimate_json(line)));
+            if (line.find_first_not_of(" \t\r") != std::string::npos)
+                check_estimate(json::parse(gpumem::estimate_json(line)));
         }
         return 0;
     }
@@ -237,7 +245,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (r.exit_code == kInvalid) {
         if (r.error.empty()) fail();
         if (r.error_document) {  // a file that cannot be read or parsed: the message names it
-            auto names = [&](const std::string& file) { return !file.empty() && r.error.find(file) != std::string::npos; };
+            auto names = [&](const std::string& file) {
+                return !file.empty() && r.error.find(file) != std::string::npos;
+            };
             if (!names(a.scenario_file) && !names(a.hf_config_file)) fail();
             check_printable(error_document(r.error));
         }

@@ -77,64 +77,64 @@ struct ModelSpec {
     bool known_family = true;  // false: read with the generic decoder rules (a warning says so)
 
     std::uint64_t vocab_size = 0;
-    std::uint64_t hidden_size = 0;              // h
-    std::uint64_t num_layers = 0;               // L
-    std::uint64_t num_attention_heads = 0;      // a
-    std::uint64_t num_key_value_heads = 0;      // kv heads (== a for MHA, 1 for MQA)
-    std::uint64_t head_dim = 0;                 // may differ from h / a (gemma, qwen3)
-    std::uint64_t intermediate_size = 0;        // MLP width
-    std::uint64_t max_position_embeddings = 0;  // longest context the model was built for
-    bool gated_mlp = true;                      // SwiGLU-style gate/up/down (3 matrices) or fc/proj (2)
-    bool qkv_bias = false;                      // biases on q, k and v
-    bool o_bias = false;                        // bias on the attention output projection
-    bool mlp_bias = false;                      // biases on the MLP matrices
-    bool lm_head_bias = false;                  // phi-2
+    std::uint64_t hidden_size = 0;                    // h
+    std::uint64_t num_layers = 0;                     // L
+    std::uint64_t num_attention_heads = 0;            // a
+    std::uint64_t num_key_value_heads = 0;            // kv heads (== a for MHA, 1 for MQA)
+    std::uint64_t head_dim = 0;                       // may differ from h / a (gemma, qwen3)
+    std::uint64_t intermediate_size = 0;              // MLP width
+    std::uint64_t max_position_embeddings = 0;        // longest context the model was built for
+    bool gated_mlp = true;                            // SwiGLU-style gate/up/down (3 matrices) or fc/proj (2)
+    bool qkv_bias = false;                            // biases on q, k and v
+    bool o_bias = false;                              // bias on the attention output projection
+    bool mlp_bias = false;                            // biases on the MLP matrices
+    bool lm_head_bias = false;                        // phi-2
     enum class Norm { RMS, Layer } norm = Norm::RMS;  // RMSNorm (weight) or LayerNorm (weight + bias)
-    std::uint64_t norms_per_layer = 2;          // 1 (parallel block), 2 (pre-norm), 4 (gemma2 sandwich)
+    std::uint64_t norms_per_layer = 2;                // 1 (parallel block), 2 (pre-norm), 4 (gemma2 sandwich)
     enum class QKNorm { None, PerHead, Full } qk_norm = QKNorm::None;  // qwen3: per head; olmo2: full width
-    bool parallel_block = false;                // attention and MLP read the same normed input (phi, neox)
-    std::uint64_t learned_positions = 0;        // rows of a learned position table (gpt2), 0 for rotary
+    bool parallel_block = false;          // attention and MLP read the same normed input (phi, neox)
+    std::uint64_t learned_positions = 0;  // rows of a learned position table (gpt2), 0 for rotary
     bool tie_word_embeddings = false;
-    std::uint64_t sliding_window = 0;           // 0: none
+    std::uint64_t sliding_window = 0;             // 0: none
     std::vector<LayerAttention> layer_attention;  // one per layer
-    bool attention_sinks = false;               // one learned sink logit per head (gpt-oss)
+    bool attention_sinks = false;                 // one learned sink logit per head (gpt-oss)
 
     // Mixture of experts (num_experts == 0: a dense model).
-    std::uint64_t num_experts = 0;              // routed experts in each MoE layer
-    std::uint64_t num_experts_per_tok = 0;      // top-k experts a token visits
-    std::uint64_t moe_intermediate_size = 0;    // width of one routed expert
+    std::uint64_t num_experts = 0;                      // routed experts in each MoE layer
+    std::uint64_t num_experts_per_tok = 0;              // top-k experts a token visits
+    std::uint64_t moe_intermediate_size = 0;            // width of one routed expert
     std::uint64_t shared_expert_intermediate_size = 0;  // qwen2_moe's always-on expert (+ its sigmoid gate)
-    bool expert_bias = false;                   // biases inside each expert (gpt-oss)
-    bool router_bias = false;                   // bias on the router (gpt-oss)
-    std::vector<bool> moe_layer;                // one per layer: MoE block (true) or dense MLP
+    bool expert_bias = false;                           // biases inside each expert (gpt-oss)
+    bool router_bias = false;                           // bias on the router (gpt-oss)
+    std::vector<bool> moe_layer;                        // one per layer: MoE block (true) or dense MLP
 
-    double attention_dropout = 0;               // dropout on attention probabilities (saves a mask)
-    double hidden_dropout = 0;                  // dropout on residual branches (saves masks)
-    double attn_logit_softcapping = 0;          // gemma2: tanh cap on attention scores (0: none)
+    double attention_dropout = 0;       // dropout on attention probabilities (saves a mask)
+    double hidden_dropout = 0;          // dropout on residual branches (saves masks)
+    double attn_logit_softcapping = 0;  // gemma2: tanh cap on attention scores (0: none)
 
-    std::string checkpoint_dtype = "bf16";      // torch_dtype / dtype of the stored weights
+    std::string checkpoint_dtype = "bf16";  // torch_dtype / dtype of the stored weights
 
     // What the family adds to the plain decoder (all absent for llama-style models).
-    std::string architecture;                   // config.json architectures[0]: the class that is counted
+    std::string architecture;  // config.json architectures[0]: the class that is counted
     // Encoder-only (bert, roberta) and encoder-decoder (t5) stacks are still read as num_layers
     // layers of the same shape; for t5 the first encoder_layers are the encoder and the rest the
     // decoder, which adds cross-attention (q, k, v, o and a norm) to each of its layers.
     enum class Structure { Decoder, Encoder, EncoderDecoder } structure = Structure::Decoder;
-    std::uint64_t encoder_layers = 0;           // t5: num_layers of the encoder (decoder: num_layers - this)
+    std::uint64_t encoder_layers = 0;              // t5: num_layers of the encoder (decoder: num_layers - this)
     std::uint64_t relative_attention_buckets = 0;  // t5: one relative_attention_bias (buckets x heads) per stack
-    std::uint64_t token_types = 0;              // bert/roberta: rows of token_type_embeddings
-    bool embedding_norm = false;                // LayerNorm right after the embeddings (bloom, bert)
-    std::uint64_t embedding_dim = 0;            // opt word_embed_proj_dim when != hidden_size (project_in/out); 0: h
-    bool final_norm = true;                     // a norm after the last layer (not bert, not opt-350m)
-    bool pooler = false;                        // bert/roberta base model: pooler dense h x h + bias
-    bool mlm_head = false;                      // *ForMaskedLM: transform dense + LayerNorm + vocab bias (decoder tied)
-    bool nsp_head = false;                      // BertForPreTraining: next-sentence classifier 2 x h + 2
-    bool shared_expert_gate = true;             // qwen2_moe's sigmoid gate on its shared expert (deepseek has none)
+    std::uint64_t token_types = 0;                 // bert/roberta: rows of token_type_embeddings
+    bool embedding_norm = false;                   // LayerNorm right after the embeddings (bloom, bert)
+    std::uint64_t embedding_dim = 0;               // opt word_embed_proj_dim when != hidden_size (project_in/out); 0: h
+    bool final_norm = true;                        // a norm after the last layer (not bert, not opt-350m)
+    bool pooler = false;                           // bert/roberta base model: pooler dense h x h + bias
+    bool mlm_head = false;           // *ForMaskedLM: transform dense + LayerNorm + vocab bias (decoder tied)
+    bool nsp_head = false;           // BertForPreTraining: next-sentence classifier 2 x h + 2
+    bool shared_expert_gate = true;  // qwen2_moe's sigmoid gate on its shared expert (deepseek has none)
     // Multi-head latent attention (deepseek_v2/v3; kv_lora_rank == 0: ordinary q/k/v/o).
-    std::uint64_t q_lora_rank = 0;              // 0: q_proj straight from h (q_lora_rank null)
-    std::uint64_t kv_lora_rank = 0;             // width of the cached latent
+    std::uint64_t q_lora_rank = 0;   // 0: q_proj straight from h (q_lora_rank null)
+    std::uint64_t kv_lora_rank = 0;  // width of the cached latent
     std::uint64_t qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
-    std::uint64_t mtp_layers = 0;               // num_nextn_predict_layers: in the checkpoint, not in transformers
+    std::uint64_t mtp_layers = 0;  // num_nextn_predict_layers: in the checkpoint, not in transformers
     // mllama: decoder layers whose attention reads the image features (cross_attention_layers), and the
     // rows embed_tokens holds beyond vocab_size (8 image/special tokens; lm_head stays vocab_size).
     std::vector<std::uint64_t> cross_attention_layers;
@@ -146,7 +146,7 @@ struct ModelSpec {
         std::string name;
         std::uint64_t rows = 0, cols = 1, copies = 1;
     };
-    std::string vision_model_type;              // vision_config.model_type ("clip_vision_model", ...)
+    std::string vision_model_type;  // vision_config.model_type ("clip_vision_model", ...)
     std::vector<Weight> vision_tower;
     std::vector<Weight> projector;
     // The tower's shape, for the activations of encoding an image (zeros without a tower).
@@ -158,18 +158,18 @@ struct ModelSpec {
 
     // quantization_config, as facts about the stored checkpoint (the memory model decides what to do).
     struct Quantization {
-        std::string method;                     // quant_method: "bitsandbytes", "gptq", "awq", "fp8", "mxfp4", ...
-        std::uint64_t bits = 0;                 // 4 or 8 (bitsandbytes, gptq, awq); 8 for fp8, 4 for mxfp4
-        std::uint64_t group_size = 0;           // gptq/awq scale group (-1 in the config: 0 = per channel)
-        std::string quant_type;                 // bitsandbytes 4-bit "nf4" / "fp4"; fp8 "e4m3" / "e5m2"
-        bool double_quant = false;              // bitsandbytes bnb_4bit_use_double_quant
-        std::vector<std::uint64_t> weight_block_size;  // fp8 block scales, e.g. [128, 128]
+        std::string method;            // quant_method: "bitsandbytes", "gptq", "awq", "fp8", "mxfp4", ...
+        std::uint64_t bits = 0;        // 4 or 8 (bitsandbytes, gptq, awq); 8 for fp8, 4 for mxfp4
+        std::uint64_t group_size = 0;  // gptq/awq scale group (-1 in the config: 0 = per channel)
+        std::string quant_type;        // bitsandbytes 4-bit "nf4" / "fp4"; fp8 "e4m3" / "e5m2"
+        bool double_quant = false;     // bitsandbytes bnb_4bit_use_double_quant
+        std::vector<std::uint64_t> weight_block_size;    // fp8 block scales, e.g. [128, 128]
         std::vector<std::string> modules_not_converted;  // modules_to_not_convert / llm_int8_skip_modules
     };
     std::optional<Quantization> quantization;
 
-    // A model entered only by its size ("num_parameters": "7B", as gpu-mem-calculator's config format has it) has no exact count;
-    // the declared figure is used and the result says so.
+    // A model entered only by its size ("num_parameters": "7B", as gpu-mem-calculator's config format has it) has no
+    // exact count; the declared figure is used and the result says so.
     std::optional<std::uint64_t> declared_parameters;
 };
 
@@ -189,20 +189,20 @@ ModelRead read_hf_config(const nlohmann::json& config, const std::string& field_
 
 struct ParamCount {
     std::uint64_t total = 0;
-    std::uint64_t embedding = 0;   // input token embeddings
-    std::uint64_t attention = 0;   // q, k, v, o (+ biases, q/k norms), all layers
-    std::uint64_t mlp = 0;         // MLP matrices (+ biases), all layers
-    std::uint64_t norms = 0;       // layer norms, all layers, plus the final norm
-    std::uint64_t lm_head = 0;     // 0 when tied to the embeddings
-    std::uint64_t experts = 0;     // routed and shared experts with their router, all layers (in mlp too)
-    std::uint64_t active = 0;      // parameters one token uses: total less the experts it skips
-    std::uint64_t per_layer = 0;   // one decoder layer (attention + mlp + its norms); the mean for MoE models
-    std::uint64_t vision = 0;      // multimodal: the vision tower (in total)
-    std::uint64_t projector = 0;   // multimodal: the projector from the tower into the LM (in total)
+    std::uint64_t embedding = 0;       // input token embeddings
+    std::uint64_t attention = 0;       // q, k, v, o (+ biases, q/k norms), all layers
+    std::uint64_t mlp = 0;             // MLP matrices (+ biases), all layers
+    std::uint64_t norms = 0;           // layer norms, all layers, plus the final norm
+    std::uint64_t lm_head = 0;         // 0 when tied to the embeddings
+    std::uint64_t experts = 0;         // routed and shared experts with their router, all layers (in mlp too)
+    std::uint64_t active = 0;          // parameters one token uses: total less the experts it skips
+    std::uint64_t per_layer = 0;       // one decoder layer (attention + mlp + its norms); the mean for MoE models
+    std::uint64_t vision = 0;          // multimodal: the vision tower (in total)
+    std::uint64_t projector = 0;       // multimodal: the projector from the tower into the LM (in total)
     std::uint64_t language_model = 0;  // total less vision and projector
-    std::uint64_t mtp = 0;         // deepseek_v3 multi-token-prediction layers: in the checkpoint, NOT in total
-                                   // (their copies of the embedding and head are not counted again)
-    bool exact = true;             // false for a model given only by its declared size
+    std::uint64_t mtp = 0;             // deepseek_v3 multi-token-prediction layers: in the checkpoint, NOT in total
+                                       // (their copies of the embedding and head are not counted again)
+    bool exact = true;                 // false for a model given only by its declared size
 };
 ParamCount count_parameters(const ModelSpec& model);
 
@@ -395,10 +395,10 @@ std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus(), 
 std::string maxfit_json(const std::string& scenario_text);
 std::string settings_json();  // settings()
 std::string plan_json(const std::string& request_text);
-std::string fit_json(const std::string& scenario_text);               // fit()
-std::string calibrate_json(const std::string& request_text);          // calibrate()
-std::string sweep_json(const std::string& request_text);              // sweep()
-std::string export_json(const std::string& request_text);            // export_config()
+std::string fit_json(const std::string& scenario_text);                // fit()
+std::string calibrate_json(const std::string& request_text);           // calibrate()
+std::string sweep_json(const std::string& request_text);               // sweep()
+std::string export_json(const std::string& request_text);              // export_config()
 std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
 
 }  // namespace gpumem

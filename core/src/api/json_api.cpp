@@ -10,9 +10,7 @@ namespace gpumem {
 
 using detail::json;
 
-const char* version() {
-    return GPUMEM_VERSION;
-}
+const char* version() { return GPUMEM_VERSION; }
 
 std::optional<json> parse_json(const std::string& text, std::string& error) {
     // The parser itself is iterative; the callback sees each value's depth and stops deep input

@@ -55,8 +55,8 @@ struct Record {
     json scenario;        // as given
     double measured = 0;  // bytes
     const char* figure = "";
-    double base = 0;                 // the estimate with the fitted overheads at 0
-    std::vector<double> slope;       // d figure / d overhead, per fittable
+    double base = 0;            // the estimate with the fitted overheads at 0
+    std::vector<double> slope;  // d figure / d overhead, per fittable
 };
 
 // The scenario with these overheads, where it does not give its own (a record that measured its
@@ -85,7 +85,8 @@ double linear(const Record& r, const std::vector<double>& theta) {
 
 // The value of theta[k] in [low, high] that minimises sum |linear(r) / measured - 1| with the
 // others held: a weighted median of each record's zero point (exact for one coordinate of an L1 fit).
-double best_coordinate(const std::vector<const Record*>& rs, std::vector<double> theta, std::size_t k, double low, double high) {
+double best_coordinate(const std::vector<const Record*>& rs, std::vector<double> theta, std::size_t k, double low,
+                       double high) {
     std::vector<std::pair<double, double>> points;  // (zero point, weight)
     for (const Record* r : rs) {
         const double a = r->slope[k] / r->measured;
@@ -96,7 +97,8 @@ double best_coordinate(const std::vector<const Record*>& rs, std::vector<double>
     }
     if (points.empty()) return std::clamp(0.0, low, high);
     std::sort(points.begin(), points.end());
-    const double total = std::accumulate(points.begin(), points.end(), 0.0, [](double s, auto& p) { return s + p.second; });
+    const double total =
+        std::accumulate(points.begin(), points.end(), 0.0, [](double s, auto& p) { return s + p.second; });
     double run = 0;
     for (const auto& [x, w] : points) {
         run += w;
@@ -107,7 +109,8 @@ double best_coordinate(const std::vector<const Record*>& rs, std::vector<double>
 
 // Coordinate descent to the L1 fit over the records (a few sweeps reach the fixed point: each
 // coordinate's step is exact).
-std::vector<double> fit_overheads(const std::vector<const Record*>& rs, const std::vector<std::size_t>& which, std::vector<double> theta) {
+std::vector<double> fit_overheads(const std::vector<const Record*>& rs, const std::vector<std::size_t>& which,
+                                  std::vector<double> theta) {
     for (int sweep = 0; sweep < 20; ++sweep) {
         std::vector<double> before = theta;
         for (std::size_t k : which) theta[k] = best_coordinate(rs, theta, k, kFittable[k].low, kFittable[k].high);
@@ -128,7 +131,9 @@ double quantile(std::vector<double> xs, double q) {
 json summary(const std::vector<double>& errors) {
     if (errors.empty()) return {{"n", 0}};
     const auto within = std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 10; });
-    return {{"n", errors.size()}, {"median_pct", quantile(errors, 0.5)}, {"p90_pct", quantile(errors, 0.9)},
+    return {{"n", errors.size()},
+            {"median_pct", quantile(errors, 0.5)},
+            {"p90_pct", quantile(errors, 0.9)},
             {"within_10", within}};
 }
 
@@ -156,11 +161,19 @@ std::vector<Record> read_records(const json& list, json& errors) {
         const json& r = list[i];
         const std::string where = "records[" + std::to_string(i) + "]";
         auto refuse = [&](const std::string& field, const std::string& problem) {
-            errors.push_back({{"field", where + (field.empty() ? "" : "." + field)}, {"problem", problem}, {"value", ""},
+            errors.push_back({{"field", where + (field.empty() ? "" : "." + field)},
+                              {"problem", problem},
+                              {"value", ""},
                               {"message", where + (field.empty() ? "" : "." + field) + ": " + problem}});
         };
-        if (!r.is_object()) { refuse("", "must be an object: {\"id\", \"scenario\", \"measured\": {\"metric\", \"gib\"}}"); continue; }
-        if (!r.contains("scenario") || !r["scenario"].is_object()) { refuse("scenario", "is required (an object)"); continue; }
+        if (!r.is_object()) {
+            refuse("", "must be an object: {\"id\", \"scenario\", \"measured\": {\"metric\", \"gib\"}}");
+            continue;
+        }
+        if (!r.contains("scenario") || !r["scenario"].is_object()) {
+            refuse("scenario", "is required (an object)");
+            continue;
+        }
         const json& m = r.value("measured", json());
         if (!m.is_object() || !m.contains("gib") || !m["gib"].is_number() || m["gib"].get<double>() <= 0) {
             refuse("measured.gib", "is required: the measured peak in GiB, a positive number");
@@ -206,10 +219,14 @@ void measure_response(std::vector<Record>& records) {
 
 json calibrate(const json& request) {
     json errors = json::array();
-    if (!request.is_object() || !request.contains("records") || !request["records"].is_array() || request["records"].empty())
+    if (!request.is_object() || !request.contains("records") || !request["records"].is_array() ||
+        request["records"].empty())
         return {{"ok", false},
-                {"errors", {{{"field", "records"}, {"problem", "is required: a list of measurement records"}, {"value", ""},
-                             {"message", "records: is required: a list of measurement records"}}}}};
+                {"errors",
+                 {{{"field", "records"},
+                   {"problem", "is required: a list of measurement records"},
+                   {"value", ""},
+                   {"message", "records: is required: a list of measurement records"}}}}};
     std::vector<Record> records = read_records(request["records"], errors);
     if (!errors.empty()) return {{"ok", false}, {"errors", errors}};
     measure_response(records);
@@ -217,7 +234,8 @@ json calibrate(const json& request) {
     // The overheads to fit: those some record's figure depends on.
     std::vector<std::size_t> which;
     for (std::size_t k = 0; k < std::size(kFittable); ++k)
-        if (std::any_of(records.begin(), records.end(), [k](const Record& r) { return r.slope[k] != 0; })) which.push_back(k);
+        if (std::any_of(records.begin(), records.end(), [k](const Record& r) { return r.slope[k] != 0; }))
+            which.push_back(k);
 
     // The defaults, as the scenarios resolve them (the first record's: they are the same for all).
     json first = estimate(records[0].scenario)["scenario"]["overheads"];
@@ -258,14 +276,17 @@ json calibrate(const json& request) {
                         {"records", provenance}};
     return {{"ok", true},
             {"calibration", calibration},
-            {"report", {{"before", summaries(records, before)}, {"after", summaries(records, after)},
-                        {"leave_one_out", summaries(records, loo)}}}};
+            {"report",
+             {{"before", summaries(records, before)},
+              {"after", summaries(records, after)},
+              {"leave_one_out", summaries(records, loo)}}}};
 }
 
 json apply_calibration(const json& scenario, const json& calibration) {
     auto refuse = [](const std::string& field, const std::string& problem) {
-        return json{{"ok", false},
-                    {"errors", {{{"field", field}, {"problem", problem}, {"value", ""}, {"message", field + ": " + problem}}}}};
+        return json{
+            {"ok", false},
+            {"errors", {{{"field", field}, {"problem", problem}, {"value", ""}, {"message", field + ": " + problem}}}}};
     };
     if (!calibration.is_object() || calibration.value("gpumem_calibration", 0) != kFormatVersion)
         return refuse("calibration", "is not a gpumem calibration file (version " + std::to_string(kFormatVersion) +
@@ -273,7 +294,8 @@ json apply_calibration(const json& scenario, const json& calibration) {
     const std::string made_by = calibration.value("gpumem_version", std::string());
     if (made_by != version())
         return refuse("calibration.gpumem_version", "the file was fitted by gpumem " + made_by + ", this is gpumem " +
-                                                        version() + ": its overheads belong to that version's memory "
+                                                        version() +
+                                                        ": its overheads belong to that version's memory "
                                                         "model; fit it again with this version's gpumem calibrate");
     if (!calibration.contains("overheads") || !calibration["overheads"].is_object())
         return refuse("calibration.overheads", "is required: an object of overhead values");
@@ -282,8 +304,10 @@ json apply_calibration(const json& scenario, const json& calibration) {
     if (!s["overheads"].is_object()) s["overheads"] = json::object();
     for (auto& [k, v] : calibration["overheads"].items())
         if (!s["overheads"].contains(k)) s["overheads"][k] = v;  // the scenario's own values win
-    return {{"ok", true}, {"scenario", s}, {"calibration", {{"name", calibration.value("name", std::string())},
-                                                           {"hash", calibration_hash(calibration)}}}};
+    return {
+        {"ok", true},
+        {"scenario", s},
+        {"calibration", {{"name", calibration.value("name", std::string())}, {"hash", calibration_hash(calibration)}}}};
 }
 
 std::string calibration_hash(const json& calibration) {

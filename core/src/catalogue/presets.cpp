@@ -10,7 +10,10 @@
 
 namespace gpumem::detail {
 
-struct EmbeddedFile { const char* path; const char* text; };
+struct EmbeddedFile {
+    const char* path;
+    const char* text;
+};
 extern const EmbeddedFile kPresetFiles[];
 extern const std::size_t kPresetFileCount;
 
@@ -41,10 +44,10 @@ std::string gpu_key(const std::string& name) {
 // Parsed once, on first use; the embedded text is checked by the preset tests, so a parse failure
 // here means a broken build, reported as an empty catalogue rather than a crash.
 struct Catalogue {
-    std::vector<json> models;              // full records, sorted by model_id
+    std::vector<json> models;                        // full records, sorted by model_id
     std::map<std::string, std::string> alias_to_id;  // lower-cased alias → model_id
     json gpus = json::array();
-    json gpu_families = json::object();   // normalised family name -> {"gpu", "why"}
+    json gpu_families = json::object();  // normalised family name -> {"gpu", "why"}
     json formats_json = json::array();
     std::vector<Format> formats;
 
@@ -60,8 +63,7 @@ struct Catalogue {
                 const json families = doc.value("families", json::object());
                 for (const auto& [name, family] : families.items())
                     if (family.is_object()) gpu_families[gpu_key(name)] = family;
-            }
-            else if (path == "aliases.json") aliases = doc;
+            } else if (path == "aliases.json") aliases = doc;
             else if (path == "dtypes.json") formats_json = doc.value("formats", json::array());
         }
         std::sort(models.begin(), models.end(),
@@ -100,7 +102,8 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
     std::size_t before = issues.size();
     FieldReader r(record, prefix, issues);
     if (!record.is_object()) {
-        issues.push_back({prefix, "must be a format object {\"id\", \"bits\", \"group_size\", \"scale_bytes\", \"scope\"}",
+        issues.push_back({prefix,
+                          "must be a format object {\"id\", \"bits\", \"group_size\", \"scale_bytes\", \"scope\"}",
                           show(record)});
         return std::nullopt;
     }
@@ -117,9 +120,7 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
     return f;
 }
 
-const std::vector<Format>& builtin_formats() {
-    return catalogue().formats;
-}
+const std::vector<Format>& builtin_formats() { return catalogue().formats; }
 
 std::optional<json> find_gpu(const std::string& id, std::string* note) {
     const std::string key = gpu_key(id);
@@ -261,12 +262,8 @@ std::optional<json> find_preset(const std::string& id_or_alias) {
     return std::nullopt;
 }
 
-json list_gpus() {
-    return catalogue().gpus;
-}
+json list_gpus() { return catalogue().gpus; }
 
-json list_formats() {
-    return catalogue().formats_json;
-}
+json list_formats() { return catalogue().formats_json; }
 
 }  // namespace gpumem

@@ -18,11 +18,13 @@ std::optional<json> find_gpu(const std::string& id, std::string* note = nullptr)
 struct Format {
     std::string id;
     double bits = 16, group_size = 0, scale_bytes = 0;
-    FormatScope scope = FormatScope::All;   // which tensors it applies to (see presets/dtypes.json)
-    std::optional<WeightFormat> builtin;    // its settings row for a catalogue format; none for a scenario's own
+    FormatScope scope = FormatScope::All;  // which tensors it applies to (see presets/dtypes.json)
+    std::optional<WeightFormat> builtin;   // its settings row for a catalogue format; none for a scenario's own
     double bytes_per_param() const { return bits / 8 + (group_size > 0 ? scale_bytes / group_size : 0); }
     // Bytes per element of the compute it dequantizes to: fp32 for fp32 weights, else 2 (settings.h).
-    double compute_bytes() const { return detail::compute_bytes(builtin == WeightFormat::Fp32 ? Dtype::Fp32 : Dtype::Bf16); }
+    double compute_bytes() const {
+        return detail::compute_bytes(builtin == WeightFormat::Fp32 ? Dtype::Fp32 : Dtype::Bf16);
+    }
 };
 // bitsandbytes' double quantization (QLoRA paper §2) of its 4-bit formats (nf4, fp4; int8 has none):
 // the fp32 absmax per 64 weights becomes an 8-bit one plus an fp32 scale per 256 of them.

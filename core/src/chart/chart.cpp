@@ -32,7 +32,8 @@ const Axis kAxes[] = {
 };
 
 json refuse(const std::string& field, const std::string& problem) {
-    return {{"ok", false}, {"errors", {{{"field", field}, {"problem", problem}, {"value", ""}, {"message", field + ": " + problem}}}}};
+    return {{"ok", false},
+            {"errors", {{{"field", field}, {"problem", problem}, {"value", ""}, {"message", field + ": " + problem}}}}};
 }
 
 void set_field(json& s, const std::string& field, std::uint64_t value) {
@@ -84,7 +85,9 @@ json sweep(const json& request) {
         allowed += (allowed.empty() ? "" : ", ") + std::string(a.field);
         if (field == a.field) axis = &a;
     }
-    if (!axis) return refuse("field", "must be one of " + allowed + " for a " + (training ? "training" : "inference") + " scenario");
+    if (!axis)
+        return refuse("field",
+                      "must be one of " + allowed + " for a " + (training ? "training" : "inference") + " scenario");
 
     // The range: up to twice the larger of the scenario's value and the max-fit value.
     const std::size_t dot = field.find('.');
@@ -109,7 +112,8 @@ json sweep(const json& request) {
         set_field(s, field, v);
         json e = estimate(s);
         if (!e.value("ok", false)) break;  // past the field's limit: the curve stops there
-        points.push_back({{"value", v}, {"device_total_bytes", e["per_gpu"]["device_total_bytes"]}, {"fits", e["fits"]}});
+        points.push_back(
+            {{"value", v}, {"device_total_bytes", e["per_gpu"]["device_total_bytes"]}, {"fits", e["fits"]}});
     }
     return {{"ok", true},
             {"field", field},
@@ -137,23 +141,24 @@ std::string sweep_svg(const json& s) {
     auto X = [&](double v) { return left + (x1 > x0 ? (std::log2(v) - x0) / (x1 - x0) : 0.5) * (W - left - right); };
     auto Y = [&](double gib) { return H - bottom - gib / ymax * (H - top - bottom); };
 
-    std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"360\" viewBox=\"0 0 640 360\" "
-                    "font-family=\"sans-serif\" font-size=\"12\">\n";
+    std::string o =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"360\" viewBox=\"0 0 640 360\" "
+        "font-family=\"sans-serif\" font-size=\"12\">\n";
     o += "<rect width=\"640\" height=\"360\" fill=\"white\"/>\n";
     std::string model = s.value("model", std::string());
     if (model.size() > 48) model = model.substr(0, 47) + "...";
     o += "<text x=\"" + number(left, 0) + "\" y=\"22\" font-size=\"13\">" + escape(model) + " on " +
          escape(s.value("gpu", std::string())) + ": peak per GPU</text>\n";
     // Axes and grid.
-    o += "<line x1=\"" + number(left, 0) + "\" y1=\"" + number(H - bottom, 0) + "\" x2=\"" + number(W - right, 0) + "\" y2=\"" +
-         number(H - bottom, 0) + "\" stroke=\"black\"/>\n";
+    o += "<line x1=\"" + number(left, 0) + "\" y1=\"" + number(H - bottom, 0) + "\" x2=\"" + number(W - right, 0) +
+         "\" y2=\"" + number(H - bottom, 0) + "\" stroke=\"black\"/>\n";
     o += "<line x1=\"" + number(left, 0) + "\" y1=\"" + number(top, 0) + "\" x2=\"" + number(left, 0) + "\" y2=\"" +
          number(H - bottom, 0) + "\" stroke=\"black\"/>\n";
     const double step = ymax > 400 ? 100 : ymax > 160 ? 40 : ymax > 80 ? 20 : ymax > 40 ? 10 : ymax > 16 ? 4 : 2;
     for (double g = 0; g <= ymax; g += step)
-        o += "<text x=\"" + number(left - 6, 0) + "\" y=\"" + number(Y(g) + 4) + "\" text-anchor=\"end\">" + number(g, 0) +
-             "</text><line x1=\"" + number(left, 0) + "\" y1=\"" + number(Y(g)) + "\" x2=\"" + number(W - right, 0) +
-             "\" y2=\"" + number(Y(g)) + "\" stroke=\"#ddd\"/>\n";
+        o += "<text x=\"" + number(left - 6, 0) + "\" y=\"" + number(Y(g) + 4) + "\" text-anchor=\"end\">" +
+             number(g, 0) + "</text><line x1=\"" + number(left, 0) + "\" y1=\"" + number(Y(g)) + "\" x2=\"" +
+             number(W - right, 0) + "\" y2=\"" + number(Y(g)) + "\" stroke=\"#ddd\"/>\n";
     // Tick labels, left to right, each at least 40 px from the last (the last value always shown).
     std::vector<double> ticks;
     for (const json& p : pts) ticks.push_back(p["value"].get<double>());
@@ -162,22 +167,23 @@ std::string sweep_svg(const json& s) {
         const bool last = i + 1 == ticks.size();
         if (!last && (X(ticks[i]) - shown < 40 || X(ticks.back()) - X(ticks[i]) < 40)) continue;
         shown = X(ticks[i]);
-        o += "<text x=\"" + number(X(ticks[i])) + "\" y=\"" + number(H - bottom + 16, 0) + "\" text-anchor=\"middle\">" +
-             number(ticks[i], 0) + "</text>\n";
+        o += "<text x=\"" + number(X(ticks[i])) + "\" y=\"" + number(H - bottom + 16, 0) +
+             "\" text-anchor=\"middle\">" + number(ticks[i], 0) + "</text>\n";
     }
-    o += "<text x=\"" + number((left + W - right) / 2, 0) + "\" y=\"" + number(H - 12, 0) + "\" text-anchor=\"middle\">" +
-         escape(s["label"].get<std::string>()) + "</text>\n";
+    o += "<text x=\"" + number((left + W - right) / 2, 0) + "\" y=\"" + number(H - 12, 0) +
+         "\" text-anchor=\"middle\">" + escape(s["label"].get<std::string>()) + "</text>\n";
     o += "<text x=\"16\" y=\"" + number((top + H - bottom) / 2, 0) + "\" transform=\"rotate(-90 16 " +
          number((top + H - bottom) / 2, 0) + ")\" text-anchor=\"middle\">GiB per GPU</text>\n";
     // Capacity.
-    o += "<line class=\"capacity\" x1=\"" + number(left, 0) + "\" y1=\"" + number(Y(cap)) + "\" x2=\"" + number(W - right, 0) +
-         "\" y2=\"" + number(Y(cap)) + "\" stroke=\"#c62828\" stroke-dasharray=\"6 4\"/>\n";
+    o += "<line class=\"capacity\" x1=\"" + number(left, 0) + "\" y1=\"" + number(Y(cap)) + "\" x2=\"" +
+         number(W - right, 0) + "\" y2=\"" + number(Y(cap)) + "\" stroke=\"#c62828\" stroke-dasharray=\"6 4\"/>\n";
     o += "<text x=\"" + number(left + 6, 0) + "\" y=\"" + number(Y(cap) - 6) + "\" fill=\"#c62828\">" + "capacity " +
          number(cap) + " GiB</text>\n";
     // The curve and its points.
     std::string line;
     for (const json& p : pts)
-        line += number(X(p["value"].get<double>())) + "," + number(Y(p["device_total_bytes"].get<double>() / kBytesPerGiB)) + " ";
+        line += number(X(p["value"].get<double>())) + "," +
+                number(Y(p["device_total_bytes"].get<double>() / kBytesPerGiB)) + " ";
     o += "<polyline class=\"peak\" fill=\"none\" stroke=\"#1565c0\" stroke-width=\"2\" points=\"" + line + "\"/>\n";
     for (const json& p : pts)
         o += "<circle class=\"point\" cx=\"" + number(X(p["value"].get<double>())) + "\" cy=\"" +
@@ -193,10 +199,11 @@ std::string sweep_svg(const json& s) {
     const double fit = s["max_fit"];
     if (fit >= pts.front()["value"].get<double>() && fit <= pts.back()["value"].get<double>()) {
         const bool room_right = X(fit) < W - right - 90;
-        o += "<line class=\"max-fit\" x1=\"" + number(X(fit)) + "\" y1=\"" + number(top, 0) + "\" x2=\"" + number(X(fit)) +
-             "\" y2=\"" + number(H - bottom, 0) + "\" stroke=\"#2e7d32\" stroke-dasharray=\"2 3\"/><text x=\"" +
-             number(X(fit) + (room_right ? 4 : -4)) + "\" y=\"" + number(top + 12, 0) + "\" text-anchor=\"" +
-             (room_right ? "start" : "end") + "\" fill=\"#2e7d32\">max fit " + number(fit, 0) + "</text>\n";
+        o += "<line class=\"max-fit\" x1=\"" + number(X(fit)) + "\" y1=\"" + number(top, 0) + "\" x2=\"" +
+             number(X(fit)) + "\" y2=\"" + number(H - bottom, 0) +
+             "\" stroke=\"#2e7d32\" stroke-dasharray=\"2 3\"/><text x=\"" + number(X(fit) + (room_right ? 4 : -4)) +
+             "\" y=\"" + number(top + 12, 0) + "\" text-anchor=\"" + (room_right ? "start" : "end") +
+             "\" fill=\"#2e7d32\">max fit " + number(fit, 0) + "</text>\n";
     }
     return o + "</svg>\n";
 }

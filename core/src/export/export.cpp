@@ -21,8 +21,7 @@ using ojson = nlohmann::ordered_json;
 
 // A shell word: as it is when it has no special characters, else single-quoted.
 std::string shell_word(const std::string& s) {
-    static const char* const kPlain =
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@+%";
+    static const char* const kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@+%";
     if (!s.empty() && s.find_first_not_of(kPlain) == std::string::npos) return s;
     std::string q = "'";
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -116,8 +115,8 @@ struct Run {
     explicit Run(const json& scenario) : s(scenario) {
         const json& m = s["model"];
         model = m.contains("preset") ? m["preset"].get<std::string>()
-                : m.contains("name")  ? m["name"].get<std::string>()
-                                      : std::string("MODEL");
+                : m.contains("name") ? m["name"].get<std::string>()
+                                     : std::string("MODEL");
         const json& e = s["engine"];
         engine = e["type"];
         zero_stage = e["zero_stage"];
@@ -155,7 +154,8 @@ struct Run {
     std::vector<std::string> lora_targets() const { return lora()["target_modules"].get<std::vector<std::string>>(); }
     bool targets(const char* module) const {
         auto t = lora_targets();
-        return std::find(t.begin(), t.end(), "all_linear") != t.end() || std::find(t.begin(), t.end(), module) != t.end();
+        return std::find(t.begin(), t.end(), "all_linear") != t.end() ||
+               std::find(t.begin(), t.end(), module) != t.end();
     }
 };
 
@@ -172,9 +172,7 @@ struct Written {
     }
 };
 
-std::uint64_t nodes_for(std::uint64_t world, std::uint64_t per_node) {
-    return (world + per_node - 1) / per_node;
-}
+std::uint64_t nodes_for(std::uint64_t world, std::uint64_t per_node) { return (world + per_node - 1) / per_node; }
 
 // The global batch in sequences: micro-batch x accumulation x data-parallel replicas.
 std::uint64_t global_batch(const Run& r) { return r.batch * r.accumulation * r.dp; }
@@ -186,29 +184,43 @@ std::string torch_dtype_name(const std::string& dtype) {
 // Megatron's own engines have their own launchers and arguments: no exporter writes them.
 void refuse_megatron(const Run& r, Written& w, const char* format) {
     if (r.engine == "megatron" || r.engine == "megatron_deepspeed")
-        w.refuse("engine.type", std::string("is not exported as ") + format + ": Megatron-LM runs from its own "
-                 "pretrain scripts and arguments (--tensor-model-parallel-size, --pipeline-model-parallel-size)", r.engine);
+        w.refuse("engine.type",
+                 std::string("is not exported as ") + format +
+                     ": Megatron-LM runs from its own "
+                     "pretrain scripts and arguments (--tensor-model-parallel-size, --pipeline-model-parallel-size)",
+                 r.engine);
     if (r.tp > 1 || r.pp > 1 || r.cp > 1)
-        w.refuse("parallelism", std::string(format) + " runs data parallelism (and sharding) only: tensor, pipeline and "
-                 "context parallel sizes must be 1", "tp " + std::to_string(r.tp) + ", pp " + std::to_string(r.pp) +
-                 ", cp " + std::to_string(r.cp));
+        w.refuse("parallelism",
+                 std::string(format) +
+                     " runs data parallelism (and sharding) only: tensor, pipeline and "
+                     "context parallel sizes must be 1",
+                 "tp " + std::to_string(r.tp) + ", pp " + std::to_string(r.pp) + ", cp " + std::to_string(r.cp));
 }
 
 // The activation-checkpointing note for formats that set it in code or elsewhere.
 void note_checkpointing(const Run& r, Written& w, const std::string& how) {
     if (r.checkpointing == "full") w.notes.push_back("activation checkpointing (full): " + how);
     if (r.checkpointing == "selective")
-        w.refuse("training.activation_checkpointing", "selective checkpointing is Megatron's or torchtune's; this "
-                 "format has full or none", r.checkpointing);
+        w.refuse("training.activation_checkpointing",
+                 "selective checkpointing is Megatron's or torchtune's; this "
+                 "format has full or none",
+                 r.checkpointing);
 }
 
 // HF Trainer's --optim name of an optimizer (transformers' OptimizerNames), or "" when it has none.
 std::string hf_optim(const std::string& optimizer) {
     static const char* const kMap[][2] = {
-        {"adamw", "adamw_torch"},          {"adamw_fused", "adamw_torch_fused"}, {"adam", "adamw_torch"},
-        {"adamw_8bit", "adamw_bnb_8bit"},  {"paged_adamw_8bit", "paged_adamw_8bit"},
-        {"paged_adamw_32bit", "paged_adamw_32bit"}, {"adafactor", "adafactor"}, {"sgd", "sgd"},
-        {"adagrad", "adagrad"},            {"rmsprop", "rmsprop"},             {"lion", "lion_32bit"},
+        {"adamw", "adamw_torch"},
+        {"adamw_fused", "adamw_torch_fused"},
+        {"adam", "adamw_torch"},
+        {"adamw_8bit", "adamw_bnb_8bit"},
+        {"paged_adamw_8bit", "paged_adamw_8bit"},
+        {"paged_adamw_32bit", "paged_adamw_32bit"},
+        {"adafactor", "adafactor"},
+        {"sgd", "sgd"},
+        {"adagrad", "adagrad"},
+        {"rmsprop", "rmsprop"},
+        {"lion", "lion_32bit"},
     };
     for (const auto& row : kMap)
         if (optimizer == row[0]) return row[1];
@@ -226,11 +238,14 @@ Written write_deepspeed(const Run& r) {
     if (r.engine != "deepspeed" && r.engine != "megatron_deepspeed")
         w.refuse("engine.type", "must be deepspeed (or megatron_deepspeed) to write a DeepSpeed config", r.engine);
     if (r.dtype == "fp8")
-        w.refuse("training.dtype", "DeepSpeed's JSON has no fp8 switch (fp8 training runs through Transformer Engine)", r.dtype);
+        w.refuse("training.dtype", "DeepSpeed's JSON has no fp8 switch (fp8 training runs through Transformer Engine)",
+                 r.dtype);
     const bool half = r.dtype == "bf16" || r.dtype == "fp16";
     if (half && r.precision != "mixed_master_fp32")
-        w.refuse("training.precision", "DeepSpeed's bf16 and fp16 keep half-precision weights and an fp32 master "
-                 "copy: mixed_master_fp32 (the default under deepspeed)", r.precision);
+        w.refuse("training.precision",
+                 "DeepSpeed's bf16 and fp16 keep half-precision weights and an fp32 master "
+                 "copy: mixed_master_fp32 (the default under deepspeed)",
+                 r.precision);
     if (!w.issues.empty()) return w;
 
     ojson ds;
@@ -244,7 +259,8 @@ Written write_deepspeed(const Run& r) {
     const json& o = r.s["overheads"];
     zero["reduce_bucket_size"] = static_cast<std::uint64_t>(o["zero_reduce_bucket_elements"].get<double>());
     zero["contiguous_gradients"] = true;
-    if (r.zero_stage == 3) zero["stage3_prefetch_bucket_size"] = static_cast<std::uint64_t>(o["zero3_prefetch_elements"].get<double>());
+    if (r.zero_stage == 3)
+        zero["stage3_prefetch_bucket_size"] = static_cast<std::uint64_t>(o["zero3_prefetch_elements"].get<double>());
     if (r.offload_optimizer != "none") {
         zero["offload_optimizer"] = {{"device", r.offload_optimizer}, {"pin_memory", true}};
         if (r.offload_optimizer == "nvme") zero["offload_optimizer"]["nvme_path"] = "/local_nvme";
@@ -261,15 +277,14 @@ Written write_deepspeed(const Run& r) {
         w.notes.push_back("Megatron-DeepSpeed: pass --tensor-model-parallel-size " + std::to_string(r.tp) +
                           " --pipeline-model-parallel-size " + std::to_string(r.pp) + " to its pretrain script");
     note_checkpointing(r, w, "enable it in the training script (HF Trainer: --gradient_checkpointing True)");
-    w.notes.push_back("the optimizer (" + r.optimizer + ") comes from the training script; add an \"optimizer\" "
+    w.notes.push_back("the optimizer (" + r.optimizer +
+                      ") comes from the training script; add an \"optimizer\" "
                       "section only to use DeepSpeed's own");
     return w;
 }
 
 // accelerate's mixed_precision for a compute dtype.
-std::string accelerate_precision(const std::string& dtype) {
-    return dtype == "fp32" ? "no" : dtype;
-}
+std::string accelerate_precision(const std::string& dtype) { return dtype == "fp32" ? "no" : dtype; }
 
 Written write_accelerate(const Run& r, std::uint64_t per_node) {
     Written w;
@@ -279,12 +294,16 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
     const bool ds = r.engine == "deepspeed";
     const char* want = ds ? "mixed_master_fp32" : "amp_fp32_weights";
     if (r.dtype != "fp32" && r.precision != want && !(r.adapters() && r.precision == "pure"))
-        w.refuse("training.precision", std::string("accelerate's mixed_precision keeps ") +
-                 (ds ? "DeepSpeed's fp32 master copy: mixed_master_fp32" : "fp32 weights and autocasts: amp_fp32_weights"),
-                 r.precision);
+        w.refuse(
+            "training.precision",
+            std::string("accelerate's mixed_precision keeps ") + (ds ? "DeepSpeed's fp32 master copy: mixed_master_fp32"
+                                                                     : "fp32 weights and autocasts: amp_fp32_weights"),
+            r.precision);
     if (r.engine == "fsdp" && r.offload_optimizer != r.offload_param)
-        w.refuse("engine.offload_optimizer", "FSDP offloads the weights, gradients and optimizer step together "
-                 "(fsdp_offload_params): offload_optimizer and offload_param must be the same", r.offload_optimizer);
+        w.refuse("engine.offload_optimizer",
+                 "FSDP offloads the weights, gradients and optimizer step together "
+                 "(fsdp_offload_params): offload_optimizer and offload_param must be the same",
+                 r.offload_optimizer);
     if (!w.issues.empty()) return w;
 
     ojson y;
@@ -298,7 +317,8 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
     y["use_cpu"] = false;
     if (r.engine == "fsdp") {
         std::string sharding = r.fsdp_sharding;
-        std::transform(sharding.begin(), sharding.end(), sharding.begin(), [](unsigned char c) { return std::toupper(c); });
+        std::transform(sharding.begin(), sharding.end(), sharding.begin(),
+                       [](unsigned char c) { return std::toupper(c); });
         y["fsdp_config"] = {{"fsdp_sharding_strategy", sharding},
                             {"fsdp_offload_params", r.offload_param == "cpu"},
                             {"fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
@@ -309,7 +329,8 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
                             {"fsdp_sync_module_states", true},
                             {"fsdp_activation_checkpointing", r.checkpointing == "full"}};
         if (r.checkpointing == "selective")
-            w.refuse("training.activation_checkpointing", "accelerate's FSDP checkpoints whole layers: full or none", r.checkpointing);
+            w.refuse("training.activation_checkpointing", "accelerate's FSDP checkpoints whole layers: full or none",
+                     r.checkpointing);
     } else if (ds) {
         y["deepspeed_config"] = {{"zero_stage", r.zero_stage},
                                  {"offload_optimizer_device", r.offload_optimizer},
@@ -326,7 +347,8 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
     w.notes.push_back("micro-batch " + std::to_string(r.batch) + " per GPU: the DataLoader's batch_size; " +
                       std::to_string(r.accumulation) + " accumulation steps: Accelerator(gradient_accumulation_steps=" +
                       std::to_string(r.accumulation) + ")");
-    w.notes.push_back("sequences of " + std::to_string(r.seq_len) + " tokens: truncate or pack the data to that length");
+    w.notes.push_back("sequences of " + std::to_string(r.seq_len) +
+                      " tokens: truncate or pack the data to that length");
     return w;
 }
 
@@ -335,23 +357,30 @@ Written write_torchrun(const Run& r, std::uint64_t per_node, const std::string& 
     w.file_name = "train.sh";
     refuse_megatron(r, w, "torchrun + HF Trainer");
     if (r.framework != "transformers")
-        w.refuse("training.framework", "torchrun's flags here are HF Trainer's: the framework must be transformers", r.framework);
+        w.refuse("training.framework", "torchrun's flags here are HF Trainer's: the framework must be transformers",
+                 r.framework);
     const std::string optim = hf_optim(r.optimizer);
     if (optim.empty())
-        w.refuse("training.optimizer", "HF Trainer's --optim has no such optimizer; one of adamw, adamw_fused, "
-                 "adamw_8bit, paged_adamw_8bit, paged_adamw_32bit, adafactor, sgd, adagrad, rmsprop, lion", r.optimizer);
+        w.refuse("training.optimizer",
+                 "HF Trainer's --optim has no such optimizer; one of adamw, adamw_fused, "
+                 "adamw_8bit, paged_adamw_8bit, paged_adamw_32bit, adafactor, sgd, adagrad, rmsprop, lion",
+                 r.optimizer);
     if (r.loss == "chunked")
         w.refuse("training.loss", "HF Trainer has no chunked cross-entropy flag (fused: use_liger_kernel)", r.loss);
     if (r.checkpointing == "selective")
-        w.refuse("training.activation_checkpointing", "HF Trainer checkpoints whole layers: full or none", r.checkpointing);
+        w.refuse("training.activation_checkpointing", "HF Trainer checkpoints whole layers: full or none",
+                 r.checkpointing);
     if (r.engine == "fsdp" && r.offload_optimizer != r.offload_param)
-        w.refuse("engine.offload_optimizer", "FSDP's offload moves weights, gradients and the optimizer step together: "
-                 "offload_optimizer and offload_param must be the same", r.offload_optimizer);
+        w.refuse("engine.offload_optimizer",
+                 "FSDP's offload moves weights, gradients and the optimizer step together: "
+                 "offload_optimizer and offload_param must be the same",
+                 r.offload_optimizer);
     if (!w.issues.empty()) return w;
 
     const std::uint64_t nodes = nodes_for(r.world(), per_node);
     Command c({"torchrun"});
-    c.option("--nnodes", static_cast<double>(nodes)).option("--nproc-per-node", static_cast<double>(std::min(r.world(), per_node)));
+    c.option("--nnodes", static_cast<double>(nodes))
+        .option("--nproc-per-node", static_cast<double>(std::min(r.world(), per_node)));
     if (nodes > 1) c.option("--rdzv-backend", "c10d").option("--rdzv-endpoint", "MASTER_HOST:29500");
     c.flag(shell_word(script));
     c.option("--model_name_or_path", r.model);
@@ -373,23 +402,25 @@ Written write_torchrun(const Run& r, std::uint64_t per_node, const std::string& 
     }
     w.text = c.text();
     if (r.precision == "pure")
-        w.notes.push_back("weights in " + r.dtype + ": load the model with torch_dtype=torch." + torch_dtype_name(r.dtype));
+        w.notes.push_back("weights in " + r.dtype + ": load the model with torch_dtype=torch." +
+                          torch_dtype_name(r.dtype));
     else if (r.dtype != "fp32")
         w.notes.push_back("weights in fp32 with " + r.dtype + " autocast: load the model in float32 (the default)");
-    w.notes.push_back("sequences of " + std::to_string(r.seq_len) + " tokens: truncate or pack the data to that length "
+    w.notes.push_back("sequences of " + std::to_string(r.seq_len) +
+                      " tokens: truncate or pack the data to that length "
                       "(TRL's SFTConfig: max_length)");
     if (r.adapters()) {
         const json& l = r.lora();
         std::string targets;
         for (const std::string& t : r.lora_targets()) targets += (targets.empty() ? "" : ", ") + json(t).dump();
-        w.notes.push_back("LoRA in " + script + ": peft.LoraConfig(r=" + l["rank"].dump() + ", lora_alpha=" +
-                          number_text(l["alpha"].get<double>()) + ", lora_dropout=" + number_text(l["dropout"].get<double>()) +
-                          ", target_modules=[" + targets + "])");
+        w.notes.push_back("LoRA in " + script + ": peft.LoraConfig(r=" + l["rank"].dump() +
+                          ", lora_alpha=" + number_text(l["alpha"].get<double>()) + ", lora_dropout=" +
+                          number_text(l["dropout"].get<double>()) + ", target_modules=[" + targets + "])");
     }
     if (r.method == "qlora")
         w.notes.push_back(std::string("QLoRA base: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=\"") +
-                          r.s["training"]["quantization"].get<std::string>() + "\", bnb_4bit_use_double_quant=" +
-                          (r.double_quant ? "True" : "False") + ")");
+                          r.s["training"]["quantization"].get<std::string>() +
+                          "\", bnb_4bit_use_double_quant=" + (r.double_quant ? "True" : "False") + ")");
     if (r.attention != "sdpa")
         w.notes.push_back("attention: from_pretrained(..., attn_implementation=\"" +
                           std::string(r.attention == "flash" ? "flash_attention_2" : "eager") + "\")");
@@ -403,17 +434,38 @@ struct TuneModel {
     const char* config_dir;
 };
 const TuneModel kTuneModels[] = {
-    {"Llama-3.1-8B", "llama3_1/8B"},   {"Meta-Llama-3.1-8B", "llama3_1/8B"}, {"Llama-3.1-70B", "llama3_1/70B"},
-    {"Meta-Llama-3.1-70B", "llama3_1/70B"}, {"Llama-3.1-405B", "llama3_1/405B"}, {"Meta-Llama-3.1-405B", "llama3_1/405B"},
-    {"Llama-3.2-1B", "llama3_2/1B"},   {"Llama-3.2-3B", "llama3_2/3B"},     {"Llama-3.3-70B", "llama3_3/70B"},
-    {"Meta-Llama-3-8B", "llama3/8B"},  {"Meta-Llama-3-70B", "llama3/70B"},  {"Llama-2-7b", "llama2/7B"},
-    {"Llama-2-13b", "llama2/13B"},     {"Llama-2-70b", "llama2/70B"},       {"Qwen2.5-0.5B", "qwen2_5/0.5B"},
-    {"Qwen2.5-1.5B", "qwen2_5/1.5B"},  {"Qwen2.5-3B", "qwen2_5/3B"},        {"Qwen2.5-7B", "qwen2_5/7B"},
-    {"Qwen2.5-14B", "qwen2_5/14B"},    {"Qwen2.5-32B", "qwen2_5/32B"},      {"Qwen2.5-72B", "qwen2_5/72B"},
-    {"Qwen2-0.5B", "qwen2/0.5B"},      {"Qwen2-1.5B", "qwen2/1.5B"},        {"Qwen2-7B", "qwen2/7B"},
-    {"gemma-2b", "gemma/2B"},          {"gemma-7b", "gemma/7B"},            {"gemma-2-2b", "gemma2/2B"},
-    {"gemma-2-9b", "gemma2/9B"},       {"gemma-2-27b", "gemma2/27B"},       {"Mistral-7B", "mistral/7B"},
-    {"Phi-3-mini", "phi3/mini"},       {"phi-4", "phi4/14B"},
+    {"Llama-3.1-8B", "llama3_1/8B"},
+    {"Meta-Llama-3.1-8B", "llama3_1/8B"},
+    {"Llama-3.1-70B", "llama3_1/70B"},
+    {"Meta-Llama-3.1-70B", "llama3_1/70B"},
+    {"Llama-3.1-405B", "llama3_1/405B"},
+    {"Meta-Llama-3.1-405B", "llama3_1/405B"},
+    {"Llama-3.2-1B", "llama3_2/1B"},
+    {"Llama-3.2-3B", "llama3_2/3B"},
+    {"Llama-3.3-70B", "llama3_3/70B"},
+    {"Meta-Llama-3-8B", "llama3/8B"},
+    {"Meta-Llama-3-70B", "llama3/70B"},
+    {"Llama-2-7b", "llama2/7B"},
+    {"Llama-2-13b", "llama2/13B"},
+    {"Llama-2-70b", "llama2/70B"},
+    {"Qwen2.5-0.5B", "qwen2_5/0.5B"},
+    {"Qwen2.5-1.5B", "qwen2_5/1.5B"},
+    {"Qwen2.5-3B", "qwen2_5/3B"},
+    {"Qwen2.5-7B", "qwen2_5/7B"},
+    {"Qwen2.5-14B", "qwen2_5/14B"},
+    {"Qwen2.5-32B", "qwen2_5/32B"},
+    {"Qwen2.5-72B", "qwen2_5/72B"},
+    {"Qwen2-0.5B", "qwen2/0.5B"},
+    {"Qwen2-1.5B", "qwen2/1.5B"},
+    {"Qwen2-7B", "qwen2/7B"},
+    {"gemma-2b", "gemma/2B"},
+    {"gemma-7b", "gemma/7B"},
+    {"gemma-2-2b", "gemma2/2B"},
+    {"gemma-2-9b", "gemma2/9B"},
+    {"gemma-2-27b", "gemma2/27B"},
+    {"Mistral-7B", "mistral/7B"},
+    {"Phi-3-mini", "phi3/mini"},
+    {"phi-4", "phi4/14B"},
 };
 
 // torchtune v0.6.1's built-in configs of its four fine-tuning recipes, for the directories above
@@ -426,59 +478,111 @@ struct TuneConfig {
     const char* recipe;
     const char* name;
 };
-const TuneConfig kTuneConfigs[] = {
-    {kFullSingle, "llama2/7B_full_low_memory"}, {kFullSingle, "llama3/8B_full_single_device"},
-    {kFullSingle, "llama3_1/8B_full_single_device"}, {kFullSingle, "llama3_2/1B_full_single_device"},
-    {kFullSingle, "llama3_2/3B_full_single_device"}, {kFullSingle, "mistral/7B_full_low_memory"},
-    {kFullSingle, "phi3/mini_full_low_memory"}, {kFullSingle, "phi4/14B_full_low_memory"},
-    {kFullSingle, "qwen2/0.5B_full_single_device"}, {kFullSingle, "qwen2/1.5B_full_single_device"},
-    {kFullSingle, "qwen2/7B_full_single_device"}, {kFullSingle, "qwen2_5/0.5B_full_single_device"},
-    {kFullSingle, "qwen2_5/1.5B_full_single_device"}, {kFullSingle, "qwen2_5/3B_full_single_device"},
-    {kFullSingle, "qwen2_5/7B_full_single_device"}, {kFullDistributed, "gemma/2B_full"},
-    {kFullDistributed, "gemma/7B_full"}, {kFullDistributed, "gemma2/27B_full"}, {kFullDistributed, "gemma2/2B_full"},
-    {kFullDistributed, "gemma2/9B_full"}, {kFullDistributed, "llama2/13B_full"},
-    {kFullDistributed, "llama2/7B_full"}, {kFullDistributed, "llama3/70B_full"},
-    {kFullDistributed, "llama3/8B_full"}, {kFullDistributed, "llama3_1/70B_full"},
-    {kFullDistributed, "llama3_1/8B_full"}, {kFullDistributed, "llama3_2/1B_full"},
-    {kFullDistributed, "llama3_2/3B_full"}, {kFullDistributed, "llama3_3/70B_full"},
-    {kFullDistributed, "mistral/7B_full"}, {kFullDistributed, "phi3/mini_full"}, {kFullDistributed, "phi4/14B_full"},
-    {kFullDistributed, "qwen2/0.5B_full"}, {kFullDistributed, "qwen2/1.5B_full"},
-    {kFullDistributed, "qwen2/7B_full"}, {kFullDistributed, "qwen2_5/0.5B_full"},
-    {kFullDistributed, "qwen2_5/1.5B_full"}, {kFullDistributed, "qwen2_5/3B_full"},
-    {kFullDistributed, "qwen2_5/7B_full"}, {kLoraSingle, "gemma/2B_lora_single_device"},
-    {kLoraSingle, "gemma/2B_qlora_single_device"}, {kLoraSingle, "gemma/7B_lora_single_device"},
-    {kLoraSingle, "gemma/7B_qlora_single_device"}, {kLoraSingle, "gemma2/27B_lora_single_device"},
-    {kLoraSingle, "gemma2/27B_qlora_single_device"}, {kLoraSingle, "gemma2/2B_lora_single_device"},
-    {kLoraSingle, "gemma2/2B_qlora_single_device"}, {kLoraSingle, "gemma2/9B_lora_single_device"},
-    {kLoraSingle, "gemma2/9B_qlora_single_device"}, {kLoraSingle, "llama2/13B_qlora_single_device"},
-    {kLoraSingle, "llama2/7B_lora_single_device"}, {kLoraSingle, "llama2/7B_qlora_single_device"},
-    {kLoraSingle, "llama3/8B_lora_single_device"}, {kLoraSingle, "llama3/8B_qlora_single_device"},
-    {kLoraSingle, "llama3_1/8B_lora_single_device"}, {kLoraSingle, "llama3_1/8B_qlora_single_device"},
-    {kLoraSingle, "llama3_2/1B_lora_single_device"}, {kLoraSingle, "llama3_2/1B_qlora_single_device"},
-    {kLoraSingle, "llama3_2/3B_lora_single_device"}, {kLoraSingle, "llama3_2/3B_qlora_single_device"},
-    {kLoraSingle, "mistral/7B_lora_single_device"}, {kLoraSingle, "mistral/7B_qlora_single_device"},
-    {kLoraSingle, "phi3/mini_lora_single_device"}, {kLoraSingle, "phi3/mini_qlora_single_device"},
-    {kLoraSingle, "phi4/14B_lora_single_device"}, {kLoraSingle, "phi4/14B_qlora_single_device"},
-    {kLoraSingle, "qwen2/0.5B_lora_single_device"}, {kLoraSingle, "qwen2/1.5B_lora_single_device"},
-    {kLoraSingle, "qwen2/7B_lora_single_device"}, {kLoraSingle, "qwen2_5/0.5B_lora_single_device"},
-    {kLoraSingle, "qwen2_5/1.5B_lora_single_device"}, {kLoraSingle, "qwen2_5/14B_lora_single_device"},
-    {kLoraSingle, "qwen2_5/3B_lora_single_device"}, {kLoraSingle, "qwen2_5/7B_lora_single_device"},
-    {kLoraDistributed, "gemma/2B_lora"}, {kLoraDistributed, "gemma/7B_lora"}, {kLoraDistributed, "gemma2/27B_lora"},
-    {kLoraDistributed, "gemma2/2B_lora"}, {kLoraDistributed, "gemma2/9B_lora"},
-    {kLoraDistributed, "llama2/13B_lora"}, {kLoraDistributed, "llama2/70B_lora"},
-    {kLoraDistributed, "llama2/70B_qlora"}, {kLoraDistributed, "llama2/7B_lora"},
-    {kLoraDistributed, "llama2/7B_qlora"}, {kLoraDistributed, "llama3/70B_lora"},
-    {kLoraDistributed, "llama3/8B_lora"}, {kLoraDistributed, "llama3_1/405B_qlora"},
-    {kLoraDistributed, "llama3_1/70B_lora"}, {kLoraDistributed, "llama3_1/8B_lora"},
-    {kLoraDistributed, "llama3_2/1B_lora"}, {kLoraDistributed, "llama3_2/3B_lora"},
-    {kLoraDistributed, "llama3_3/70B_lora"}, {kLoraDistributed, "llama3_3/70B_qlora"},
-    {kLoraDistributed, "mistral/7B_lora"}, {kLoraDistributed, "phi3/mini_lora"}, {kLoraDistributed, "phi4/14B_lora"},
-    {kLoraDistributed, "qwen2/0.5B_lora"}, {kLoraDistributed, "qwen2/1.5B_lora"},
-    {kLoraDistributed, "qwen2/7B_lora"}, {kLoraDistributed, "qwen2_5/0.5B_lora"},
-    {kLoraDistributed, "qwen2_5/1.5B_lora"}, {kLoraDistributed, "qwen2_5/32B_lora"},
-    {kLoraDistributed, "qwen2_5/3B_lora"}, {kLoraDistributed, "qwen2_5/72B_lora"},
-    {kLoraDistributed, "qwen2_5/7B_lora"}
-};
+const TuneConfig kTuneConfigs[] = {{kFullSingle, "llama2/7B_full_low_memory"},
+                                   {kFullSingle, "llama3/8B_full_single_device"},
+                                   {kFullSingle, "llama3_1/8B_full_single_device"},
+                                   {kFullSingle, "llama3_2/1B_full_single_device"},
+                                   {kFullSingle, "llama3_2/3B_full_single_device"},
+                                   {kFullSingle, "mistral/7B_full_low_memory"},
+                                   {kFullSingle, "phi3/mini_full_low_memory"},
+                                   {kFullSingle, "phi4/14B_full_low_memory"},
+                                   {kFullSingle, "qwen2/0.5B_full_single_device"},
+                                   {kFullSingle, "qwen2/1.5B_full_single_device"},
+                                   {kFullSingle, "qwen2/7B_full_single_device"},
+                                   {kFullSingle, "qwen2_5/0.5B_full_single_device"},
+                                   {kFullSingle, "qwen2_5/1.5B_full_single_device"},
+                                   {kFullSingle, "qwen2_5/3B_full_single_device"},
+                                   {kFullSingle, "qwen2_5/7B_full_single_device"},
+                                   {kFullDistributed, "gemma/2B_full"},
+                                   {kFullDistributed, "gemma/7B_full"},
+                                   {kFullDistributed, "gemma2/27B_full"},
+                                   {kFullDistributed, "gemma2/2B_full"},
+                                   {kFullDistributed, "gemma2/9B_full"},
+                                   {kFullDistributed, "llama2/13B_full"},
+                                   {kFullDistributed, "llama2/7B_full"},
+                                   {kFullDistributed, "llama3/70B_full"},
+                                   {kFullDistributed, "llama3/8B_full"},
+                                   {kFullDistributed, "llama3_1/70B_full"},
+                                   {kFullDistributed, "llama3_1/8B_full"},
+                                   {kFullDistributed, "llama3_2/1B_full"},
+                                   {kFullDistributed, "llama3_2/3B_full"},
+                                   {kFullDistributed, "llama3_3/70B_full"},
+                                   {kFullDistributed, "mistral/7B_full"},
+                                   {kFullDistributed, "phi3/mini_full"},
+                                   {kFullDistributed, "phi4/14B_full"},
+                                   {kFullDistributed, "qwen2/0.5B_full"},
+                                   {kFullDistributed, "qwen2/1.5B_full"},
+                                   {kFullDistributed, "qwen2/7B_full"},
+                                   {kFullDistributed, "qwen2_5/0.5B_full"},
+                                   {kFullDistributed, "qwen2_5/1.5B_full"},
+                                   {kFullDistributed, "qwen2_5/3B_full"},
+                                   {kFullDistributed, "qwen2_5/7B_full"},
+                                   {kLoraSingle, "gemma/2B_lora_single_device"},
+                                   {kLoraSingle, "gemma/2B_qlora_single_device"},
+                                   {kLoraSingle, "gemma/7B_lora_single_device"},
+                                   {kLoraSingle, "gemma/7B_qlora_single_device"},
+                                   {kLoraSingle, "gemma2/27B_lora_single_device"},
+                                   {kLoraSingle, "gemma2/27B_qlora_single_device"},
+                                   {kLoraSingle, "gemma2/2B_lora_single_device"},
+                                   {kLoraSingle, "gemma2/2B_qlora_single_device"},
+                                   {kLoraSingle, "gemma2/9B_lora_single_device"},
+                                   {kLoraSingle, "gemma2/9B_qlora_single_device"},
+                                   {kLoraSingle, "llama2/13B_qlora_single_device"},
+                                   {kLoraSingle, "llama2/7B_lora_single_device"},
+                                   {kLoraSingle, "llama2/7B_qlora_single_device"},
+                                   {kLoraSingle, "llama3/8B_lora_single_device"},
+                                   {kLoraSingle, "llama3/8B_qlora_single_device"},
+                                   {kLoraSingle, "llama3_1/8B_lora_single_device"},
+                                   {kLoraSingle, "llama3_1/8B_qlora_single_device"},
+                                   {kLoraSingle, "llama3_2/1B_lora_single_device"},
+                                   {kLoraSingle, "llama3_2/1B_qlora_single_device"},
+                                   {kLoraSingle, "llama3_2/3B_lora_single_device"},
+                                   {kLoraSingle, "llama3_2/3B_qlora_single_device"},
+                                   {kLoraSingle, "mistral/7B_lora_single_device"},
+                                   {kLoraSingle, "mistral/7B_qlora_single_device"},
+                                   {kLoraSingle, "phi3/mini_lora_single_device"},
+                                   {kLoraSingle, "phi3/mini_qlora_single_device"},
+                                   {kLoraSingle, "phi4/14B_lora_single_device"},
+                                   {kLoraSingle, "phi4/14B_qlora_single_device"},
+                                   {kLoraSingle, "qwen2/0.5B_lora_single_device"},
+                                   {kLoraSingle, "qwen2/1.5B_lora_single_device"},
+                                   {kLoraSingle, "qwen2/7B_lora_single_device"},
+                                   {kLoraSingle, "qwen2_5/0.5B_lora_single_device"},
+                                   {kLoraSingle, "qwen2_5/1.5B_lora_single_device"},
+                                   {kLoraSingle, "qwen2_5/14B_lora_single_device"},
+                                   {kLoraSingle, "qwen2_5/3B_lora_single_device"},
+                                   {kLoraSingle, "qwen2_5/7B_lora_single_device"},
+                                   {kLoraDistributed, "gemma/2B_lora"},
+                                   {kLoraDistributed, "gemma/7B_lora"},
+                                   {kLoraDistributed, "gemma2/27B_lora"},
+                                   {kLoraDistributed, "gemma2/2B_lora"},
+                                   {kLoraDistributed, "gemma2/9B_lora"},
+                                   {kLoraDistributed, "llama2/13B_lora"},
+                                   {kLoraDistributed, "llama2/70B_lora"},
+                                   {kLoraDistributed, "llama2/70B_qlora"},
+                                   {kLoraDistributed, "llama2/7B_lora"},
+                                   {kLoraDistributed, "llama2/7B_qlora"},
+                                   {kLoraDistributed, "llama3/70B_lora"},
+                                   {kLoraDistributed, "llama3/8B_lora"},
+                                   {kLoraDistributed, "llama3_1/405B_qlora"},
+                                   {kLoraDistributed, "llama3_1/70B_lora"},
+                                   {kLoraDistributed, "llama3_1/8B_lora"},
+                                   {kLoraDistributed, "llama3_2/1B_lora"},
+                                   {kLoraDistributed, "llama3_2/3B_lora"},
+                                   {kLoraDistributed, "llama3_3/70B_lora"},
+                                   {kLoraDistributed, "llama3_3/70B_qlora"},
+                                   {kLoraDistributed, "mistral/7B_lora"},
+                                   {kLoraDistributed, "phi3/mini_lora"},
+                                   {kLoraDistributed, "phi4/14B_lora"},
+                                   {kLoraDistributed, "qwen2/0.5B_lora"},
+                                   {kLoraDistributed, "qwen2/1.5B_lora"},
+                                   {kLoraDistributed, "qwen2/7B_lora"},
+                                   {kLoraDistributed, "qwen2_5/0.5B_lora"},
+                                   {kLoraDistributed, "qwen2_5/1.5B_lora"},
+                                   {kLoraDistributed, "qwen2_5/32B_lora"},
+                                   {kLoraDistributed, "qwen2_5/3B_lora"},
+                                   {kLoraDistributed, "qwen2_5/72B_lora"},
+                                   {kLoraDistributed, "qwen2_5/7B_lora"}};
 
 std::string lower_case(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -494,7 +598,8 @@ std::string tune_config(const std::string& model, const char* recipe, const std:
         const std::string prefix = std::string(m.config_dir) + "_" + kind;
         for (const TuneConfig& c : kTuneConfigs) {
             const std::string name = c.name;
-            if (c.recipe == recipe && name.rfind(prefix, 0) == 0 && (name.size() == prefix.size() || name[prefix.size()] == '_'))
+            if (c.recipe == recipe && name.rfind(prefix, 0) == 0 &&
+                (name.size() == prefix.size() || name[prefix.size()] == '_'))
                 return name;
         }
     }
@@ -505,7 +610,8 @@ Written write_torchtune(const Run& r) {
     Written w;
     refuse_megatron(r, w, "torchtune");
     if (r.framework != "torchtune")
-        w.refuse("training.framework", "a torchtune recipe runs torchtune's loop: the framework must be torchtune", r.framework);
+        w.refuse("training.framework", "a torchtune recipe runs torchtune's loop: the framework must be torchtune",
+                 r.framework);
     if (r.engine != "none" && r.engine != "fsdp")
         w.refuse("engine.type", "torchtune's recipes run on one GPU (none) or with FSDP (fsdp)", r.engine);
     if (r.engine == "fsdp" && r.fsdp_sharding != "full_shard")
@@ -516,23 +622,31 @@ Written write_torchtune(const Run& r) {
         w.refuse("training.precision", "torchtune keeps the weights in its dtype (pure)", r.precision);
     if (r.method == "frozen") w.refuse("training.method", "torchtune's recipes are full, lora and qlora", r.method);
     if (r.engine == "fsdp" && r.offload_optimizer != r.offload_param)
-        w.refuse("engine.offload_optimizer", "torchtune's fsdp_cpu_offload moves the weights, gradients and optimizer "
-                 "states together: offload_optimizer and offload_param must be the same", r.offload_optimizer);
-    static const char* const kOptimizers[][2] = {
-        {"adamw", "torch.optim.AdamW"}, {"adamw_fused", "torch.optim.AdamW"}, {"adam", "torch.optim.Adam"},
-        {"sgd", "torch.optim.SGD"},     {"adamw_8bit", "bitsandbytes.optim.AdamW8bit"},
-        {"paged_adamw_8bit", "bitsandbytes.optim.PagedAdamW8bit"}, {"paged_adamw_32bit", "bitsandbytes.optim.PagedAdamW"}};
+        w.refuse("engine.offload_optimizer",
+                 "torchtune's fsdp_cpu_offload moves the weights, gradients and optimizer "
+                 "states together: offload_optimizer and offload_param must be the same",
+                 r.offload_optimizer);
+    static const char* const kOptimizers[][2] = {{"adamw", "torch.optim.AdamW"},
+                                                 {"adamw_fused", "torch.optim.AdamW"},
+                                                 {"adam", "torch.optim.Adam"},
+                                                 {"sgd", "torch.optim.SGD"},
+                                                 {"adamw_8bit", "bitsandbytes.optim.AdamW8bit"},
+                                                 {"paged_adamw_8bit", "bitsandbytes.optim.PagedAdamW8bit"},
+                                                 {"paged_adamw_32bit", "bitsandbytes.optim.PagedAdamW"}};
     std::string component;
     for (const auto& row : kOptimizers)
         if (r.optimizer == row[0]) component = row[1];
     if (component.empty())
-        w.refuse("training.optimizer", "torchtune's configs use torch.optim or bitsandbytes optimizers: adamw, "
-                 "adamw_fused, adam, sgd, adamw_8bit, paged_adamw_8bit, paged_adamw_32bit", r.optimizer);
+        w.refuse("training.optimizer",
+                 "torchtune's configs use torch.optim or bitsandbytes optimizers: adamw, "
+                 "adamw_fused, adam, sgd, adamw_8bit, paged_adamw_8bit, paged_adamw_32bit",
+                 r.optimizer);
     if (!w.issues.empty()) return w;
 
     const bool single = r.world() == 1;
     const std::string kind = r.method == "full" ? "full" : r.method == "qlora" ? "qlora" : "lora";
-    const char* recipe = r.method == "full" ? (single ? kFullSingle : kFullDistributed) : (single ? kLoraSingle : kLoraDistributed);
+    const char* recipe =
+        r.method == "full" ? (single ? kFullSingle : kFullDistributed) : (single ? kLoraSingle : kLoraDistributed);
     std::string config = tune_config(r.model, recipe, kind);
     if (config.empty()) {
         config = "CONFIG";
@@ -553,27 +667,31 @@ Written write_torchtune(const Run& r) {
     c.set("optimizer._component_", component);
     if (r.optimizer == "adamw_fused") c.set("optimizer.fused", "True");
     c.set("optimizer_in_bwd", r.optimizer_in_backward ? "True" : "False");
-    c.set("loss._component_", r.loss == "standard" ? "torch.nn.CrossEntropyLoss"
-                                                     : "torchtune.modules.loss.CEWithChunkedOutputLoss");
+    c.set("loss._component_",
+          r.loss == "standard" ? "torch.nn.CrossEntropyLoss" : "torchtune.modules.loss.CEWithChunkedOutputLoss");
     if (!single) c.set("fsdp_cpu_offload", r.offload_param == "cpu" ? "True" : "False");
     if (r.adapters()) {
         const json& l = r.lora();
         std::string attn;
         for (const char* m : {"q_proj", "k_proj", "v_proj", "output_proj"})
-            if (r.targets(std::string(m) == "output_proj" ? "o_proj" : m)) attn += (attn.empty() ? "" : ",") + std::string(m);
+            if (r.targets(std::string(m) == "output_proj" ? "o_proj" : m))
+                attn += (attn.empty() ? "" : ",") + std::string(m);
         c.set("model.lora_attn_modules", "[" + attn + "]");
-        c.set("model.apply_lora_to_mlp", r.targets("gate_proj") || r.targets("up_proj") || r.targets("down_proj") ? "True" : "False");
+        c.set("model.apply_lora_to_mlp",
+              r.targets("gate_proj") || r.targets("up_proj") || r.targets("down_proj") ? "True" : "False");
         c.set("model.apply_lora_to_output", r.targets("lm_head") ? "True" : "False");
         c.set("model.lora_rank", l["rank"].dump());
         c.set("model.lora_alpha", number_text(l["alpha"].get<double>()));
         c.set("model.lora_dropout", number_text(l["dropout"].get<double>()));
     }
     if (r.loss == "fused")
-        w.notes.push_back("loss fused: torchtune has no fused head + loss; the chunked loss is written (its logits "
-                          "stay in chunks)");
+        w.notes.push_back(
+            "loss fused: torchtune has no fused head + loss; the chunked loss is written (its logits "
+            "stay in chunks)");
     if (r.checkpointing == "selective")
-        w.notes.push_back("selective checkpointing: torchtune's enable_activation_checkpointing is per layer; use "
-                          "ac_mode/ac_option in recipes that have them");
+        w.notes.push_back(
+            "selective checkpointing: torchtune's enable_activation_checkpointing is per layer; use "
+            "ac_mode/ac_option in recipes that have them");
     w.text = c.text();
     return w;
 }
@@ -584,16 +702,20 @@ Written write_axolotl(const Run& r) {
     w.file_name = "axolotl.yaml";
     refuse_megatron(r, w, "axolotl");
     if (r.framework != "transformers")
-        w.refuse("training.framework", "axolotl trains with HF Trainer: the framework must be transformers", r.framework);
+        w.refuse("training.framework", "axolotl trains with HF Trainer: the framework must be transformers",
+                 r.framework);
     const std::string optim = hf_optim(r.optimizer);
     if (optim.empty())
-        w.refuse("training.optimizer", "axolotl's optimizer is one of HF Trainer's: adamw, adamw_fused, adamw_8bit, "
-                 "paged_adamw_8bit, paged_adamw_32bit, adafactor, sgd, adagrad, rmsprop, lion", r.optimizer);
+        w.refuse("training.optimizer",
+                 "axolotl's optimizer is one of HF Trainer's: adamw, adamw_fused, adamw_8bit, "
+                 "paged_adamw_8bit, paged_adamw_32bit, adafactor, sgd, adagrad, rmsprop, lion",
+                 r.optimizer);
     if (r.dtype != "fp32" && r.precision != "pure")
         w.refuse("training.precision", "axolotl loads the weights in its bf16/fp16 dtype (pure)", r.precision);
     if (r.method == "frozen") w.refuse("training.method", "axolotl trains full, lora or qlora", r.method);
     if (r.checkpointing == "selective")
-        w.refuse("training.activation_checkpointing", "axolotl checkpoints whole layers: full or none", r.checkpointing);
+        w.refuse("training.activation_checkpointing", "axolotl checkpoints whole layers: full or none",
+                 r.checkpointing);
     if (!w.issues.empty()) return w;
 
     ojson y;
@@ -602,7 +724,8 @@ Written write_axolotl(const Run& r) {
         const std::string q = r.s["training"]["quantization"];
         if (q == "int8") y["load_in_8bit"] = true;
         else y["load_in_4bit"] = true;
-        if (q == "fp4") w.notes.push_back("fp4 base: axolotl quantizes to nf4 unless bnb_4bit_quant_type is set in code");
+        if (q == "fp4")
+            w.notes.push_back("fp4 base: axolotl quantizes to nf4 unless bnb_4bit_quant_type is set in code");
     }
     if (r.adapters()) {
         const json& l = r.lora();
@@ -633,7 +756,8 @@ Written write_axolotl(const Run& r) {
     }
     if (r.engine == "fsdp") {
         std::string fsdp = r.fsdp_sharding;
-        y["fsdp"] = r.offload_param == "cpu" ? ojson::array({fsdp, "auto_wrap", "offload"}) : ojson::array({fsdp, "auto_wrap"});
+        y["fsdp"] =
+            r.offload_param == "cpu" ? ojson::array({fsdp, "auto_wrap", "offload"}) : ojson::array({fsdp, "auto_wrap"});
         y["fsdp_config"] = {{"auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
                             {"state_dict_type", "SHARDED_STATE_DICT"},
                             {"offload_params", r.offload_param == "cpu"},
@@ -652,7 +776,8 @@ Written write_litgpt(const Run& r, std::uint64_t per_node) {
     w.file_name = "litgpt.sh";
     refuse_megatron(r, w, "litgpt");
     if (r.framework != "litgpt")
-        w.refuse("training.framework", "a litgpt command runs litgpt's loop: the framework must be litgpt", r.framework);
+        w.refuse("training.framework", "a litgpt command runs litgpt's loop: the framework must be litgpt",
+                 r.framework);
     if (r.engine != "none" && r.engine != "fsdp")
         w.refuse("engine.type", "litgpt runs on one GPU or with FSDP (Lightning's FSDPStrategy)", r.engine);
     if (r.method == "frozen") w.refuse("training.method", "litgpt fine-tunes full, lora or qlora", r.method);
@@ -661,8 +786,8 @@ Written write_litgpt(const Run& r, std::uint64_t per_node) {
 
     // Lightning's precision: "-true" holds the weights in the dtype, "-mixed" autocasts fp32 weights.
     std::string precision = r.dtype == "fp32" ? "32-true"
-                            : (r.dtype == "bf16" ? std::string("bf16") : std::string("16")) +
-                                  (r.precision == "pure" ? "-true" : "-mixed");
+                                              : (r.dtype == "bf16" ? std::string("bf16") : std::string("16")) +
+                                                    (r.precision == "pure" ? "-true" : "-mixed");
     const std::uint64_t nodes = nodes_for(r.world(), per_node);
     Command c({"litgpt", r.method == "full" ? "finetune_full" : "finetune_lora", r.model});
     c.option("--devices", static_cast<double>(std::min(r.world(), per_node)));
@@ -680,7 +805,8 @@ Written write_litgpt(const Run& r, std::uint64_t per_node) {
         c.option("--lora_key", r.targets("k_proj") ? "true" : "false");
         c.option("--lora_value", r.targets("v_proj") ? "true" : "false");
         c.option("--lora_projection", r.targets("o_proj") ? "true" : "false");
-        c.option("--lora_mlp", r.targets("gate_proj") || r.targets("up_proj") || r.targets("down_proj") ? "true" : "false");
+        c.option("--lora_mlp",
+                 r.targets("gate_proj") || r.targets("up_proj") || r.targets("down_proj") ? "true" : "false");
         c.option("--lora_head", r.targets("lm_head") ? "true" : "false");
     }
     if (r.method == "qlora") {
@@ -688,7 +814,8 @@ Written write_litgpt(const Run& r, std::uint64_t per_node) {
         c.option("--quantize", "bnb." + q + (q == "nf4" && r.double_quant ? "-dq" : ""));
     }
     w.text = c.text();
-    w.notes.push_back("litgpt reads its checkpoint from checkpoints/" + r.model + ": `litgpt download " + r.model + "` first");
+    w.notes.push_back("litgpt reads its checkpoint from checkpoints/" + r.model + ": `litgpt download " + r.model +
+                      "` first");
     note_checkpointing(r, w, "litgpt's FSDPStrategy takes activation_checkpointing_policy={Block} (set in the script)");
     return w;
 }
@@ -723,8 +850,8 @@ Written write_vllm(const Run& r) {
     Written w;
     w.file_name = "vllm_serve.sh";
     const Serve v(r.s);
-    static const char* const kQuantization[][2] = {{"fp8", "fp8"}, {"nf4", "bitsandbytes"}, {"fp4", "bitsandbytes"},
-                                                   {"mxfp4", "mxfp4"}};
+    static const char* const kQuantization[][2] = {
+        {"fp8", "fp8"}, {"nf4", "bitsandbytes"}, {"fp4", "bitsandbytes"}, {"mxfp4", "mxfp4"}};
     std::string dtype, quantization;
     if (v.weight_format == "bf16" || v.weight_format == "fp16" || v.weight_format == "fp32")
         dtype = torch_dtype_name(v.weight_format);
@@ -732,8 +859,10 @@ Written write_vllm(const Run& r) {
         if (v.weight_format == row[0]) quantization = row[1];
     const bool from_checkpoint = v.weight_format == "int4" || v.weight_format == "nvfp4";
     if (dtype.empty() && quantization.empty() && !from_checkpoint)
-        w.refuse("inference.weight_format", "vLLM serves bf16, fp16, fp32, fp8, nf4/fp4 (bitsandbytes), mxfp4, and "
-                 "GPTQ/AWQ (int4) or NVFP4 checkpoints", v.weight_format);
+        w.refuse("inference.weight_format",
+                 "vLLM serves bf16, fp16, fp32, fp8, nf4/fp4 (bitsandbytes), mxfp4, and "
+                 "GPTQ/AWQ (int4) or NVFP4 checkpoints",
+                 v.weight_format);
     std::string kv;
     if (v.kv_dtype == "fp8") kv = "fp8";
     else if (v.kv_dtype != "fp16" && v.kv_dtype != "bf16" && v.kv_dtype != "fp32")
@@ -753,14 +882,16 @@ Written write_vllm(const Run& r) {
     if (r.pp > 1) c.option("--pipeline-parallel-size", static_cast<double>(r.pp));
     w.text = c.text();
     if (from_checkpoint)
-        w.notes.push_back("weights " + v.weight_format + ": serve a checkpoint quantized that way (vLLM reads its "
+        w.notes.push_back("weights " + v.weight_format +
+                          ": serve a checkpoint quantized that way (vLLM reads its "
                           "quantization_config)");
     return w;
 }
 
 // llama.cpp's cache type name of a KV dtype ("" when it has none).
 std::string llama_cache_type(const std::string& kv) {
-    static const char* const kMap[][2] = {{"fp32", "f32"}, {"fp16", "f16"}, {"bf16", "bf16"}, {"int8", "q8_0"}, {"int4", "q4_0"}};
+    static const char* const kMap[][2] = {
+        {"fp32", "f32"}, {"fp16", "f16"}, {"bf16", "bf16"}, {"int8", "q8_0"}, {"int4", "q4_0"}};
     for (const auto& row : kMap)
         if (kv == row[0]) return row[1];
     return "";
@@ -770,18 +901,21 @@ Written write_llama_cpp(const Run& r) {
     Written w;
     w.file_name = "llama_server.sh";
     const Serve v(r.s);
-    static const char* const kGguf[][2] = {{"fp32", "F32"}, {"fp16", "F16"}, {"bf16", "BF16"}, {"q8_0", "Q8_0"},
-                                           {"q6_k", "Q6_K"}, {"q5_k_m", "Q5_K_M"}, {"q4_k_m", "Q4_K_M"},
-                                           {"q4_0", "Q4_0"}, {"mxfp4", "MXFP4"}};
+    static const char* const kGguf[][2] = {{"fp32", "F32"},      {"fp16", "F16"},  {"bf16", "BF16"},
+                                           {"q8_0", "Q8_0"},     {"q6_k", "Q6_K"}, {"q5_k_m", "Q5_K_M"},
+                                           {"q4_k_m", "Q4_K_M"}, {"q4_0", "Q4_0"}, {"mxfp4", "MXFP4"}};
     std::string gguf;
     for (const auto& row : kGguf)
         if (v.weight_format == row[0]) gguf = row[1];
     if (gguf.empty())
-        w.refuse("inference.weight_format", "llama.cpp loads GGUF files: fp32, fp16, bf16, q8_0, q6_k, q5_k_m, q4_k_m, "
-                 "q4_0 or mxfp4", v.weight_format);
+        w.refuse("inference.weight_format",
+                 "llama.cpp loads GGUF files: fp32, fp16, bf16, q8_0, q6_k, q5_k_m, q4_k_m, "
+                 "q4_0 or mxfp4",
+                 v.weight_format);
     const std::string cache = llama_cache_type(v.kv_dtype);
     if (cache.empty())
-        w.refuse("inference.kv_cache_dtype", "llama.cpp's cache types are f32, f16, bf16, q8_0 (int8) and q4_0 (int4)", v.kv_dtype);
+        w.refuse("inference.kv_cache_dtype", "llama.cpp's cache types are f32, f16, bf16, q8_0 (int8) and q4_0 (int4)",
+                 v.kv_dtype);
     if (r.num_gpus > 1 || r.tp > 1)
         w.refuse("hardware.num_gpus", "gpumem models llama.cpp on one GPU", std::to_string(r.num_gpus));
     if (!w.issues.empty()) return w;
@@ -810,8 +944,8 @@ Written write_llama_cpp(const Run& r) {
 bool is_serving(ExportFormat f) { return f == ExportFormat::Vllm || f == ExportFormat::LlamaCpp; }
 
 // Sets section.key to `value` when the scenario leaves it out; an issue when it gives another value.
-void require_field(json& scenario, const char* section, const char* key, const std::string& value,
-                   const char* format, std::vector<Issue>& issues) {
+void require_field(json& scenario, const char* section, const char* key, const std::string& value, const char* format,
+                   std::vector<Issue>& issues) {
     json& s = scenario[section];
     if (s.is_null()) s = json::object();
     if (!s.is_object()) return;  // the scenario reader names it
@@ -828,14 +962,22 @@ void require_field(json& scenario, const char* section, const char* key, const s
 
 Written write(ExportFormat f, const Run& r, std::uint64_t per_node, const std::string& script) {
     switch (f) {
-        case ExportFormat::Deepspeed: return write_deepspeed(r);
-        case ExportFormat::Accelerate: return write_accelerate(r, per_node);
-        case ExportFormat::Torchrun: return write_torchrun(r, per_node, script);
-        case ExportFormat::Torchtune: return write_torchtune(r);
-        case ExportFormat::Axolotl: return write_axolotl(r);
-        case ExportFormat::Litgpt: return write_litgpt(r, per_node);
-        case ExportFormat::Vllm: return write_vllm(r);
-        case ExportFormat::LlamaCpp: return write_llama_cpp(r);
+        case ExportFormat::Deepspeed:
+            return write_deepspeed(r);
+        case ExportFormat::Accelerate:
+            return write_accelerate(r, per_node);
+        case ExportFormat::Torchrun:
+            return write_torchrun(r, per_node, script);
+        case ExportFormat::Torchtune:
+            return write_torchtune(r);
+        case ExportFormat::Axolotl:
+            return write_axolotl(r);
+        case ExportFormat::Litgpt:
+            return write_litgpt(r, per_node);
+        case ExportFormat::Vllm:
+            return write_vllm(r);
+        case ExportFormat::LlamaCpp:
+            return write_llama_cpp(r);
     }
     return {};
 }
@@ -844,7 +986,8 @@ Written write(ExportFormat f, const Run& r, std::uint64_t per_node, const std::s
 
 json export_config(const json& request) {
     std::vector<Issue> issues;
-    if (!request.is_object()) return error_document({{"", "the request must be an object: {\"format\", \"scenario\"}", show(request)}});
+    if (!request.is_object())
+        return error_document({{"", "the request must be an object: {\"format\", \"scenario\"}", show(request)}});
     FieldReader reader(request, "", issues);
     std::optional<ExportFormat> format;
     if (!request.contains("format")) issues.push_back({"format", "is required: " + allowed_text<ExportFormat>(), ""});
@@ -852,7 +995,8 @@ json export_config(const json& request) {
     std::uint64_t per_node = reader.uint("gpus_per_node", 1, 1024).value_or(0);
     std::string script = reader.string("script").value_or("train.py");
     if (!request.contains("scenario") || !request["scenario"].is_object())
-        issues.push_back({"scenario", "is required: the scenario to export (an object)", show(request.value("scenario", json()))});
+        issues.push_back(
+            {"scenario", "is required: the scenario to export (an object)", show(request.value("scenario", json()))});
     if (!issues.empty()) return error_document(issues);
 
     // What the format runs, where the scenario leaves it open.
@@ -860,11 +1004,12 @@ json export_config(const json& request) {
     const char* fmt = name(*format);
     if (is_serving(*format)) {
         if (!scenario.contains("mode")) scenario["mode"] = "inference";
-        require_field(scenario, "inference", "engine", *format == ExportFormat::Vllm ? "vllm" : "llama.cpp", fmt, issues);
+        require_field(scenario, "inference", "engine", *format == ExportFormat::Vllm ? "vllm" : "llama.cpp", fmt,
+                      issues);
     } else {
         if (!scenario.contains("mode")) scenario["mode"] = "training";
-        if (*format == ExportFormat::Deepspeed && !(scenario.contains("engine") && scenario["engine"].is_object() &&
-                                                    scenario["engine"].contains("type")))
+        if (*format == ExportFormat::Deepspeed &&
+            !(scenario.contains("engine") && scenario["engine"].is_object() && scenario["engine"].contains("type")))
             scenario["engine"]["type"] = "deepspeed";
         if (*format == ExportFormat::Torchtune) {
             require_field(scenario, "training", "framework", "torchtune", fmt, issues);
@@ -872,14 +1017,16 @@ json export_config(const json& request) {
                 scenario["training"]["precision"] = "pure";  // torchtune holds the weights in its dtype
         }
         if (*format == ExportFormat::Litgpt) require_field(scenario, "training", "framework", "litgpt", fmt, issues);
-        if (*format == ExportFormat::Axolotl && !(scenario["training"].is_object() && scenario["training"].contains("precision")))
+        if (*format == ExportFormat::Axolotl &&
+            !(scenario["training"].is_object() && scenario["training"].contains("precision")))
             scenario["training"]["precision"] = "pure";  // axolotl loads the weights in its bf16/fp16 dtype
     }
     if (!issues.empty()) return error_document(issues);
     const std::string mode = scenario["mode"].is_string() ? scenario["mode"].get<std::string>() : "";
     if (mode != (is_serving(*format) ? "inference" : "training"))
-        return error_document({{"mode", std::string(fmt) + " is a " + (is_serving(*format) ? "serving" : "training") +
-                                            " format: the mode must be " + (is_serving(*format) ? "inference" : "training"),
+        return error_document({{"mode",
+                                std::string(fmt) + " is a " + (is_serving(*format) ? "serving" : "training") +
+                                    " format: the mode must be " + (is_serving(*format) ? "inference" : "training"),
                                 show(scenario["mode"])}});
 
     json estimated = estimate(scenario);
@@ -889,8 +1036,14 @@ json export_config(const json& request) {
     Written w = write(*format, run, per_node, script);
     if (!w.issues.empty()) return error_document(w.issues);
     json notes = w.notes;
-    return {{"ok", true}, {"format", fmt}, {"kind", w.kind}, {"file_name", w.file_name}, {"text", w.text},
-            {"notes", notes}, {"scenario", estimated["scenario"]}, {"estimate", estimated}};
+    return {{"ok", true},
+            {"format", fmt},
+            {"kind", w.kind},
+            {"file_name", w.file_name},
+            {"text", w.text},
+            {"notes", notes},
+            {"scenario", estimated["scenario"]},
+            {"estimate", estimated}};
 }
 
 //-----------------------------------------------------------------------------
@@ -922,8 +1075,10 @@ json import_deepspeed(const json& ds) {
     if (accumulation) scenario["training"]["gradient_accumulation_steps"] = *accumulation;
     if (global && micro && accumulation) {
         if (*global % (*micro * *accumulation) != 0)
-            issues.push_back({"train_batch_size", "must be train_micro_batch_size_per_gpu x gradient_accumulation_steps "
-                              "x the data-parallel GPUs", std::to_string(*global)});
+            issues.push_back({"train_batch_size",
+                              "must be train_micro_batch_size_per_gpu x gradient_accumulation_steps "
+                              "x the data-parallel GPUs",
+                              std::to_string(*global)});
         else scenario["parallelism"]["data_parallel_size"] = *global / (*micro * *accumulation);
     }
     auto enabled = [&](const char* key) {
@@ -947,7 +1102,8 @@ json import_deepspeed(const json& ds) {
             issues.push_back({"zero_optimization", "must be an object", show(z)});
         } else {
             if (z.contains("stage")) {
-                if (z["stage"].is_number_integer() && z["stage"].get<std::int64_t>() >= 0 && z["stage"].get<std::int64_t>() <= 3)
+                if (z["stage"].is_number_integer() && z["stage"].get<std::int64_t>() >= 0 &&
+                    z["stage"].get<std::int64_t>() <= 3)
                     scenario["engine"]["zero_stage"] = z["stage"];
                 else issues.push_back({"zero_optimization.stage", "must be 0, 1, 2 or 3", show(z["stage"])});
             }
@@ -957,7 +1113,8 @@ json import_deepspeed(const json& ds) {
                 if (device.is_string() && parse_setting<Offload>(device.get<std::string>()))
                     scenario["engine"][part] = name(*parse_setting<Offload>(device.get<std::string>()));
                 else
-                    issues.push_back({std::string("zero_optimization.") + part + ".device", allowed_text<Offload>(), show(device)});
+                    issues.push_back(
+                        {std::string("zero_optimization.") + part + ".device", allowed_text<Offload>(), show(device)});
             }
             if (z.contains("reduce_bucket_size") && z["reduce_bucket_size"].is_number())
                 scenario["overheads"]["zero_reduce_bucket_elements"] = z["reduce_bucket_size"];
@@ -966,8 +1123,9 @@ json import_deepspeed(const json& ds) {
         }
     }
     if (ds.contains("activation_checkpointing"))
-        notes.push_back("activation_checkpointing configures Megatron-style checkpointing; set "
-                        "training.activation_checkpointing for the model's own");
+        notes.push_back(
+            "activation_checkpointing configures Megatron-style checkpointing; set "
+            "training.activation_checkpointing for the model's own");
     if (!issues.empty()) return error_document(issues);
     return {{"ok", true}, {"scenario", scenario}, {"notes", notes}};
 }
@@ -976,12 +1134,8 @@ json import_deepspeed(const json& ds) {
 
 namespace gpumem {
 
-nlohmann::json export_config(const nlohmann::json& request) {
-    return detail::export_config(request);
-}
+nlohmann::json export_config(const nlohmann::json& request) { return detail::export_config(request); }
 
-nlohmann::json import_deepspeed(const nlohmann::json& ds_config) {
-    return detail::import_deepspeed(ds_config);
-}
+nlohmann::json import_deepspeed(const nlohmann::json& ds_config) { return detail::import_deepspeed(ds_config); }
 
 }  // namespace gpumem

@@ -24,21 +24,27 @@ enum class Tier { SameMath, Slower, Numerics, Data, Hardware, Method };
 
 const char* tier_name(Tier t) {
     switch (t) {
-        case Tier::SameMath: return "same_math";
-        case Tier::Slower: return "slower";
-        case Tier::Numerics: return "numerics";
-        case Tier::Data: return "data";
-        case Tier::Hardware: return "hardware";
-        case Tier::Method: return "method";
+        case Tier::SameMath:
+            return "same_math";
+        case Tier::Slower:
+            return "slower";
+        case Tier::Numerics:
+            return "numerics";
+        case Tier::Data:
+            return "data";
+        case Tier::Hardware:
+            return "hardware";
+        case Tier::Method:
+            return "method";
     }
     return "";
 }
 
 struct Change {
-    std::string what;   // one line: "activation checkpointing: full"
-    std::string cost;   // what it costs, in words
+    std::string what;  // one line: "activation checkpointing: full"
+    std::string cost;  // what it costs, in words
     Tier tier;
-    json set;           // dotted field -> value
+    json set;  // dotted field -> value
 };
 
 // scenario with `field` (dotted) set to `value`.
@@ -59,9 +65,7 @@ json with_changes(const json& scenario, const json& set) {
     return s;
 }
 
-double device_total(const json& result) {
-    return result["per_gpu"]["device_total_bytes"].get<double>();
-}
+double device_total(const json& result) { return result["per_gpu"]["device_total_bytes"].get<double>(); }
 
 std::string gib(double bytes) {
     char text[32];
@@ -78,66 +82,95 @@ std::vector<Change> training_changes(const json& r) {
     const std::uint64_t dp = p["data_parallel_size"], b = t["batch_size"], ga = t["gradient_accumulation_steps"];
     std::vector<Change> out;
     if (t["loss"] == "standard") {
-        out.push_back({"loss: chunked cross-entropy", "same result; the logits are upcast one chunk at a time",
-                       Tier::SameMath, {{"training.loss", "chunked"}}});
-        out.push_back({"loss: fused head + cross-entropy (Liger, CCE)", "same result; needs the fused kernel installed",
-                       Tier::SameMath, {{"training.loss", "fused"}}});
+        out.push_back({"loss: chunked cross-entropy",
+                       "same result; the logits are upcast one chunk at a time",
+                       Tier::SameMath,
+                       {{"training.loss", "chunked"}}});
+        out.push_back({"loss: fused head + cross-entropy (Liger, CCE)",
+                       "same result; needs the fused kernel installed",
+                       Tier::SameMath,
+                       {{"training.loss", "fused"}}});
     }
     if (t["attention"] == "eager")
-        out.push_back({"attention: SDPA", "same result, no s x s scores kept", Tier::SameMath, {{"training.attention", "sdpa"}}});
+        out.push_back(
+            {"attention: SDPA", "same result, no s x s scores kept", Tier::SameMath, {{"training.attention", "sdpa"}}});
     if (t["activation_checkpointing"] == "none")
-        out.push_back({"activation checkpointing: selective", "recomputes the attention's intermediates: a few % slower",
-                       Tier::Slower, {{"training.activation_checkpointing", "selective"}}});
+        out.push_back({"activation checkpointing: selective",
+                       "recomputes the attention's intermediates: a few % slower",
+                       Tier::Slower,
+                       {{"training.activation_checkpointing", "selective"}}});
     if (t["activation_checkpointing"] != "full")
-        out.push_back({"activation checkpointing: full", "recomputes each layer's forward in the backward: about 30 % slower",
-                       Tier::Slower, {{"training.activation_checkpointing", "full"}}});
+        out.push_back({"activation checkpointing: full",
+                       "recomputes each layer's forward in the backward: about 30 % slower",
+                       Tier::Slower,
+                       {{"training.activation_checkpointing", "full"}}});
     const bool sharded = engine == "fsdp" || (engine == "deepspeed" && e["zero_stage"].get<int>() >= 1) ||
                          engine == "megatron" || engine == "megatron_deepspeed";
     if (dp > 1 && (engine == "none" || engine == "ddp" || engine == "deepspeed")) {
         for (int stage : {1, 2, 3})
             if (engine != "deepspeed" || e["zero_stage"].get<int>() < stage)
                 out.push_back({"DeepSpeed ZeRO-" + std::to_string(stage) + " over the " + std::to_string(dp) + " GPUs",
-                               "shards the " + std::string(stage == 1 ? "optimizer states" : stage == 2 ? "optimizer states and gradients"
-                                                                                                    : "whole model state") +
+                               "shards the " +
+                                   std::string(stage == 1   ? "optimizer states"
+                                               : stage == 2 ? "optimizer states and gradients"
+                                                            : "whole model state") +
                                    ": more communication per step",
-                               Tier::Slower, {{"engine.type", "deepspeed"}, {"engine.zero_stage", stage}}});
+                               Tier::Slower,
+                               {{"engine.type", "deepspeed"}, {"engine.zero_stage", stage}}});
     }
     if (dp > 1 && (engine == "none" || engine == "ddp"))
-        out.push_back({"FSDP FULL_SHARD over the " + std::to_string(dp) + " GPUs", "shards the whole model state: more communication per step",
-                       Tier::Slower, {{"engine.type", "fsdp"}, {"engine.fsdp_sharding", "full_shard"}}});
+        out.push_back({"FSDP FULL_SHARD over the " + std::to_string(dp) + " GPUs",
+                       "shards the whole model state: more communication per step",
+                       Tier::Slower,
+                       {{"engine.type", "fsdp"}, {"engine.fsdp_sharding", "full_shard"}}});
     if (sharded && e["offload_optimizer"] == "none" && engine != "megatron") {
-        out.push_back({"offload the optimizer states to CPU", "the optimizer step runs on the CPU: much slower; needs host RAM",
-                       Tier::Slower, {{"engine.offload_optimizer", "cpu"}}});
+        out.push_back({"offload the optimizer states to CPU",
+                       "the optimizer step runs on the CPU: much slower; needs host RAM",
+                       Tier::Slower,
+                       {{"engine.offload_optimizer", "cpu"}}});
         if (engine == "fsdp" || (engine == "deepspeed" && e["zero_stage"] == 3))
-            out.push_back({"offload the weights and optimizer states to CPU", "weights stream from host RAM every step: much slower",
-                           Tier::Slower, {{"engine.offload_optimizer", "cpu"}, {"engine.offload_param", "cpu"}}});
+            out.push_back({"offload the weights and optimizer states to CPU",
+                           "weights stream from host RAM every step: much slower",
+                           Tier::Slower,
+                           {{"engine.offload_optimizer", "cpu"}, {"engine.offload_param", "cpu"}}});
     }
     if (method != "qlora" && (optimizer == "adamw" || optimizer == "adam" || optimizer == "adamw_fused")) {
-        out.push_back({"optimizer: AdamW 8-bit (bitsandbytes)", "8-bit moments: usually the same loss curve, a small risk",
-                       Tier::Numerics, {{"training.optimizer", "adamw_8bit"}}});
-        out.push_back({"optimizer: paged AdamW 8-bit", "8-bit moments in host-evictable memory", Tier::Numerics,
+        out.push_back({"optimizer: AdamW 8-bit (bitsandbytes)",
+                       "8-bit moments: usually the same loss curve, a small risk",
+                       Tier::Numerics,
+                       {{"training.optimizer", "adamw_8bit"}}});
+        out.push_back({"optimizer: paged AdamW 8-bit",
+                       "8-bit moments in host-evictable memory",
+                       Tier::Numerics,
                        {{"training.optimizer", "paged_adamw_8bit"}}});
     }
     if (b > 1) {
         // The same global batch from smaller micro-batches: the largest divisor of b that fits.
         for (std::uint64_t smaller = b / 2; smaller >= 1; smaller = smaller / 2) {
             if (b % smaller) continue;
-            out.push_back({"micro-batch " + std::to_string(smaller) + " with " + std::to_string(ga * (b / smaller)) +
-                               " accumulation steps",
-                           "the same global batch in more, smaller steps: slower", Tier::Data,
-                           {{"training.batch_size", smaller}, {"training.gradient_accumulation_steps", ga * (b / smaller)}}});
+            out.push_back(
+                {"micro-batch " + std::to_string(smaller) + " with " + std::to_string(ga * (b / smaller)) +
+                     " accumulation steps",
+                 "the same global batch in more, smaller steps: slower",
+                 Tier::Data,
+                 {{"training.batch_size", smaller}, {"training.gradient_accumulation_steps", ga * (b / smaller)}}});
             if (smaller == 1) break;
         }
     }
     if (method == "full") {
         out.push_back({"LoRA (rank " + std::to_string(t.contains("lora") ? t["lora"]["rank"].get<int>() : 8) + ")",
-                       "trains adapters only: a different fine-tune, usually close for instruction tuning", Tier::Method,
+                       "trains adapters only: a different fine-tune, usually close for instruction tuning",
+                       Tier::Method,
                        {{"training.method", "lora"}}});
-        out.push_back({"QLoRA (4-bit NF4 base)", "adapters over a 4-bit base: a different fine-tune, some quality cost",
-                       Tier::Method, {{"training.method", "qlora"}}});
+        out.push_back({"QLoRA (4-bit NF4 base)",
+                       "adapters over a 4-bit base: a different fine-tune, some quality cost",
+                       Tier::Method,
+                       {{"training.method", "qlora"}}});
     }
     if (method == "lora")
-        out.push_back({"QLoRA (4-bit NF4 base)", "the frozen base in 4 bits: some quality cost", Tier::Method,
+        out.push_back({"QLoRA (4-bit NF4 base)",
+                       "the frozen base in 4 bits: some quality cost",
+                       Tier::Method,
                        {{"training.method", "qlora"}}});
     return out;
 }
@@ -155,25 +188,34 @@ std::vector<Change> inference_changes(const json& r) {
         const char* id;
         const char* cost;
     };
-    const Candidate kFormats[] = {{"fp8", "fp8 weights: near-lossless on most models"},
-                                  {"int8", "int8 weights (LLM.int8): near-lossless, slower"},
-                                  {"int4", "4-bit GPTQ/AWQ weights: a small quality loss; needs a quantized checkpoint"},
-                                  {"q4_k_m", "GGUF Q4_K_M: a small quality loss (llama.cpp)"}};
+    const Candidate kFormats[] = {
+        {"fp8", "fp8 weights: near-lossless on most models"},
+        {"int8", "int8 weights (LLM.int8): near-lossless, slower"},
+        {"int4", "4-bit GPTQ/AWQ weights: a small quality loss; needs a quantized checkpoint"},
+        {"q4_k_m", "GGUF Q4_K_M: a small quality loss (llama.cpp)"}};
     for (const Candidate& c : kFormats) {
         bool llama = engine == "llama.cpp";
         if ((std::string(c.id) == "q4_k_m") != llama) continue;  // GGUF formats are llama.cpp's, the others are not
         for (const json& f : formats)
             if (f["id"] == c.id && f["bytes_per_param"].get<double>() < current)
-                out.push_back({std::string("weights: ") + c.id, c.cost, Tier::Method, {{"inference.weight_format", c.id}}});
+                out.push_back(
+                    {std::string("weights: ") + c.id, c.cost, Tier::Method, {{"inference.weight_format", c.id}}});
     }
     if (i["kv_cache"] == true && kv != "fp8" && kv != "int8" && kv != "int4" && engine != "llama.cpp")
-        out.push_back({"KV cache: fp8", "half the cache: a small quality risk at long contexts", Tier::Numerics,
+        out.push_back({"KV cache: fp8",
+                       "half the cache: a small quality risk at long contexts",
+                       Tier::Numerics,
                        {{"inference.kv_cache_dtype", "fp8"}}});
     if (i["kv_cache"] == true && engine == "llama.cpp" && kv != "int8" && kv != "int4")
-        out.push_back({"KV cache: q8_0", "half the cache: a small quality risk", Tier::Numerics, {{"inference.kv_cache_dtype", "int8"}}});
+        out.push_back({"KV cache: q8_0",
+                       "half the cache: a small quality risk",
+                       Tier::Numerics,
+                       {{"inference.kv_cache_dtype", "int8"}}});
     if (engine == "vllm") {
         // vLLM claims a share of the card up front: a lower share fits when something else shares the GPU.
-        out.push_back({"vLLM: gpu_memory_utilization 0.8", "a smaller KV pool: fewer tokens cached at once", Tier::Data,
+        out.push_back({"vLLM: gpu_memory_utilization 0.8",
+                       "a smaller KV pool: fewer tokens cached at once",
+                       Tier::Data,
                        {{"inference.gpu_memory_utilization", 0.8}}});
     }
     return out;
@@ -235,8 +277,9 @@ void more_gpus(const json& scenario, const json& r, bool training, std::vector<T
         json e = estimate(changed);
         if (!e.value("ok", false)) return;  // e.g. TP past the head count: no layout with more GPUs of this shape
         if (e["fits"] == true) {
-            Change c{std::to_string(n) + " GPUs" + (training ? (sharded ? " (more data-parallel replicas)" : " with ZeRO-3")
-                                                              : " with tensor parallelism"),
+            Change c{std::to_string(n) + " GPUs" +
+                         (training ? (sharded ? " (more data-parallel replicas)" : " with ZeRO-3")
+                                   : " with tensor parallelism"),
                      training ? "more hardware; the state sharded over all of them"
                               : "more hardware; each GPU holds 1/" + std::to_string(tp * k) + " of the weights",
                      Tier::Hardware, set};
@@ -249,7 +292,8 @@ void more_gpus(const json& scenario, const json& r, bool training, std::vector<T
 // The smallest card of the catalogue (more memory than this one) that fits as it stands.
 void bigger_card(const json& scenario, const json& r, std::vector<Tried>& out) {
     json gpus = list_gpus();
-    std::sort(gpus.begin(), gpus.end(), [](const json& a, const json& b) { return a["memory_bytes"] < b["memory_bytes"]; });
+    std::sort(gpus.begin(), gpus.end(),
+              [](const json& a, const json& b) { return a["memory_bytes"] < b["memory_bytes"]; });
     const double capacity = r["hardware"]["gpu_memory_gb"].get<double>() * 1073741824.0;
     for (const json& g : gpus) {
         if (g["memory_bytes"].get<double>() <= capacity) continue;
@@ -258,7 +302,9 @@ void bigger_card(const json& scenario, const json& r, std::vector<Tried>& out) {
         json e = estimate(changed);
         if (e.value("ok", false) && e["fits"] == true) {
             Change c{"GPU: " + g["name"].get<std::string>() + " (" + gib(g["memory_bytes"].get<double>()) + ")",
-                     "other hardware", Tier::Hardware, {{"hardware.gpu", g["id"]}}};
+                     "other hardware",
+                     Tier::Hardware,
+                     {{"hardware.gpu", g["id"]}}};
             out.push_back({c, changed, e});
             return;
         }
@@ -290,8 +336,8 @@ json fit(const json& scenario) {
         } else {
             size_suggestion(scenario, sizes, "inference.context_len", r["inference"]["context_len"], "context",
                             "a shorter context per sequence", tried);
-            size_suggestion(scenario, sizes, "inference.batch_size", r["inference"]["batch_size"], "concurrent sequences:",
-                            "fewer sequences at once: lower throughput", tried);
+            size_suggestion(scenario, sizes, "inference.batch_size", r["inference"]["batch_size"],
+                            "concurrent sequences:", "fewer sequences at once: lower throughput", tried);
         }
     }
     more_gpus(scenario, r, training, tried);

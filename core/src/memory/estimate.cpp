@@ -20,7 +20,8 @@ Figures evaluate(const Scenario& s) {
     f.allocated = tl.empty() ? 0 : tl[f.peak].allocated();
     // Slack on what the caching allocator hands out piecemeal; a preallocated KV pool (vLLM) is one block.
     double pooled = 0;
-    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache)) pooled = tl[f.peak].bytes[Component::KvCache];
+    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache))
+        pooled = tl[f.peak].bytes[Component::KvCache];
     f.slack = (f.allocated - pooled) * s.tunable(Tunable::AllocatorFragmentation);
     f.reserved = f.allocated + f.slack;
     f.context = s.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
@@ -45,14 +46,12 @@ using detail::Figures;
 // Beyond this a per-GPU figure is a sign of absurd input, not a plan: 2^62 bytes (4 EiB).
 constexpr double kMaxBytes = 4.6e18;
 
-std::uint64_t bytes(double b) {
-    return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b));
-}
+std::uint64_t bytes(double b) { return b <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(b)); }
 
 // Parameters by component, as the estimate's "parameters.per_component" and params()' "components".
 json component_counts(const ParamCount& c) {
-    return {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp}, {"norms", c.norms},
-            {"lm_head", c.lm_head}, {"experts", c.experts}, {"vision", c.vision}, {"projector", c.projector}};
+    return {{"embedding", c.embedding}, {"attention", c.attention}, {"mlp", c.mlp},       {"norms", c.norms},
+            {"lm_head", c.lm_head},     {"experts", c.experts},     {"vision", c.vision}, {"projector", c.projector}};
 }
 
 // The smallest number of GPUs on which this scenario fits, growing the data-parallel size for a
@@ -64,7 +63,8 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
     if (s.mode == detail::Mode::Inference) {
         if (s.inference.engine == detail::InferenceEngine::Vllm) {  // vLLM grows tensor parallelism over the heads
             for (std::uint64_t tp = s.parallel.tp + 1; tp <= s.model.num_attention_heads; ++tp) {
-                if (s.model.num_attention_heads % tp || (s.model.num_key_value_heads % tp && tp % s.model.num_key_value_heads))
+                if (s.model.num_attention_heads % tp ||
+                    (s.model.num_key_value_heads % tp && tp % s.model.num_key_value_heads))
                     continue;
                 trial.parallel.tp = tp;
                 trial.hardware.num_gpus = trial.parallel.world();
@@ -102,8 +102,10 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
         return hi;
     };
     const auto& e = s.engine;
-    bool shards = (e.type == detail::EngineType::DeepSpeed || e.type == detail::EngineType::MegatronDeepSpeed) ? e.zero_stage > 0
-                  : e.type == detail::EngineType::Fsdp ? e.fsdp_sharding != detail::FsdpSharding::NoShard : e.type == detail::EngineType::Megatron;
+    bool shards = (e.type == detail::EngineType::DeepSpeed || e.type == detail::EngineType::MegatronDeepSpeed)
+                      ? e.zero_stage > 0
+                  : e.type == detail::EngineType::Fsdp ? e.fsdp_sharding != detail::FsdpSharding::NoShard
+                                                       : e.type == detail::EngineType::Megatron;
     const std::uint64_t model_parallel = s.parallel.tp * s.parallel.pp * s.parallel.cp;
     if (!shards) {
         // Every GPU of this engine holds the whole model state: more of them alone do not help, but
@@ -111,19 +113,21 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
         trial.engine.type = detail::EngineType::DeepSpeed;
         trial.engine.zero_stage = 3;
         const std::uint64_t dp = first_fitting_dp(trial);
-        const std::string engine = std::string(detail::name(e.type)) +
-                                   (e.type == detail::EngineType::Fsdp ? " (no_shard)" : "");
-        notes.push_back("with engine " + engine + " every GPU holds the whole model state, so more GPUs alone do not help; " +
-                        (dp > 0 ? "sharded with DeepSpeed ZeRO-3 (engine.type \"deepspeed\", engine.zero_stage 3) it fits on " +
-                                      std::to_string(dp * model_parallel) + " GPUs"
-                                : std::string("it does not fit even sharded with ZeRO-3: the unsharded part (activations, "
-                                              "gathered layers) alone exceeds the card")));
+        const std::string engine =
+            std::string(detail::name(e.type)) + (e.type == detail::EngineType::Fsdp ? " (no_shard)" : "");
+        notes.push_back(
+            "with engine " + engine + " every GPU holds the whole model state, so more GPUs alone do not help; " +
+            (dp > 0 ? "sharded with DeepSpeed ZeRO-3 (engine.type \"deepspeed\", engine.zero_stage 3) it fits on " +
+                          std::to_string(dp * model_parallel) + " GPUs"
+                    : std::string("it does not fit even sharded with ZeRO-3: the unsharded part (activations, "
+                                  "gathered layers) alone exceeds the card")));
         return nullptr;
     }
     const std::uint64_t dp = first_fitting_dp(trial);
     if (dp == 0) {
-        notes.push_back("does not fit on up to a million GPUs: the unsharded part (activations, gathered layers) "
-                        "alone exceeds the card");
+        notes.push_back(
+            "does not fit on up to a million GPUs: the unsharded part (activations, gathered layers) "
+            "alone exceeds the card");
         return nullptr;
     }
     return dp * model_parallel;
@@ -144,7 +148,8 @@ json peak_components(const Figures& f) {
     listed_components(f.breakdown.timeline[f.peak].bytes, components);
     // Paged optimizer state is on the GPU but outside the allocator; it shows under its own name too.
     if (f.breakdown.outside_allocator > 0)
-        components["optimizer_states"] = components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
+        components["optimizer_states"] =
+            components["optimizer_states"].get<std::uint64_t>() + bytes(f.breakdown.outside_allocator);
     components["overheads"] = bytes(f.slack + f.context);
     return components;
 }
@@ -179,7 +184,8 @@ json parameters_json(const detail::Scenario& s, const json& assumptions) {
                    {"mtp_not_in_total", s.params.mtp}};
     if (s.mode == detail::Mode::Training) {
         double lora = assumptions.value("lora_parameters_per_gpu", -1.0);
-        params["trainable"] = lora >= 0 ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp)) : s.params.total;
+        params["trainable"] =
+            lora >= 0 ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp)) : s.params.total;
     } else {
         params["trainable"] = 0;
     }
@@ -187,11 +193,16 @@ json parameters_json(const detail::Scenario& s, const json& assumptions) {
 }
 
 json model_json(const detail::Scenario& s) {
-    return {{"name", s.model.name}, {"model_type", s.model.model_type}, {"source", s.model_source},
-            {"num_layers", s.model.num_layers}, {"hidden_size", s.model.hidden_size},
+    return {{"name", s.model.name},
+            {"model_type", s.model.model_type},
+            {"source", s.model_source},
+            {"num_layers", s.model.num_layers},
+            {"hidden_size", s.model.hidden_size},
             {"num_attention_heads", s.model.num_attention_heads},
-            {"num_key_value_heads", s.model.num_key_value_heads}, {"head_dim", s.model.head_dim},
-            {"intermediate_size", s.model.intermediate_size}, {"vocab_size", s.model.vocab_size},
+            {"num_key_value_heads", s.model.num_key_value_heads},
+            {"head_dim", s.model.head_dim},
+            {"intermediate_size", s.model.intermediate_size},
+            {"vocab_size", s.model.vocab_size},
             {"max_position_embeddings", s.model.max_position_embeddings},
             {"checkpoint_dtype", s.model.checkpoint_dtype}};
 }
@@ -213,7 +224,8 @@ json detail::estimate_result(const Scenario& scenario) {
     Figures f = evaluate(s);
     const auto& tl = f.breakdown.timeline;
     if (!std::isfinite(f.device) || f.device > kMaxBytes)
-        return detail::error_document({{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
+        return detail::error_document(
+            {{"", "the estimate exceeds 4 EiB per GPU: check the model and batch sizes", ""}});
     json components = peak_components(f);
     json timeline = timeline_json(f);
     std::vector<std::string> warnings = s.warnings;
@@ -226,13 +238,14 @@ json detail::estimate_result(const Scenario& scenario) {
             {"version", version()},
             {"model", model_json(s)},
             {"parameters", params},
-            {"per_gpu", {{"peak_allocated_bytes", bytes(f.allocated)},
-                         {"peak_reserved_bytes", bytes(f.reserved)},
-                         {"device_total_bytes", bytes(f.device)},
-                         {"capacity_bytes", s.hardware.gpu_memory_bytes},
-                         {"components", components},
-                         {"peak_phase", tl[f.peak].name},
-                         {"timeline", timeline}}},
+            {"per_gpu",
+             {{"peak_allocated_bytes", bytes(f.allocated)},
+              {"peak_reserved_bytes", bytes(f.reserved)},
+              {"device_total_bytes", bytes(f.device)},
+              {"capacity_bytes", s.hardware.gpu_memory_bytes},
+              {"components", components},
+              {"peak_phase", tl[f.peak].name},
+              {"timeline", timeline}}},
             {"host_bytes", bytes(f.breakdown.host_bytes)},
             {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
             {"fits", f.fits},
@@ -257,12 +270,15 @@ json params(const json& hf_config) {
             {"language_model", c.language_model},
             {"mtp", c.mtp},
             {"per_layer", c.per_layer},
-            {"model", {{"model_type", read.model->model_type}, {"architecture", read.model->architecture},
-                       {"quantization_method", read.model->quantization ? read.model->quantization->method : ""},
-                       {"num_layers", read.model->num_layers},
-                       {"hidden_size", read.model->hidden_size}, {"vocab_size", read.model->vocab_size},
-                       {"tie_word_embeddings", read.model->tie_word_embeddings},
-                       {"checkpoint_dtype", read.model->checkpoint_dtype}}},
+            {"model",
+             {{"model_type", read.model->model_type},
+              {"architecture", read.model->architecture},
+              {"quantization_method", read.model->quantization ? read.model->quantization->method : ""},
+              {"num_layers", read.model->num_layers},
+              {"hidden_size", read.model->hidden_size},
+              {"vocab_size", read.model->vocab_size},
+              {"tie_word_embeddings", read.model->tie_word_embeddings},
+              {"checkpoint_dtype", read.model->checkpoint_dtype}}},
             {"warnings", read.warnings}};
 }
 

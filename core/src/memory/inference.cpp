@@ -43,15 +43,17 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
     double total_params = w.shard.params();
     w.quantized = fmt.scope == FormatScope::Layers;
     double in_format = w.quantized ? w.shard.linear_params : total_params;
-    bool keeps_attention = qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),
-                                            [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
+    bool keeps_attention =
+        qc && std::any_of(qc->modules_not_converted.begin(), qc->modules_not_converted.end(),
+                          [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
     if (w.quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= w.shard.attention_linear_params;
     w.rest_bytes = dtype_bytes(m.checkpoint_dtype).value_or(2);
     w.bytes = in_format * w.fb + (total_params - in_format) * w.rest_bytes;
     out.assumptions["weight_bytes_per_param"] = w.fb;
     out.assumptions["params_in_weight_format"] = in_format;
     if (fmt.scope == FormatScope::Matrices && x.engine != InferenceEngine::LlamaCpp)
-        out.warnings.push_back("GGUF formats are llama.cpp's: set inference.engine to llama.cpp for its cache and buffers");
+        out.warnings.push_back(
+            "GGUF formats are llama.cpp's: set inference.engine to llama.cpp for its cache and buffers");
     return w;
 }
 
@@ -90,8 +92,10 @@ KvCache kv_cache(const Scenario& sc, Notes& why) {
         // MLA under transformers: the cache holds the up-projected keys (nope + rope dims) and values
         // for every head, not the latent (kv_lora_rank + qk_rope_head_dim) that vLLM/SGLang keep.
         double heads = static_cast<double>(m.num_attention_heads) / tp;
-        kv.per_token_layer = heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * kv_bytes;
-        why["mla_latent_bytes_per_token_per_layer"] = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
+        kv.per_token_layer =
+            heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * kv_bytes;
+        why["mla_latent_bytes_per_token_per_layer"] =
+            static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
     }
     // Which layers cache: none in an encoder-only model; the decoder's in an encoder-decoder, whose
     // cross-attention also caches K and V of the source (taken as long as the context here).
@@ -116,8 +120,10 @@ double image_encode_bytes(const Scenario& sc, double a, Notes& why) {
     if (!x.images) return 0;
     const double tp = static_cast<double>(sc.parallel.tp), b = static_cast<double>(x.batch_size);
     const auto& v = m.vision_shape;
-    double vh = static_cast<double>(v.hidden) / tp, patches = static_cast<double>(v.patches) * static_cast<double>(x.images) * b;
-    double layer = patches * (2 * a * vh + std::max(a * 4 * vh + 4 * vh, a * 2 * static_cast<double>(v.intermediate) / tp));
+    double vh = static_cast<double>(v.hidden) / tp,
+           patches = static_cast<double>(v.patches) * static_cast<double>(x.images) * b;
+    double layer =
+        patches * (2 * a * vh + std::max(a * 4 * vh + 4 * vh, a * 2 * static_cast<double>(v.intermediate) / tp));
     double features = static_cast<double>(x.images * x.image_tokens) * b * static_cast<double>(m.hidden_size) * a;
     why["image_tokens_per_sequence"] = static_cast<double>(x.images * x.image_tokens);
     why["vision_encode_bytes"] = layer + features;
@@ -177,7 +183,8 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
     double acts = v.fwd.bytes(static_cast<double>(x.max_num_batched_tokens), 0, false);
     double logits = 256 * v.V * (a + 4);
-    double non_torch = (sc.tunable(Tunable::VllmCudaGraphGib) + sc.tunable(Tunable::CudaContextGib)) * static_cast<double>(kGiB);
+    double non_torch =
+        (sc.tunable(Tunable::VllmCudaGraphGib) + sc.tunable(Tunable::CudaContextGib)) * static_cast<double>(kGiB);
     double pool = budget - weights - acts - logits - non_torch;
     double block = static_cast<double>(x.block_size);
     std::uint64_t layers_here = static_cast<std::uint64_t>(v.w.shard.layers);
@@ -200,16 +207,20 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     why["vllm_profile_tokens"] = static_cast<double>(x.max_num_batched_tokens);
     why["vllm_step_tokens_for_this_load"] = step;
     if (pool <= 0)
-        out.warnings.push_back("vLLM has no room left for the KV cache: the weights and the profiling step need more than "
-                               "gpu_memory_utilization of the card");
+        out.warnings.push_back(
+            "vLLM has no room left for the KV cache: the weights and the profiling step need more than "
+            "gpu_memory_utilization of the card");
     else if (max_seqs < v.b)
         out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
                                " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
                                std::to_string(x.batch_size) + ": vLLM would queue the rest");
     out.timeline.push_back({"load", {{C::Weights, weights}}});
-    if (v.encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, v.encode}}});
+    if (v.encode > 0)
+        out.timeline.push_back(
+            {"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, v.encode}}});
     out.timeline.push_back({"profile", {{C::Weights, weights}, {C::Activations, acts}, {C::Logits, logits}}});
-    out.timeline.push_back({"serve", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, acts}, {C::Logits, logits}}});
+    out.timeline.push_back(
+        {"serve", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, acts}, {C::Logits, logits}}});
 }
 
 // llama.cpp: `gpu_layers` layers (and, with all of them, the output matrix) go to the GPU; the
@@ -243,8 +254,9 @@ void llama_cpp(const Scenario& sc, const Serving& v, Breakdown& out) {
     double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
     bool flash = x.attention == Attention::Flash || x.attention == Attention::Sdpa;
     double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
-    double compute = ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
-                     ub * 4 * v.V * (on_gpu == L ? 1 : 0);
+    double compute =
+        ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
+        ub * 4 * v.V * (on_gpu == L ? 1 : 0);
     out.host_bytes = host_weights + kv_host;
     why["llama_cpp_gpu_layers"] = static_cast<double>(on_gpu);
     why["llama_cpp_n_ctx"] = n_ctx;
@@ -267,10 +279,12 @@ void transformers_generate(const Scenario& sc, const Serving& v, Breakdown& out)
     out.assumptions["prefill_tokens"] = v.b * v.ctx;
     out.timeline.push_back({"load", {{C::Weights, weights}}});
     if (v.encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::Activations, v.encode}}});
-    out.timeline.push_back({"prefill", {{C::Weights, weights}, {C::KvCache, kv}, {C::Activations, acts}, {C::Logits, logits}}});
+    out.timeline.push_back(
+        {"prefill", {{C::Weights, weights}, {C::KvCache, kv}, {C::Activations, acts}, {C::Logits, logits}}});
     out.timeline.push_back({"decode", {{C::Weights, weights}, {C::KvCache, kv}, {C::Logits, logits}}});
     if (!x.kv_cache)
-        out.warnings.push_back("without a KV cache every generated token re-runs the whole prefix: memory stays at the prefill's");
+        out.warnings.push_back(
+            "without a KV cache every generated token re-runs the whole prefix: memory stays at the prefill's");
 }
 
 }  // namespace

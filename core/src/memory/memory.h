@@ -17,7 +17,7 @@ namespace gpumem::detail {
 // (display order). Their sum at the peak is the device total.
 enum class Component { Weights, Gradients, OptimizerStates, Activations, Logits, KvCache, Temporaries, Overheads };
 inline constexpr const char* kComponentNames[] = {"weights", "gradients", "optimizer_states", "activations",
-                                                  "logits", "kv_cache", "temporaries", "overheads"};
+                                                  "logits",  "kv_cache",  "temporaries",      "overheads"};
 constexpr std::size_t kComponents = sizeof(kComponentNames) / sizeof(kComponentNames[0]);
 static_assert(static_cast<std::size_t>(Component::Overheads) + 1 == kComponents, "one name per component");
 constexpr const char* name(Component c) { return kComponentNames[static_cast<std::size_t>(c)]; }
@@ -51,8 +51,8 @@ private:
 };
 
 struct Phase {
-    const char* name = "";                  // "forward", "loss", "backward", "optimizer_step", "prefill", ...
-    ComponentBytes bytes;                   // allocated bytes by component at this phase's high point
+    const char* name = "";  // "forward", "loss", "backward", "optimizer_step", "prefill", ...
+    ComponentBytes bytes;   // allocated bytes by component at this phase's high point
     double allocated() const { return bytes.sum(); }
 };
 
@@ -137,14 +137,14 @@ struct Breakdown {
     Breakdown() = default;
     explicit Breakdown(const Scenario& s) : assumptions(s.details), serving(s.details), warnings(s.details) {}
     Timeline timeline;
-    double outside_allocator = 0;           // on the GPU but not in PyTorch's allocator (paged optimizer state)
-    double host_bytes = 0;                  // CPU RAM for offloaded state
-    double nvme_bytes = 0;                  // NVMe for offloaded state
-    Notes assumptions;                      // the figures behind each component, for people
-    Notes serving;                          // serving capacity (engines that preallocate), or null
-    double claimed = 0;                     // an engine that claims a fixed share of the card (vLLM): the device total
-    bool engine_fits = true;                // false when the engine cannot hold the requested load
-    double trainable_params = 0;            // training: parameters this GPU trains, before data-parallel sharding
+    double outside_allocator = 0;  // on the GPU but not in PyTorch's allocator (paged optimizer state)
+    double host_bytes = 0;         // CPU RAM for offloaded state
+    double nvme_bytes = 0;         // NVMe for offloaded state
+    Notes assumptions;             // the figures behind each component, for people
+    Notes serving;                 // serving capacity (engines that preallocate), or null
+    double claimed = 0;            // an engine that claims a fixed share of the card (vLLM): the device total
+    bool engine_fits = true;       // false when the engine cannot hold the requested load
+    double trainable_params = 0;   // training: parameters this GPU trains, before data-parallel sharding
     Messages warnings;
 };
 

@@ -13,15 +13,25 @@ namespace gpumem::detail {
 namespace {
 
 std::array<std::uint64_t, 13> fingerprint(const ModelSpec& m) {
-    return {m.num_layers, m.hidden_size, m.vocab_size, m.num_attention_heads, m.num_key_value_heads, m.head_dim,
-            m.intermediate_size, m.num_experts, m.moe_intermediate_size, m.shared_expert_intermediate_size,
-            m.kv_lora_rank, (m.tie_word_embeddings ? 1u : 0u) + (m.declared_parameters ? 2u : 0u),
+    return {m.num_layers,
+            m.hidden_size,
+            m.vocab_size,
+            m.num_attention_heads,
+            m.num_key_value_heads,
+            m.head_dim,
+            m.intermediate_size,
+            m.num_experts,
+            m.moe_intermediate_size,
+            m.shared_expert_intermediate_size,
+            m.kv_lora_rank,
+            (m.tie_word_embeddings ? 1u : 0u) + (m.declared_parameters ? 2u : 0u),
             m.declared_parameters.value_or(0)};
 }
 
 }  // namespace
 
-Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
+Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp,
+               std::uint64_t ep) {
     Shard s;
     double emb = 0, head = 0;
     const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
@@ -67,9 +77,7 @@ ModelCache& cache_of(const Scenario& s) {
     return *s.cache;
 }
 
-const std::vector<Tensor>& tensors_of(const Scenario& s) {
-    return cache_of(s).tensors;
-}
+const std::vector<Tensor>& tensors_of(const Scenario& s) { return cache_of(s).tensors; }
 
 Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep) {
     ModelCache& c = cache_of(s);

@@ -18,20 +18,21 @@ namespace gpumem::detail {
 
 // Weights of one GPU's shard: the heaviest pipeline stage, tensor- and expert-parallel splits applied.
 struct Shard {
-    double layers = 0;           // decoder layers on the heaviest stage
-    double layer_params = 0;     // parameters of one layer on one GPU
-    double non_layer_params = 0; // embeddings / head / final norm on the heaviest stage, one GPU
-    double linear_params = 0;    // of those, in the layers' linear (quantizable) matrices, routers excepted
-    double expert_params = 0;    // of those, inside routed experts
+    double layers = 0;                   // decoder layers on the heaviest stage
+    double layer_params = 0;             // parameters of one layer on one GPU
+    double non_layer_params = 0;         // embeddings / head / final norm on the heaviest stage, one GPU
+    double linear_params = 0;            // of those, in the layers' linear (quantizable) matrices, routers excepted
+    double expert_params = 0;            // of those, inside routed experts
     double attention_linear_params = 0;  // of those, attention's q/k/v/o matrices
     double largest_layer_matrix = 0;     // the largest weight matrix in a layer, one GPU's part
     double largest_tensor = 0;           // the largest tensor of the model, one GPU's part
-    double scale = 1;            // a model known only by size: its declared total over its guessed shape's (declared_scale)
+    double scale = 1;  // a model known only by size: its declared total over its guessed shape's (declared_scale)
     double total() const { return layers * layer_params + non_layer_params; }
     // The parameters one GPU holds: total(), scaled to the declared size for a model known only by it.
     double params() const { return total() * scale; }
 };
-Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp, std::uint64_t ep);
+Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp,
+               std::uint64_t ep);
 
 // layer_count() for each Layers kind, counted once (it walks the per-layer MoE flags). Every kind
 // is filled in a loop, so a kind added to Layers is counted without touching this.
@@ -44,7 +45,8 @@ struct LayerCounts {
 };
 // Two tensors whose optimizer state and shard share are the same (names aside).
 inline bool same_shape(const Tensor& a, const Tensor& b) {
-    return a.rows == b.rows && a.cols == b.cols && a.layers == b.layers && a.tp_sharded == b.tp_sharded && a.expert == b.expert;
+    return a.rows == b.rows && a.cols == b.cols && a.layers == b.layers && a.tp_sharded == b.tp_sharded &&
+           a.expert == b.expert;
 }
 
 // The scenario's tensor list and shard, from its cache.
@@ -53,23 +55,27 @@ Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint6
 // {elements, optimizer state bytes} of the whole model sharded by tp (and experts by ep), as
 // `compute` returns them; memoised by (tp, ep, optimizer, state dtype).
 template <typename Fn>
-std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype, Fn compute);
+std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype,
+                                           Fn compute);
 
 struct ModelCache {
     std::array<std::uint64_t, 13> fingerprint{};  // the model's shape it was built for
     std::vector<Tensor> tensors;
     std::unordered_map<std::uint64_t, Shard> shards;  // by packed (tp, pp, ep)
-    std::optional<Optimizer> optimizer;                // the optimizer and state dtype `states` is for
+    std::optional<Optimizer> optimizer;               // the optimizer and state dtype `states` is for
     double state_dtype = -1;
     std::unordered_map<std::uint64_t, std::pair<double, double>> states;  // by packed (tp, ep)
 };
 // The scenario's cache, built on first use (and rebuilt when a copy's model no longer matches it).
 ModelCache& cache_of(const Scenario& s);
 // Layout sizes are at most 2^20 (scenario.cpp), so three fit in 63 bits.
-inline std::uint64_t pack_layout(std::uint64_t a, std::uint64_t b, std::uint64_t c) { return (a << 42) | (b << 21) | c; }
+inline std::uint64_t pack_layout(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    return (a << 42) | (b << 21) | c;
+}
 
 template <typename Fn>
-std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype, Fn compute) {
+std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, std::uint64_t ep, double state_dtype,
+                                           Fn compute) {
     ModelCache& c = cache_of(s);
     if (c.optimizer != s.training.optimizer || c.state_dtype != state_dtype) {
         c.states.clear();

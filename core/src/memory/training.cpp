@@ -22,11 +22,16 @@ struct Recipe {
 Recipe recipe_of(const TrainingSettings& t) {
     const double a = compute_bytes(t.dtype);  // fp8 training keeps bf16 weights
     switch (t.precision) {
-        case Precision::AmpFp32Weights: return {kFp32, kFp32, 0, kFp32};
-        case Precision::Pure: return {a, a, 0, a};
-        case Precision::MixedMasterFp32: return {a, a, kFp32, a};
-        case Precision::MixedFp32Grads: return {a, kFp32, kFp32, a};
-        case Precision::Auto: break;  // resolved by the reader (resolve_precision in scenario.cpp)
+        case Precision::AmpFp32Weights:
+            return {kFp32, kFp32, 0, kFp32};
+        case Precision::Pure:
+            return {a, a, 0, a};
+        case Precision::MixedMasterFp32:
+            return {a, a, kFp32, a};
+        case Precision::MixedFp32Grads:
+            return {a, kFp32, kFp32, a};
+        case Precision::Auto:
+            break;  // resolved by the reader (resolve_precision in scenario.cpp)
     }
     return {a, a, 0, a};
 }
@@ -36,14 +41,20 @@ double state_bytes(Optimizer opt, double state_dtype_bytes, double rows, double 
     double n = rows * cols;
     bool matrix = cols > 1;
     switch (opt) {
-        case Optimizer::Sgd: return 0;
-        case Optimizer::SgdMomentum: case Optimizer::Nesterov: case Optimizer::Adagrad: case Optimizer::Rmsprop:
+        case Optimizer::Sgd:
+            return 0;
+        case Optimizer::SgdMomentum:
+        case Optimizer::Nesterov:
+        case Optimizer::Adagrad:
+        case Optimizer::Rmsprop:
         case Optimizer::Lion:
             return n * state_dtype_bytes;
-        case Optimizer::Amsgrad: return 3 * n * state_dtype_bytes;
+        case Optimizer::Amsgrad:
+            return 3 * n * state_dtype_bytes;
         case Optimizer::Adafactor:  // factored second moment for matrices (row + column sums), full for vectors
             return (matrix ? rows + cols : n) * state_dtype_bytes;
-        case Optimizer::Adamw8bit: case Optimizer::PagedAdamw8bit:
+        case Optimizer::Adamw8bit:
+        case Optimizer::PagedAdamw8bit:
             // bitsandbytes: 2 states × 1 byte + an fp32 absmax per 2048-element block; tensors under 4096
             // elements stay 32-bit (min_8bit_size).
             if (n < 4096) return 2 * n * 4;
@@ -59,8 +70,14 @@ double state_bytes(Optimizer opt, double state_dtype_bytes, double rows, double 
             double blocks = std::ceil(rows / B) * std::ceil(cols / B);
             return (blocks * 2 * (br * br + bc * bc) + n) * state_dtype_bytes;
         }
-        case Optimizer::Adam: case Optimizer::Adamw: case Optimizer::AdamwFused: case Optimizer::Nadam:
-        case Optimizer::Radam: case Optimizer::Adabelief: case Optimizer::Lamb: case Optimizer::SparseAdam:
+        case Optimizer::Adam:
+        case Optimizer::Adamw:
+        case Optimizer::AdamwFused:
+        case Optimizer::Nadam:
+        case Optimizer::Radam:
+        case Optimizer::Adabelief:
+        case Optimizer::Lamb:
+        case Optimizer::SparseAdam:
         case Optimizer::PagedAdamw32bit:
             break;
     }
@@ -70,22 +87,22 @@ double state_bytes(Optimizer opt, double state_dtype_bytes, double rows, double 
 // Bytes autograd keeps for one decoder layer per token, for the block as
 // transformers builds it. `s` is the sequence length one rank sees.
 struct LayerActivations {
-    double per_token = 0;           // everything saved for backward
-    double attention_scores = 0;    // of which the eager s² terms (Megatron's selective recompute drops them)
-    double op_selective = 0;        // what per-op selective checkpointing keeps (see below)
+    double per_token = 0;         // everything saved for backward
+    double attention_scores = 0;  // of which the eager s² terms (Megatron's selective recompute drops them)
+    double op_selective = 0;      // what per-op selective checkpointing keeps (see below)
 };
 
 // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's "op"
 // mode): the layer input, the attention kernel's output and log-sum-exp, and every other matmul
 // output (q, k, v, o and the MLP's) are kept per token; everything else is recomputed.
-double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_part, double q, double kv, double heads, double I) {
+double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_part, double q, double kv, double heads,
+                              double I) {
     // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
     double matmuls = q + 2 * kv + h_part;
     if (m.num_experts)
         matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
                    static_cast<double>(m.num_experts_per_tok);
-    else
-        matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
+    else matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
     return a * h_part + a * q + 4 * heads + a * matmuls / 2;
 }
 
@@ -97,11 +114,12 @@ double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_
 // mask dropout keeps (1 byte): (a + 1) x in_features per token and adapted linear. Without dropout A
 // reads the input the frozen linear already keeps. litgpt fuses q, k and v into one linear with one
 // dropout (LoRAQKVLinear); PEFT and torchtune give each projection its own.
-void add_lora_activations(double& per_token, const ModelSpec& m, const TrainingSettings& t, double a, double tp, double h,
-                          double q, double I) {
+void add_lora_activations(double& per_token, const ModelSpec& m, const TrainingSettings& t, double a, double tp,
+                          double h, double q, double I) {
     const double r = static_cast<double>(t.lora_rank), drop = t.lora_dropout > 0 ? a + 1 : 0;
     const double k = m.num_experts ? static_cast<double>(m.num_experts_per_tok) : 1;
-    const double moe_share = m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
+    const double moe_share =
+        m.num_experts ? static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers) : 0;
     const double moe_I = static_cast<double>(m.moe_intermediate_size) / tp;
     bool qkv_dropout_counted = false;
     for (LoraTarget target : t.lora_targets) {
@@ -115,7 +133,8 @@ void add_lora_activations(double& per_token, const ModelSpec& m, const TrainingS
             // An MLP linear sees each token once in a dense layer and once per routed expert (k) in an
             // MoE layer; the down projection reads the intermediate activation.
             const bool down = target == LoraTarget::DownProj;
-            per_token += (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
+            per_token +=
+                (1 - moe_share) * (a * r + drop * (down ? I : h)) + moe_share * k * (a * r + drop * (down ? moe_I : h));
         }  // lm_head: once per token, not per layer (small beside the logits)
     }
 }
@@ -177,7 +196,8 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     }
     if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
     out.op_selective = op_selective_per_token(m, a, tp, h_part, q, kv, heads, I);
-    if (t.method == Method::Lora || t.method == Method::Qlora) add_lora_activations(out.per_token, m, t, a, tp, h, q, I);
+    if (t.method == Method::Lora || t.method == Method::Qlora)
+        add_lora_activations(out.per_token, m, t, a, tp, h, q, I);
     return out;
 }
 
@@ -185,13 +205,13 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
 
 // What one GPU holds of the model and which of it trains.
 struct Params {
-    Shard shard;                       // the untied head copy, if any, added to its non-layer parameters
-    double P_gpu = 0;                  // parameters on one GPU before data-parallel sharding
-    double head_copy = 0;              // a framework's own lm_head copy of tied embeddings (litgpt)
-    double largest_layer_matrix = 0;   // the largest weight matrix in a layer, per GPU
-    double largest_tensor = 0;         // the largest tensor (the head copy included), per GPU
-    bool adapters = false;             // lora / qlora
-    bool partial = false;              // frozen (the top layers train)
+    Shard shard;                      // the untied head copy, if any, added to its non-layer parameters
+    double P_gpu = 0;                 // parameters on one GPU before data-parallel sharding
+    double head_copy = 0;             // a framework's own lm_head copy of tied embeddings (litgpt)
+    double largest_layer_matrix = 0;  // the largest weight matrix in a layer, per GPU
+    double largest_tensor = 0;        // the largest tensor (the head copy included), per GPU
+    bool adapters = false;            // lora / qlora
+    bool partial = false;             // frozen (the top layers train)
     double trainable = 0, frozen = 0, lora = 0;
 };
 
@@ -238,7 +258,9 @@ Params trained_params(const Scenario& sc, Notes& why) {
     if (p.partial) {
         // Partial training: the top `trainable_layers` layers (on this stage: the last one holds
         // them), the head if asked, and a trainable module feeding the first layer; the rest is frozen.
-        double head = m.tie_word_embeddings && p.head_copy == 0 ? 0 : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
+        double head = m.tie_word_embeddings && p.head_copy == 0
+                          ? 0
+                          : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
         double layers_here = std::min(static_cast<double>(t.trainable_layers), shard.layers);
         p.trainable = layers_here * shard.layer_params + (t.train_lm_head ? head : 0);
         p.trainable = std::min(p.trainable, p.P_gpu);
@@ -274,7 +296,8 @@ std::pair<double, double> model_optimizer_totals(const Scenario& sc, double stat
         for (const Tensor& x : tensors_of(sc)) {
             if (!last || !same_shape(*last, x)) {  // routed experts repeat one shape hundreds of times
                 double repeat = x.in_layers() ? static_cast<double>(counts[x.layers]) : 1;
-                double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) / (x.expert ? static_cast<double>(par.ep) : 1);
+                double rows = static_cast<double>(x.rows) / (x.tp_sharded ? tp : 1) /
+                              (x.expert ? static_cast<double>(par.ep) : 1);
                 double cols = static_cast<double>(x.cols);
                 elems = rows * cols * repeat;
                 bytes = state_bytes(sc.training.optimizer, state_dtype, rows, cols) * repeat;
@@ -332,9 +355,11 @@ States model_states(const Scenario& sc, const Params& p, Notes& why) {
         st.master = p.P_gpu * rc.master;
         // Optimizer state by tensor shape for the whole tensor-parallel shard, scaled to this GPU's stage.
         auto [model_tp, model_states] = model_optimizer_totals(sc, state_dtype);
-        st.states = model_tp > 0 ? model_states * p.P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, p.P_gpu, 1);
+        st.states =
+            model_tp > 0 ? model_states * p.P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, p.P_gpu, 1);
     }
-    why["bytes_per_trainable_param"] = {{"weights", p.adapters ? kFp32 : rc.weight}, {"gradients", p.adapters ? kFp32 : rc.grad},
+    why["bytes_per_trainable_param"] = {{"weights", p.adapters ? kFp32 : rc.weight},
+                                        {"gradients", p.adapters ? kFp32 : rc.grad},
                                         {"master", p.adapters ? 0.0 : rc.master},
                                         {"optimizer_states", p.trainable > 0 ? st.states / p.trainable : 0.0}};
     return st;
@@ -342,13 +367,13 @@ States model_states(const Scenario& sc, const Params& p, Notes& why) {
 
 // What the engine adds beside the sharded states: buffers, gathered layers and unsharded gradients.
 struct EngineBytes {
-    std::uint64_t stage = 0;             // the ZeRO stage in effect (FSDP's shardings as their stages)
-    double shard_group = 1;              // the ranks that share one model slice's states
-    double temporaries_persistent = 0;   // DDP's bucket copy, ZeRO's reduce bucket
-    double gathered = 0;                 // ZeRO-3 / FSDP: gathered layers in the compute dtype
+    std::uint64_t stage = 0;            // the ZeRO stage in effect (FSDP's shardings as their stages)
+    double shard_group = 1;             // the ranks that share one model slice's states
+    double temporaries_persistent = 0;  // DDP's bucket copy, ZeRO's reduce bucket
+    double gathered = 0;                // ZeRO-3 / FSDP: gathered layers in the compute dtype
     double pp_unsharded_grads = 0, fsdp_unsharded_grads = 0;
     double fsdp1_root = 0, nosync_grads = 0, root_grad_assembly = 0;  // litgpt's FSDP1 (root_units)
-    double root_grads_backward = 0;                                     // torchtitan's FSDP2 root (root_units)
+    double root_grads_backward = 0;                                   // torchtitan's FSDP2 root (root_units)
 };
 
 // FSDP's root unit, which stays gathered after forward: litgpt (FSDP1 through Fabric) and torchtitan (FSDP2).
@@ -374,7 +399,8 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
         // enabled=is_accumulating)).
         if (t.gradient_accumulation_steps > 1) e.nosync_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
         if (!p.adapters)
-            e.root_grad_assembly = p.shard.non_layer_params * st.rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
+            e.root_grad_assembly =
+                p.shard.non_layer_params * st.rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
         why["fsdp1_root_gathered_bytes"] = e.fsdp1_root;
         why["fsdp1_no_sync_unsharded_gradient_bytes"] = e.nosync_grads;
     }
@@ -404,7 +430,8 @@ void gathered_units(const Scenario& sc, const Params& p, const States& st, Engin
     // issued ahead on its own stream, in both passes: FSDP2's implicit forward prefetch and its
     // backward prefetch of one unit, FSDP1's BACKWARD_PRE default).
     double a = compute_bytes(t.dtype);
-    const double prefetched = type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable(Tunable::Zero3PrefetchElements), layer_gpu);
+    const double prefetched =
+        type == EngineType::Fsdp ? layer_gpu : std::min(sc.tunable(Tunable::Zero3PrefetchElements), layer_gpu);
     // torchtune shards the token embeddings and the output projection as units of their own
     // (custom_sharded_layers: ['tok_embeddings', 'output'] in its large-vocabulary configs, e.g.
     // recipes/configs/llama3_1/70B_full.yaml @9bafd16fc; torchtune/training/_distributed.py shard_model:
@@ -454,12 +481,16 @@ EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States
     if (type == EngineType::Fsdp) {
         if (eng.fsdp_sharding == FsdpSharding::FullShard) e.stage = 3;
         else if (eng.fsdp_sharding == FsdpSharding::ShardGradOp) e.stage = 2;
-        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) { e.stage = 3; e.shard_group = std::min(e.shard_group, 8.0); }
+        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) {
+            e.stage = 3;
+            e.shard_group = std::min(e.shard_group, 8.0);
+        }
     }
     // Expert weights are replicated only over the data-parallel ranks of one expert-parallel group
     // (Megatron's expert_data_parallel = dp x cp / ep; FSDP2/torchtitan shard experts over dp_shard / ep),
     // so their state shards over that many ranks, the rest over the whole group.
-    double expert_share = (!p.adapters && !p.partial && p.P_gpu > 0) ? std::min(1.0, p.shard.expert_params / p.P_gpu) : 0.0;
+    double expert_share =
+        (!p.adapters && !p.partial && p.P_gpu > 0) ? std::min(1.0, p.shard.expert_params / p.P_gpu) : 0.0;
     double expert_group = std::max(1.0, e.shard_group / static_cast<double>(par.ep));
     auto shard_state = [&](double bytes) {
         return bytes * ((1 - expert_share) / e.shard_group + expert_share / expert_group);
@@ -469,10 +500,14 @@ EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States
         st.master = shard_state(st.master);
         st.states = shard_state(st.states);
     }
-    if (e.stage >= 1) { st.master = shard_state(st.master); st.states = shard_state(st.states); }
+    if (e.stage >= 1) {
+        st.master = shard_state(st.master);
+        st.states = shard_state(st.states);
+    }
     if (e.stage >= 2) {
         double g = shard_state(st.grads);
-        if (type != EngineType::Fsdp) e.temporaries_persistent += bucket_elems * (st.grads / std::max(p.trainable, 1.0));
+        if (type != EngineType::Fsdp)
+            e.temporaries_persistent += bucket_elems * (st.grads / std::max(p.trainable, 1.0));
         st.grads = g;
     }
     if (e.stage == 3) {
@@ -498,8 +533,9 @@ void offload(const Scenario& sc, const Params& p, const EngineBytes& e, States& 
         (eng.offload_param == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += st.weights;
         st.weights = 0;
         if (eng.type == EngineType::Fsdp) {
-            // FSDP's CPU offload moves the sharded gradients with the parameters (FSDP1 CPUOffload(offload_params=True),
-            // FSDP2 CPUOffloadPolicy: "offloads parameters, gradients and optimizer step to CPU").
+            // FSDP's CPU offload moves the sharded gradients with the parameters (FSDP1
+            // CPUOffload(offload_params=True), FSDP2 CPUOffloadPolicy: "offloads parameters, gradients and optimizer
+            // step to CPU").
             out.host_bytes += st.grads;
             st.grads = 0;
         }
@@ -524,7 +560,8 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
     const Parallelism& par = sc.parallel;
     Notes& why = out.assumptions;
     const double tp = static_cast<double>(par.tp);
-    const bool megatron_engine = sc.engine.type == EngineType::Megatron || sc.engine.type == EngineType::MegatronDeepSpeed;
+    const bool megatron_engine =
+        sc.engine.type == EngineType::Megatron || sc.engine.type == EngineType::MegatronDeepSpeed;
     Activations x;
     // Image tokens (multimodal) join the sequence.
     double s = static_cast<double>(t.seq_len + t.images * t.image_tokens) / static_cast<double>(par.cp);
@@ -533,11 +570,13 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
     x.layer_full = la.per_token * tokens;
     double layer_saved = x.layer_full;
-    if (t.activation_checkpointing == Checkpointing::Full) layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
+    if (t.activation_checkpointing == Checkpointing::Full)
+        layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
     else if (t.activation_checkpointing == Checkpointing::Selective)
         layer_saved = (megatron_engine ? la.per_token - la.attention_scores : la.op_selective) * tokens;
-    why["selective_checkpointing"] = megatron_engine ? "Megatron: recompute the attention core (s² terms)"
-                                                     : "per-op policy: keep every other matmul output and the attention output";
+    why["selective_checkpointing"] = megatron_engine
+                                         ? "Megatron: recompute the attention core (s² terms)"
+                                         : "per-op policy: keep every other matmul output and the attention output";
     // 1F1B pipeline: the first stage holds min(pp, micro-batches) in flight (Korthikanti et al. §4.2).
     x.in_flight = std::min<double>(static_cast<double>(par.pp), static_cast<double>(par.pipeline_microbatches));
     // Layers that keep activations: every layer, except in partial training with nothing trainable below
@@ -560,11 +599,15 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
     // Gradients alive while one layer is differentiated: the gradient of its output and of its
     // residual input, plus the MLP's intermediates (gate, up and their product) or attention's
     // q, k, v and output, whichever is larger.
-    x.I_tp = static_cast<double>(m.num_experts ? m.moe_intermediate_size * std::max<std::uint64_t>(1, m.num_experts_per_tok)
-                                               : m.intermediate_size) / tp;
+    x.I_tp =
+        static_cast<double>(m.num_experts ? m.moe_intermediate_size * std::max<std::uint64_t>(1, m.num_experts_per_tok)
+                                          : m.intermediate_size) /
+        tp;
     x.qd = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
     double kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
-    x.layer_grad_work = a * tokens * (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * x.I_tp, 2 * x.qd + 2 * kvd));
+    x.layer_grad_work =
+        a * tokens *
+        (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * x.I_tp, 2 * x.qd + 2 * kvd));
     why["activation_bytes_per_token_per_layer"] = la.per_token;
     if (x.act_layers == 0) x.layer_grad_work = 0;
     why["activation_layers_on_gpu"] = x.act_layers * x.in_flight;
@@ -591,7 +634,7 @@ Logits logits_and_loss(const Scenario& sc, double tokens, Notes& why) {
         l.forward = a * tokens * V + 4 * tokens;
         l.peak = 2 * a * tokens * V + 4 * tokens;
     } else if (t.loss == Loss::Standard) {
-        l.forward = (a + 4) * tokens * V;            // the logits and log_softmax's saved output
+        l.forward = (a + 4) * tokens * V;        // the logits and log_softmax's saved output
         l.peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
     } else if (t.loss == Loss::Chunked) {
         double chunks = std::max(1.0, sc.tunable(Tunable::ChunkedLossChunks));
@@ -612,9 +655,10 @@ double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st
     const TrainingSettings& t = sc.training;
     const EngineType type = sc.engine.type;
     const Optimizer opt = t.optimizer;
-    bool foreach_adam = opt == Optimizer::Adam || opt == Optimizer::Adamw || opt == Optimizer::Nadam || opt == Optimizer::Radam ||
-                        opt == Optimizer::Amsgrad || opt == Optimizer::Adabelief;
-    bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) && t.framework != Framework::Torchtune;
+    bool foreach_adam = opt == Optimizer::Adam || opt == Optimizer::Adamw || opt == Optimizer::Nadam ||
+                        opt == Optimizer::Radam || opt == Optimizer::Amsgrad || opt == Optimizer::Adabelief;
+    bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) &&
+                           t.framework != Framework::Torchtune;
     if (t.optimizer_in_backward) return 0;  // each parameter steps alone from its gradient hook
     if (!foreach_adam || !torch_optimizer || sc.engine.offload_optimizer != Offload::None) return 0;
     double per_state = p.trainable > 0 ? st.states / (opt == Optimizer::Amsgrad ? 3 : 2) : 0;
@@ -631,7 +675,8 @@ double retained_previous_step(const Scenario& sc, const Params& p, const Activat
     const ModelSpec& m = sc.model;
     const TrainingSettings& t = sc.training;
     if (!t.retains_previous_step) return 0;
-    const double a = compute_bytes(t.dtype), V = static_cast<double>(m.vocab_size) / static_cast<double>(sc.parallel.tp);
+    const double a = compute_bytes(t.dtype),
+                 V = static_cast<double>(m.vocab_size) / static_cast<double>(sc.parallel.tp);
     double retained = a * x.tokens * V;
     if (t.method == Method::Qlora) {
         double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
@@ -654,7 +699,8 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
     if (paged) out.outside_allocator = opt_total;
     double step_temp = optimizer_step_temp(sc, p, st);
     double grads = st.grads;
-    double grads_live_fwd = t.gradient_accumulation_steps > 1 || sc.tunable(Tunable::ZeroGradSetToNone) == 0 ? grads : 0;
+    double grads_live_fwd =
+        t.gradient_accumulation_steps > 1 || sc.tunable(Tunable::ZeroGradSetToNone) == 0 ? grads : 0;
     // Optimizer in backward: a gradient lives from its accumulation until its parameter has stepped, so at
     // most about the largest tensor's gradient is alive (and nothing accumulates across micro-batches).
     double grads_peak = grads;
@@ -665,8 +711,13 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
         why["optimizer_in_backward_gradient_bytes"] = grads_peak;
     }
     auto phase = [&](const char* name, double w, double g, double o, double act, double logit, double temp) {
-        out.timeline.push_back({name, {{Component::Weights, w}, {Component::Gradients, g}, {Component::OptimizerStates, o},
-                                       {Component::Activations, act}, {Component::Logits, logit}, {Component::Temporaries, temp}}});
+        out.timeline.push_back({name,
+                                {{Component::Weights, w},
+                                 {Component::Gradients, g},
+                                 {Component::OptimizerStates, o},
+                                 {Component::Activations, act},
+                                 {Component::Logits, logit},
+                                 {Component::Temporaries, temp}}});
     };
     double persistent_temp = e.temporaries_persistent + e.gathered;
     double retained = retained_previous_step(sc, p, x, why);
@@ -679,7 +730,8 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
         grads_peak = e.nosync_grads;
     }
     const double weights = st.weights, acts = x.acts;
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts, logits.forward, persistent_temp + st.dequant_temp + retained + e.fsdp1_root);
+    phase("forward", weights, grads_live_fwd, opt_alloc, acts, logits.forward,
+          persistent_temp + st.dequant_temp + retained + e.fsdp1_root);
     phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits.peak, persistent_temp + e.fsdp1_root);
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
@@ -687,16 +739,20 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
     double start = acts + std::max(grads_live_fwd, head_grads);
     double layers_alive = std::max(1.0, x.act_layers * x.in_flight);
     double end = grads_peak + e.pp_unsharded_grads + e.root_grad_assembly + (acts / layers_alive);
-    double back_temp = persistent_temp + st.dequant_temp + e.fsdp_unsharded_grads + e.fsdp1_root + e.root_grads_backward;
+    double back_temp =
+        persistent_temp + st.dequant_temp + e.fsdp_unsharded_grads + e.fsdp1_root + e.root_grads_backward;
     if (start >= end)
-        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc, acts + x.recompute + x.layer_grad_work, 0, back_temp);
+        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc,
+              acts + x.recompute + x.layer_grad_work, 0, back_temp);
     else
         phase("backward", weights, grads_peak + e.pp_unsharded_grads + e.root_grad_assembly, opt_alloc,
               acts / layers_alive + x.recompute + x.layer_grad_work, 0, back_temp);
     if (!t.optimizer_in_backward) phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
     why["optimizer_step_temp_bytes"] = step_temp;
-    if (paged) out.warnings.push_back("paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
-                                      " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
+    if (paged)
+        out.warnings.push_back(
+            "paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
+            " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
 }
 
 }  // namespace
@@ -716,7 +772,9 @@ Breakdown training_memory(const Scenario& sc) {
     const Logits logits = logits_and_loss(sc, x.tokens, why);
     step_timeline(sc, p, st, e, x, logits, out);
     if (sc.training.dtype == Dtype::Fp8)
-        out.warnings.push_back("fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only transiently)");
+        out.warnings.push_back(
+            "fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only "
+            "transiently)");
     return out;
 }
 

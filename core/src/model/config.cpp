@@ -45,7 +45,10 @@ LanguageModel language_model_of(const json& config, const std::string& outer, co
     const bool nested = config.contains("text_config") && config["text_config"].is_object();
     LanguageModel lm{nested ? config["text_config"] : config, prefix, ""};
     if (nested) {
-        std::string t = string_or(lm.fields, "model_type", outer == "llava" ? "llama" : outer == "gemma3" ? "gemma3_text" : "");
+        std::string t = string_or(lm.fields, "model_type",
+                                  outer == "llava"    ? "llama"
+                                  : outer == "gemma3" ? "gemma3_text"
+                                                      : "");
         json full = text_config_defaults(t);
         for (auto it = lm.fields.begin(); it != lm.fields.end(); ++it) full[it.key()] = it.value();
         if (!t.empty()) full["model_type"] = t;
@@ -89,8 +92,9 @@ std::uint64_t required_uint(const Source& s, std::initializer_list<const char*> 
 // The four sizes every model has.
 void read_sizes(const Source& s, ModelSpec& m) {
     // BloomConfig takes the hand-written n_embed of the BigScience files over hidden_size.
-    m.hidden_size = s.type == "bloom" && s.c.contains("n_embed") ? s.r.uint("n_embed", 1, kMaxDim).value_or(0)
-                                                                  : required_uint(s, {"hidden_size", "n_embd", "d_model"}, kMaxDim);
+    m.hidden_size = s.type == "bloom" && s.c.contains("n_embed")
+                        ? s.r.uint("n_embed", 1, kMaxDim).value_or(0)
+                        : required_uint(s, {"hidden_size", "n_embd", "d_model"}, kMaxDim);
     m.num_layers = required_uint(s, {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}, kMaxLayers);
     m.num_attention_heads = required_uint(s, {"num_attention_heads", "n_head", "num_heads", "n_heads"}, kMaxDim);
     m.vocab_size = required_uint(s, {"vocab_size"}, kMaxDim * 4);
@@ -101,8 +105,9 @@ void read_sizes(const Source& s, ModelSpec& m) {
 void read_falcon_layout(const Source& s, bool kv_given, Family& f, ModelSpec& m) {
     bool new_arch = s.r.boolean("new_decoder_architecture").value_or(false);
     bool multi_query = s.r.boolean("multi_query").value_or(true);
-    m.num_key_value_heads = new_arch ? (kv_given ? m.num_key_value_heads : m.num_attention_heads)
-                                     : multi_query ? 1 : m.num_attention_heads;
+    m.num_key_value_heads = new_arch      ? (kv_given ? m.num_key_value_heads : m.num_attention_heads)
+                            : multi_query ? 1
+                                          : m.num_attention_heads;
     // Parallel blocks have ln_attn + ln_mlp when num_ln_in_parallel_attn is 2 (the default with the
     // new architecture), else one input_layernorm; sequential blocks have input + post-attention.
     std::uint64_t ln = uint_or(s.c, "num_ln_in_parallel_attn", new_arch ? 2 : 1);
@@ -124,16 +129,20 @@ void read_widths(const Source& s, const std::string& kv_key, ModelSpec& m) {
     std::string hd_key = first_key(s.c, {"head_dim", "d_kv"});
     m.head_dim = hd_key.empty() ? m.hidden_size / m.num_attention_heads : s.r.uint(hd_key, 1, kMaxDim).value_or(0);
     if (hd_key.empty() && m.hidden_size % m.num_attention_heads != 0)
-        s.out.issues.push_back({s.r.path("num_attention_heads"), "must divide hidden_size (" +
-                                std::to_string(m.hidden_size) + ") when head_dim is not given",
-                                std::to_string(m.num_attention_heads)});
+        s.out.issues.push_back(
+            {s.r.path("num_attention_heads"),
+             "must divide hidden_size (" + std::to_string(m.hidden_size) + ") when head_dim is not given",
+             std::to_string(m.num_attention_heads)});
     if (m.num_key_value_heads && m.num_attention_heads % m.num_key_value_heads != 0)
-        s.out.issues.push_back({s.r.path(kv_key), "must divide num_attention_heads (" +
-                                std::to_string(m.num_attention_heads) + ")", std::to_string(m.num_key_value_heads)});
+        s.out.issues.push_back({s.r.path(kv_key),
+                                "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) + ")",
+                                std::to_string(m.num_key_value_heads)});
     std::string inter_key = first_key(s.c, {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim", "d_ff"});
     m.intermediate_size = inter_key.empty() ? 4 * m.hidden_size : s.r.uint(inter_key, 1, kMaxDim * 4).value_or(0);
-    if (s.type == "mpt") m.intermediate_size = 4 * m.hidden_size;  // MptMLP: up_proj is 4 × hidden (expansion_ratio unused)
-    std::string pos_key = first_key(s.c, {"max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_seq_len"});
+    if (s.type == "mpt")
+        m.intermediate_size = 4 * m.hidden_size;  // MptMLP: up_proj is 4 × hidden (expansion_ratio unused)
+    std::string pos_key =
+        first_key(s.c, {"max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_seq_len"});
     m.max_position_embeddings = pos_key.empty() ? 0 : s.r.uint(pos_key, 1, 1ull << 32).value_or(0);
 }
 
@@ -183,7 +192,8 @@ void read_bert_fields(const Source& s, ModelSpec& m) {
     } else {
         m.pooler = true;
         if (!a.empty() && !ends_with(a, "Model"))
-            s.out.warnings.push_back("architecture '" + a + "': counted as the base model with its pooler; the "
+            s.out.warnings.push_back("architecture '" + a +
+                                     "': counted as the base model with its pooler; the "
                                      "task head is not counted");
     }
 }
@@ -201,7 +211,8 @@ void read_t5_fields(const Source& s, ModelSpec& m) {
     m.relative_attention_buckets = uint_or(s.c, "relative_attention_num_buckets", 32);
     std::string ff = string_or(s.c, "feed_forward_proj", s.type == "mt5" ? "gated-gelu" : "relu");
     m.gated_mlp = ff.rfind("gated-", 0) == 0;
-    if (encoder_only || m.architecture == "T5Model" || m.architecture == "MT5Model") m.tie_word_embeddings = true;  // no lm_head
+    if (encoder_only || m.architecture == "T5Model" || m.architecture == "MT5Model")
+        m.tie_word_embeddings = true;  // no lm_head
     if (dec == 0) m.structure = ModelSpec::Structure::Encoder;
 }
 
@@ -215,7 +226,7 @@ void read_latent_attention(const Source& s, ModelSpec& m) {
     m.qk_rope_head_dim = required_uint(s, {"qk_rope_head_dim"}, kMaxDim);
     m.v_head_dim = required_uint(s, {"v_head_dim"}, kMaxDim);
     m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;  // the width of a query / key head
-    m.num_key_value_heads = m.num_attention_heads;          // kv_b_proj expands the latent per head
+    m.num_key_value_heads = m.num_attention_heads;         // kv_b_proj expands the latent per head
     m.mtp_layers = uint_or(s.c, "num_nextn_predict_layers", 0);
 }
 
@@ -246,11 +257,13 @@ void read_deepseek_experts(const Source& s, ModelSpec& m) {
 // qwen2/3_moe: every decoder_sparse_step-th layer routes, except those in mlp_only_layers.
 void read_sparse_steps(const json& c, ModelSpec& m) {
     std::uint64_t step = c.contains("decoder_sparse_step") && c["decoder_sparse_step"].is_number_unsigned()
-                             ? std::max<std::uint64_t>(1, c["decoder_sparse_step"].get<std::uint64_t>()) : 1;
+                             ? std::max<std::uint64_t>(1, c["decoder_sparse_step"].get<std::uint64_t>())
+                             : 1;
     for (std::uint64_t i = 0; i < m.num_layers; ++i) m.moe_layer[i] = (i + 1) % step == 0;
     if (c.contains("mlp_only_layers") && c["mlp_only_layers"].is_array())
         for (const json& i : c["mlp_only_layers"])
-            if (i.is_number_unsigned() && i.get<std::uint64_t>() < m.num_layers) m.moe_layer[i.get<std::uint64_t>()] = false;
+            if (i.is_number_unsigned() && i.get<std::uint64_t>() < m.num_layers)
+                m.moe_layer[i.get<std::uint64_t>()] = false;
 }
 
 // Experts: which layers route, how many experts, how wide, how many per token. False when the
@@ -258,13 +271,17 @@ void read_sparse_steps(const json& c, ModelSpec& m) {
 bool read_experts(const Source& s, const Family& f, ModelSpec& m) {
     std::string ek = first_key(s.c, {"num_local_experts", "num_experts", "n_routed_experts"});
     std::string kk = first_key(s.c, {"num_experts_per_tok", "experts_per_token", "num_experts_per_token"});
-    if (ek.empty()) s.out.issues.push_back({s.r.path("num_local_experts"), "is required for a mixture-of-experts model (or num_experts)", ""});
-    if (kk.empty()) s.out.issues.push_back({s.r.path("num_experts_per_tok"), "is required for a mixture-of-experts model", ""});
+    if (ek.empty())
+        s.out.issues.push_back(
+            {s.r.path("num_local_experts"), "is required for a mixture-of-experts model (or num_experts)", ""});
+    if (kk.empty())
+        s.out.issues.push_back({s.r.path("num_experts_per_tok"), "is required for a mixture-of-experts model", ""});
     if (!s.out.issues.empty()) return false;
     m.num_experts = s.r.uint(ek, 1, 1 << 16).value_or(0);
     m.num_experts_per_tok = s.r.uint(kk, 1, 1 << 16).value_or(0);
     if (m.num_experts && m.num_experts_per_tok > m.num_experts)
-        s.out.issues.push_back({s.r.path(kk), "must be at most the number of experts (" + std::to_string(m.num_experts) + ")",
+        s.out.issues.push_back({s.r.path(kk),
+                                "must be at most the number of experts (" + std::to_string(m.num_experts) + ")",
                                 std::to_string(m.num_experts_per_tok)});
     std::string wk = first_key(s.c, {"moe_intermediate_size"});
     m.moe_intermediate_size = wk.empty() ? m.intermediate_size : s.r.uint(wk, 1, kMaxDim * 4).value_or(0);
@@ -290,14 +307,20 @@ void read_dropout(const json& c, ModelSpec& m) {
 // Whether layer i of the family's sliding-window pattern slides.
 bool slides(Family::Window pattern, const json& c, std::uint64_t i, const ModelSpec& m) {
     std::uint64_t max_window_layers = c.contains("max_window_layers") && c["max_window_layers"].is_number_unsigned()
-                                          ? c["max_window_layers"].get<std::uint64_t>() : m.num_layers;
+                                          ? c["max_window_layers"].get<std::uint64_t>()
+                                          : m.num_layers;
     std::uint64_t every = std::max<std::uint64_t>(1, uint_or(c, "sliding_window_pattern", 6));
     switch (pattern) {
-        case Family::Window::AllLayers: return true;
-        case Family::Window::EvenLayers: return i % 2 == 0;
-        case Family::Window::QwenUpper: return bool_or(c, "use_sliding_window", false) && i >= max_window_layers;
-        case Family::Window::EveryNth: return (i + 1) % every != 0;
-        case Family::Window::None: break;
+        case Family::Window::AllLayers:
+            return true;
+        case Family::Window::EvenLayers:
+            return i % 2 == 0;
+        case Family::Window::QwenUpper:
+            return bool_or(c, "use_sliding_window", false) && i >= max_window_layers;
+        case Family::Window::EveryNth:
+            return (i + 1) % every != 0;
+        case Family::Window::None:
+            break;
     }
     return false;
 }
@@ -325,16 +348,20 @@ void read_quantization(const json& q, ModelSpec& m) {
     if (!q.is_object()) return;
     ModelSpec::Quantization x;
     x.method = string_or(q, "quant_method", "");
-    if (x.method.empty() && (bool_or(q, "load_in_4bit", false) || bool_or(q, "load_in_8bit", false))) x.method = "bitsandbytes";
+    if (x.method.empty() && (bool_or(q, "load_in_4bit", false) || bool_or(q, "load_in_8bit", false)))
+        x.method = "bitsandbytes";
     if (x.method == "bitsandbytes") {
         x.bits = bool_or(q, "load_in_4bit", false) ? 4 : 8;
-        if (x.bits == 4) x.quant_type = string_or(q, "bnb_4bit_quant_type", "").empty() ? "fp4" : string_or(q, "bnb_4bit_quant_type", "");
+        if (x.bits == 4)
+            x.quant_type =
+                string_or(q, "bnb_4bit_quant_type", "").empty() ? "fp4" : string_or(q, "bnb_4bit_quant_type", "");
         x.double_quant = bool_or(q, "bnb_4bit_use_double_quant", false);
     } else if (x.method == "gptq" || x.method == "awq") {
         x.bits = uint_or(q, "bits", uint_or(q, "w_bit", 4));
         // group_size -1 means one scale per output channel (0 here).
         for (const char* k : {"group_size", "q_group_size"})
-            if (q.contains(k) && q[k].is_number_integer()) x.group_size = q[k].get<std::int64_t>() > 0 ? q[k].get<std::uint64_t>() : 0;
+            if (q.contains(k) && q[k].is_number_integer())
+                x.group_size = q[k].get<std::int64_t>() > 0 ? q[k].get<std::uint64_t>() : 0;
     } else if (x.method == "fp8") {
         x.bits = 8;
         x.quant_type = string_or(q, "fmt", "").empty() ? "e4m3" : string_or(q, "fmt", "");

@@ -26,16 +26,30 @@ ParamCount count_parameters(const ModelSpec& m) {
     for (const Tensor& t : list_tensors(m)) {
         std::uint64_t n = t.elements() * (t.in_layers() ? layer_count(m, t.layers) : 1);
         switch (t.group) {
-            case Group::Embedding: c.embedding += n; break;
-            case Group::Attention: c.attention += n; break;
-            case Group::Mlp: c.mlp += n; break;
-            case Group::Norm: c.norms += n; break;
-            case Group::LmHead: c.lm_head += n; break;
-            case Group::Vision: c.vision += n; break;
-            case Group::Projector: c.projector += n; break;
+            case Group::Embedding:
+                c.embedding += n;
+                break;
+            case Group::Attention:
+                c.attention += n;
+                break;
+            case Group::Mlp:
+                c.mlp += n;
+                break;
+            case Group::Norm:
+                c.norms += n;
+                break;
+            case Group::LmHead:
+                c.lm_head += n;
+                break;
+            case Group::Vision:
+                c.vision += n;
+                break;
+            case Group::Projector:
+                c.projector += n;
+                break;
         }
-        if (t.in_layers() && t.layers != Layers::Dense && (t.expert || t.name.rfind("router", 0) == 0 ||
-                                                           t.name.rfind("shared_expert", 0) == 0))
+        if (t.in_layers() && t.layers != Layers::Dense &&
+            (t.expert || t.name.rfind("router", 0) == 0 || t.name.rfind("shared_expert", 0) == 0))
             c.experts += n;
         if (t.expert) routed += n;
         if (t.in_layers()) in_layers += n;

@@ -22,7 +22,8 @@ std::optional<std::uint64_t> read_manual_fields(FieldReader& r, ModelSpec& m) {
     m.num_key_value_heads = r.uint("num_key_value_heads", 1, kMaxDim).value_or(0);
     m.intermediate_size = r.uint("intermediate_size", 1, kMaxDim * 4).value_or(0);
     m.vocab_size = r.uint("vocab_size", 1, kMaxDim * 4).value_or(0);
-    m.max_position_embeddings = r.uint("max_seq_len", 1, 1ull << 32).value_or(r.uint("max_position_embeddings", 1, 1ull << 32).value_or(0));
+    m.max_position_embeddings =
+        r.uint("max_seq_len", 1, 1ull << 32).value_or(r.uint("max_position_embeddings", 1, 1ull << 32).value_or(0));
     m.tie_word_embeddings = r.boolean("tie_word_embeddings").value_or(false);
     m.head_dim = r.uint("head_dim", 1, kMaxDim).value_or(0);
     if (auto d = r.string("dtype")) m.checkpoint_dtype = normalize_dtype(*d);
@@ -52,11 +53,12 @@ void guess_missing_shape(const std::optional<std::uint64_t>& declared, const std
         // Within the reader's range: below 1 when the embeddings alone exceed the size (rest < 0),
         // and far above it for a tiny hidden_size.
         double layers = std::clamp(std::round(rest / per_layer), 1.0, static_cast<double>(kMaxLayers));
-        m.num_layers = guessed("num_layers", static_cast<std::uint64_t>(layers), "guessed from num_parameters and hidden_size");
+        m.num_layers =
+            guessed("num_layers", static_cast<std::uint64_t>(layers), "guessed from num_parameters and hidden_size");
     }
     if (m.num_attention_heads == 0)
-        m.num_attention_heads = guessed("num_attention_heads", std::max<std::uint64_t>(1, m.hidden_size / 128),
-                                        "assumed head_dim 128");
+        m.num_attention_heads =
+            guessed("num_attention_heads", std::max<std::uint64_t>(1, m.hidden_size / 128), "assumed head_dim 128");
     if (m.num_key_value_heads == 0) m.num_key_value_heads = m.num_attention_heads;
     if (m.head_dim == 0) m.head_dim = m.hidden_size / m.num_attention_heads;
     if (m.intermediate_size == 0) {
@@ -76,8 +78,10 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
     const auto declared = read_manual_fields(r, m);
     if (!out.issues.empty()) return out;
     if (!declared && (m.hidden_size == 0 || m.num_layers == 0)) {
-        out.issues.push_back({prefix, "needs a preset, an hf_config, or num_parameters (\"7B\") and/or hidden_size + "
-                                      "num_layers", ""});
+        out.issues.push_back({prefix,
+                              "needs a preset, an hf_config, or num_parameters (\"7B\") and/or hidden_size + "
+                              "num_layers",
+                              ""});
         return out;
     }
     guess_missing_shape(declared, prefix, m, defaults_applied);

@@ -27,13 +27,13 @@ constexpr std::size_t kLayerKinds = static_cast<std::size_t>(Layers::Count);
 
 // One weight (or bias) tensor. A matrix has rows × cols elements; a vector has cols == 1.
 struct Tensor {
-    std::string name;         // transformers' name inside one layer, or the model-level name
+    std::string name;  // transformers' name inside one layer, or the model-level name
     Group group;
     std::uint64_t rows = 0;
     std::uint64_t cols = 1;
-    Layers layers = Layers::None; // None: one model-level tensor
-    bool tp_sharded = false;      // split across tensor-parallel ranks (Megatron column/row parallel)
-    bool expert = false;          // inside a routed expert: split across expert-parallel ranks
+    Layers layers = Layers::None;  // None: one model-level tensor
+    bool tp_sharded = false;       // split across tensor-parallel ranks (Megatron column/row parallel)
+    bool expert = false;           // inside a routed expert: split across expert-parallel ranks
     bool in_layers() const { return layers != Layers::None; }
     bool is_matrix() const { return cols > 1; }
     std::uint64_t elements() const { return rows * cols; }
@@ -49,7 +49,6 @@ double declared_scale(const ModelSpec& model);
 
 // A model entered by hand (gpu-mem-calculator's model fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.
-ModelRead read_manual_model(const json& model, const std::string& prefix,
-                            std::vector<std::string>& defaults_applied);
+ModelRead read_manual_model(const json& model, const std::string& prefix, std::vector<std::string>& defaults_applied);
 
 }  // namespace gpumem::detail

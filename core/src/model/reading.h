@@ -11,7 +11,7 @@
 
 namespace gpumem::detail {
 
-constexpr std::uint64_t kMaxDim = 1ull << 24;    // 16.7M: above any real hidden/vocab size
+constexpr std::uint64_t kMaxDim = 1ull << 24;  // 16.7M: above any real hidden/vocab size
 constexpr std::uint64_t kMaxLayers = 100000;
 
 // The first present key among `keys` (configs of different families name the same thing differently).
@@ -47,8 +47,8 @@ inline std::uint64_t array_size_or(const json& c, const char* key, std::uint64_t
 struct Family {
     bool known = true;  // false: an unknown model_type, read as llama with its config's biases
     bool qkv_bias = false, o_bias = false, mlp_bias = false, lm_head_bias = false;
-    bool tie_default = false;  // tie_word_embeddings when the config does not say
-    bool gated = true;  // gate/up/down MLP; false: fc1/fc2
+    bool tie_default = false;                     // tie_word_embeddings when the config does not say
+    bool gated = true;                            // gate/up/down MLP; false: fc1/fc2
     ModelSpec::Norm norm = ModelSpec::Norm::RMS;  // RMS: weight only (also LayerNorm without bias: mpt, dbrx, cohere)
     std::uint64_t norms_per_layer = 2;
     ModelSpec::QKNorm qk_norm = ModelSpec::QKNorm::None;

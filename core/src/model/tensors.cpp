@@ -47,7 +47,8 @@ void embeddings(Tensors& t) {
 // q, k, v, o and their biases.
 void attention(Tensors& t, const std::string& prefix, Layers where) {
     const ModelSpec& m = t.m;
-    const std::uint64_t h = m.hidden_size, q = m.num_attention_heads * m.head_dim, kv = m.num_key_value_heads * m.head_dim;
+    const std::uint64_t h = m.hidden_size, q = m.num_attention_heads * m.head_dim,
+                        kv = m.num_key_value_heads * m.head_dim;
     t.put(prefix + "q_proj", Group::Attention, q, h, where, true);
     t.put(prefix + "k_proj", Group::Attention, kv, h, where, true);
     t.put(prefix + "v_proj", Group::Attention, kv, h, where, true);
@@ -75,7 +76,8 @@ void latent_attention(Tensors& t) {
         t.put("q_proj", Group::Attention, heads * qk, h, all, true);
     }
     t.put("kv_a_proj_with_mqa", Group::Attention, m.kv_lora_rank + m.qk_rope_head_dim, h, all, false);
-    if (m.qkv_bias) t.put("kv_a_proj_with_mqa.bias", Group::Attention, m.kv_lora_rank + m.qk_rope_head_dim, 1, all, false);
+    if (m.qkv_bias)
+        t.put("kv_a_proj_with_mqa.bias", Group::Attention, m.kv_lora_rank + m.qk_rope_head_dim, 1, all, false);
     t.put("kv_a_layernorm", Group::Attention, m.kv_lora_rank, 1, all, false);
     t.put("kv_b_proj", Group::Attention, heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, all, true);
     t.put("o_proj", Group::Attention, h, heads * m.v_head_dim, all, true);
@@ -106,8 +108,8 @@ void encoder_decoder_attention(Tensors& t) {
         t.put("encoder.relative_attention_bias", Group::Attention, m.relative_attention_buckets, m.num_attention_heads,
               Layers::None, true);
         if (m.num_layers > m.encoder_layers)
-            t.put("decoder.relative_attention_bias", Group::Attention, m.relative_attention_buckets, m.num_attention_heads,
-                  Layers::None, true);
+            t.put("decoder.relative_attention_bias", Group::Attention, m.relative_attention_buckets,
+                  m.num_attention_heads, Layers::None, true);
     }
 }
 
@@ -145,7 +147,8 @@ void feed_forward(Tensors& t) {
     const ModelSpec& m = t.m;
     const std::uint64_t h = m.hidden_size;
     bool any_moe = std::find(m.moe_layer.begin(), m.moe_layer.end(), true) != m.moe_layer.end();
-    bool any_dense = std::find(m.moe_layer.begin(), m.moe_layer.end(), false) != m.moe_layer.end() || m.moe_layer.empty();
+    bool any_dense =
+        std::find(m.moe_layer.begin(), m.moe_layer.end(), false) != m.moe_layer.end() || m.moe_layer.empty();
     if (any_dense && m.intermediate_size > 0)
         mlp(t, "", m.intermediate_size, m.num_experts ? Layers::Dense : Layers::All, false, 1, m.mlp_bias);
     if (!any_moe) return;
@@ -172,9 +175,10 @@ void mllama_cross_attention(Tensors& t) {
 // The norms of each layer (1 to 4, in this order), and the final norm of each stack (t5 has two).
 void layer_norms(Tensors& t) {
     const ModelSpec& m = t.m;
-    static const char* const kNormNames[] = {"input_layernorm", "post_attention_layernorm",
-                                             "pre_feedforward_layernorm", "post_feedforward_layernorm"};
-    for (std::uint64_t i = 0; i < m.norms_per_layer && i < 4; ++i) t.norm(kNormNames[i], Group::Norm, m.hidden_size, Layers::All);
+    static const char* const kNormNames[] = {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                                             "post_feedforward_layernorm"};
+    for (std::uint64_t i = 0; i < m.norms_per_layer && i < 4; ++i)
+        t.norm(kNormNames[i], Group::Norm, m.hidden_size, Layers::All);
     if (m.final_norm) t.norm("final_norm", Group::Norm, m.hidden_size, Layers::None);
     if (m.final_norm && t.has_decoder_stack()) t.norm("decoder.final_norm", Group::Norm, m.hidden_size, Layers::None);
 }
@@ -206,11 +210,13 @@ void heads(Tensors& t) {
 
 // Multimodal: the vision tower and projector, one tensor per copy.
 void multimodal(Tensors& t) {
-    for (const auto& [group, weights] : {std::pair<Group, const std::vector<ModelSpec::Weight>*>{Group::Vision, &t.m.vision_tower},
-                                         {Group::Projector, &t.m.projector}})
+    for (const auto& [group, weights] :
+         {std::pair<Group, const std::vector<ModelSpec::Weight>*>{Group::Vision, &t.m.vision_tower},
+          {Group::Projector, &t.m.projector}})
         for (const ModelSpec::Weight& w : *weights)
             for (std::uint64_t i = 0; i < w.copies; ++i)
-                t.put((group == Group::Vision ? "vision_tower." : "projector.") + w.name, group, w.rows, w.cols, Layers::None, false);
+                t.put((group == Group::Vision ? "vision_tower." : "projector.") + w.name, group, w.rows, w.cols,
+                      Layers::None, false);
 }
 
 }  // namespace

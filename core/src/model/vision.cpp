@@ -27,8 +27,8 @@ void layer_norm(std::vector<Weight>& w, const std::string& name, std::uint64_t w
 // with bias, mlp fc1/fc2 with bias.
 void vit_layers(std::vector<Weight>& w, std::uint64_t h, std::uint64_t I, std::uint64_t L) {
     layer_norm(w, "layers.layer_norm1", h, L);
-    for (const char* n : {"layers.self_attn.q_proj", "layers.self_attn.k_proj", "layers.self_attn.v_proj",
-                          "layers.self_attn.out_proj"})
+    for (const char* n :
+         {"layers.self_attn.q_proj", "layers.self_attn.k_proj", "layers.self_attn.v_proj", "layers.self_attn.out_proj"})
         linear(w, n, h, h, true, L);
     layer_norm(w, "layers.layer_norm2", h, L);
     linear(w, "layers.mlp.fc1", I, h, true, L);
@@ -87,7 +87,8 @@ bool clip_or_siglip_tower(const std::string& wrapper, const json& v, ModelSpec& 
 // Embedding(max_aspect_ratio_id + 1, max_num_tiles x (patches + 1) x h); pre/post_tile_positional_
 // embedding = Embedding(max_aspect_ratio_id + 1, max_num_tiles x h) + gate. max_aspect_ratio_id is
 // len(supported_aspect_ratios), 8 by default.
-void mllama_embeddings(std::vector<Weight>& w, const json& v, std::uint64_t h, std::uint64_t positions, std::uint64_t tiles) {
+void mllama_embeddings(std::vector<Weight>& w, const json& v, std::uint64_t h, std::uint64_t positions,
+                       std::uint64_t tiles) {
     std::uint64_t ch = uint_or(v, "num_channels", 3), patch = uint_or(v, "patch_size", 14);
     std::uint64_t ratios = array_size_or(v, "supported_aspect_ratios", 8);
     w.push_back({"patch_embedding", h, ch * patch * patch, 1});
@@ -105,7 +106,8 @@ void mllama_embeddings(std::vector<Weight>& w, const json& v, std::uint64_t h, s
 // gate_attn and gate_ffn) of MllamaVisionEncoderLayer: q/k/v/o without bias, fc1/fc2 with bias, two
 // LayerNorms.
 void mllama_encoders(std::vector<Weight>& w, std::uint64_t h, std::uint64_t I, std::uint64_t L, std::uint64_t G) {
-    for (const auto& [prefix, n] : {std::pair<std::string, std::uint64_t>{"transformer.", L}, {"global_transformer.", G}}) {
+    for (const auto& [prefix, n] :
+         {std::pair<std::string, std::uint64_t>{"transformer.", L}, {"global_transformer.", G}}) {
         for (const char* proj : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"})
             w.push_back({prefix + proj, h, h, n});
         linear(w, prefix + "mlp.fc1", I, h, true, n);
@@ -129,7 +131,8 @@ bool mllama_tower(const json& v, ModelSpec& m) {
     std::uint64_t out = uint_or(v, "vision_output_dim", h * (layers_out + 1));
     // The heads field is attention_heads in MllamaVisionConfig; an image reaches the text model
     // through cross-attention, not as context tokens (tokens_per_image 0).
-    m.vision_shape = {h, I, L + G, uint_or(v, "attention_heads", uint_or(v, "num_attention_heads", 16)), tiles * positions, 0};
+    m.vision_shape = {
+        h, I, L + G, uint_or(v, "attention_heads", uint_or(v, "num_attention_heads", 16)), tiles * positions, 0};
     auto& w = m.vision_tower;
     mllama_embeddings(w, v, h, positions, tiles);
     for (const char* n : {"layernorm_pre", "layernorm_post"}) layer_norm(w, n, h);
@@ -231,8 +234,10 @@ void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& 
     }
     // Gemma 3 pools each image to mm_tokens_per_image soft tokens (256 in Gemma3Config()).
     if (wrapper == "gemma3")
-        m.vision_shape.tokens_per_image = config.contains("mm_tokens_per_image") && config["mm_tokens_per_image"].is_number_unsigned()
-                                              ? config["mm_tokens_per_image"].get<std::uint64_t>() : 256;
+        m.vision_shape.tokens_per_image =
+            config.contains("mm_tokens_per_image") && config["mm_tokens_per_image"].is_number_unsigned()
+                ? config["mm_tokens_per_image"].get<std::uint64_t>()
+                : 256;
     if (wrapper == "llava" && m.vision_model_type != "qwen2_vl") {
         llava_projector(config, v, m);
     } else if (!counts_tower(wrapper)) {

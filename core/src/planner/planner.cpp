@@ -87,8 +87,7 @@ void apply_layout(Scenario& s, const Layout& l) {
         if (l.seq_len) s.training.seq_len = l.seq_len;
         if (l.checkpointing) s.training.activation_checkpointing = *l.checkpointing;
         // As the reader resolves it (scenario.cpp): the step's micro-batches, at least one per stage.
-        if (!s.parallel.pipeline_microbatches_given)
-            s.parallel.pipeline_microbatches = std::max(l.grad_accum, l.pp);
+        if (!s.parallel.pipeline_microbatches_given) s.parallel.pipeline_microbatches = std::max(l.grad_accum, l.pp);
     } else {
         s.inference.batch_size = l.batch_size;
         if (l.seq_len) s.inference.context_len = l.seq_len;
@@ -96,7 +95,8 @@ void apply_layout(Scenario& s, const Layout& l) {
 }
 
 std::string layout_problem(const ModelSpec& m, const Layout& l, std::uint64_t seq_len) {
-    if (m.num_attention_heads && m.num_attention_heads % l.tp) return "tensor_parallel_size must divide the attention heads";
+    if (m.num_attention_heads && m.num_attention_heads % l.tp)
+        return "tensor_parallel_size must divide the attention heads";
     if (m.num_key_value_heads && l.tp > 1 && m.num_key_value_heads % l.tp && l.tp % m.num_key_value_heads)
         return "tensor_parallel_size must divide the kv heads or be a multiple of them";
     if (m.num_layers && m.num_layers % l.pp) return "pipeline_parallel_size must divide the layers";
@@ -233,17 +233,20 @@ struct Constants {
 // BF16 peak, memory and link bandwidths per direction, with the datasheets they come from). A
 // figure no datasheet gives is listed under "unsourced" and named in a warning.
 Constants default_constants(const std::string& gpu, std::vector<std::string>& warnings) {
-    static const char* const kFigures[] = {"peak_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps", "pcie_gbps"};
+    static const char* const kFigures[] = {"peak_tflops", "hbm_gbps", "intra_node_gbps", "inter_node_gbps",
+                                           "pcie_gbps"};
     auto record = detail::find_gpu(gpu);
     auto has_figures = [](const std::optional<json>& g) {
-        return g && g->contains("step_time") && std::all_of(std::begin(kFigures), std::end(kFigures), [&](const char* k) {
+        return g && g->contains("step_time") &&
+               std::all_of(std::begin(kFigures), std::end(kFigures), [&](const char* k) {
                    return (*g)["step_time"].contains(k) && (*g)["step_time"][k].is_number();
                });
     };
     if (!has_figures(record)) {
-        warnings.push_back("no performance figures for GPU " + gpu +
-                           ": step times use H100-80GB's (override plan.step_time.peak_tflops, hbm_gbps, intra_node_gbps, "
-                           "inter_node_gbps, pcie_gbps)");
+        warnings.push_back(
+            "no performance figures for GPU " + gpu +
+            ": step times use H100-80GB's (override plan.step_time.peak_tflops, hbm_gbps, intra_node_gbps, "
+            "inter_node_gbps, pcie_gbps)");
         record = detail::find_gpu("H100-80GB");
     }
     const json& perf = (*record)["step_time"];
@@ -258,7 +261,8 @@ Constants default_constants(const std::string& gpu, std::vector<std::string>& wa
     return {{
         {"mfu", 0.45, "fraction of peak",
          "share of the peak the compute kernels reach, communication modelled apart: Llama 3 (Dubey et al. 2024, "
-         "table 4) reports 38-43% BF16 MFU on H100 with communication included; Megatron-LM (Narayanan et al. 2021) 52% on A100"},
+         "table 4) reports 38-43% BF16 MFU on H100 with communication included; Megatron-LM (Narayanan et al. 2021) "
+         "52% on A100"},
         {"peak_tflops", figure("peak_tflops"), "TFLOPS (dense BF16)", src},
         {"hbm_gbps", figure("hbm_gbps"), "GB/s", src},
         {"intra_node_gbps", figure("intra_node_gbps"), "GB/s per direction", src},
@@ -295,7 +299,7 @@ struct EngineVariant {
     Offload offload_param;
 };
 const EngineVariant kEngineVariants[] = {
-    {EngineType::None, 0, FsdpSharding::FullShard, Offload::None, Offload::None},       // one GPU of data parallelism
+    {EngineType::None, 0, FsdpSharding::FullShard, Offload::None, Offload::None},  // one GPU of data parallelism
     {EngineType::Ddp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
     {EngineType::DeepSpeed, 1, FsdpSharding::FullShard, Offload::None, Offload::None},
     {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::None, Offload::None},
@@ -306,15 +310,20 @@ const EngineVariant kEngineVariants[] = {
     {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
     {EngineType::Fsdp, 0, FsdpSharding::ShardGradOp, Offload::None, Offload::None},
     {EngineType::Fsdp, 0, FsdpSharding::HybridShard, Offload::None, Offload::None},
-    {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::Cpu, Offload::Cpu},           // CPUOffload(offload_params=True): both
-    {EngineType::Megatron, 0, FsdpSharding::FullShard, Offload::None, Offload::None},     // distributed optimizer; the only one with TP/PP/CP/EP
+    {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::Cpu,
+     Offload::Cpu},  // CPUOffload(offload_params=True): both
+    {EngineType::Megatron, 0, FsdpSharding::FullShard, Offload::None,
+     Offload::None},  // distributed optimizer; the only one with TP/PP/CP/EP
 };
 const Checkpointing kCheckpointing[] = {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full};
 
 // The scenario's engine section of a variant.
 json engine_json(const EngineVariant& v) {
-    return {{"type", name(v.type)}, {"zero_stage", v.zero}, {"fsdp_sharding", name(v.fsdp)},
-            {"offload_optimizer", name(v.offload_optimizer)}, {"offload_param", name(v.offload_param)}};
+    return {{"type", name(v.type)},
+            {"zero_stage", v.zero},
+            {"fsdp_sharding", name(v.fsdp)},
+            {"offload_optimizer", name(v.offload_optimizer)},
+            {"offload_param", name(v.offload_param)}};
 }
 
 // The divisors of n up to cap, ascending: pairs (d, n / d) for d up to sqrt(n), so a global batch
@@ -332,8 +341,8 @@ std::vector<std::uint64_t> divisors(std::uint64_t n, std::uint64_t cap) {
 
 // The model's figures the step-time model needs.
 struct ModelFigures {
-    double n_compute = 0;   // parameters a token's matmuls use (active, less the input embedding)
-    double attn = 0;        // L x H x Q
+    double n_compute = 0;  // parameters a token's matmuls use (active, less the input embedding)
+    double attn = 0;       // L x H x Q
     double layers = 0, hidden = 0, kv_dim = 0, moe_layers = 0, top_k = 0;
 };
 
@@ -343,7 +352,8 @@ ModelFigures model_figures(const Scenario& s) {
     double active = static_cast<double>(s.params.active);
     double embedding = static_cast<double>(s.params.embedding);
     f.n_compute = m.tie_word_embeddings ? active : std::max(0.0, active - embedding);
-    double q = m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
+    double q =
+        m.kv_lora_rank ? static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) : static_cast<double>(m.head_dim);
     f.layers = static_cast<double>(m.num_layers);
     f.attn = f.layers * static_cast<double>(m.num_attention_heads) * q;
     f.hidden = static_cast<double>(m.hidden_size);
@@ -383,9 +393,7 @@ Cluster cluster_of(const PlanRequest& r) {
 }
 
 // A group of n ranks `stride` apart: inside one node, or across nodes.
-double bandwidth(const Cluster& k, double n, double stride) {
-    return n * stride <= k.per_node ? k.intra : k.inter;
-}
+double bandwidth(const Cluster& k, double n, double stride) { return n * stride <= k.per_node ? k.intra : k.inter; }
 double all_reduce(const Cluster& k, double bytes, double n, double bw) {
     return n > 1 ? k.latency + 2 * (n - 1) / n * bytes / bw : 0;
 }
@@ -436,7 +444,10 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     const double g_bw = bandwidth(k, group, tp);
     const Precision precision = s.training.precision;
     const bool adapters = s.training.method == Method::Lora || s.training.method == Method::Qlora;
-    const double grad_bytes_per_param = adapters ? 4 : (precision == Precision::AmpFp32Weights || precision == Precision::MixedFp32Grads) ? 4 : a;
+    const double grad_bytes_per_param =
+        adapters                                                                             ? 4
+        : (precision == Precision::AmpFp32Weights || precision == Precision::MixedFp32Grads) ? 4
+                                                                                             : a;
     const double grads = f.breakdown.trainable_params * grad_bytes_per_param;
     // ZeRO-3 gathers (and parameter offload streams) every parameter of this GPU's slice, frozen ones too.
     const double params_bytes = detail::shard_of(s, l.tp, l.pp, l.ep).total() * a;
@@ -450,7 +461,8 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
             double shard = std::min(group, 8.0), replicas = group / shard;
             double bw_in = bandwidth(k, shard, tp);
             gather = 2 * ga * gather_or_scatter(k, params_bytes, shard, bw_in);
-            reduce = ga * gather_or_scatter(k, grads, shard, bw_in) + all_reduce(k, grads / shard, replicas, bandwidth(k, replicas, tp * shard));
+            reduce = ga * gather_or_scatter(k, grads, shard, bw_in) +
+                     all_reduce(k, grads / shard, replicas, bandwidth(k, replicas, tp * shard));
         } else {
             gather = 2 * ga * gather_or_scatter(k, params_bytes, group, g_bw);
             reduce = ga * gather_or_scatter(k, grads, group, g_bw);
@@ -481,7 +493,8 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
     if (v.offload_param != Offload::None) t.offload += 2 * ga * params_bytes / group / k.pcie;
     // The pipeline's bubble stretches everything a micro-batch does on a stage.
     if (l.pp > 1) t.pp_bubble = (pp - 1) / ga * (busy + t.tp_comm + t.cp_comm + t.ep_comm);
-    t.total = busy + t.tp_comm + t.pp_bubble + t.pp_p2p + t.dp_comm + t.zero3_gather + t.cp_comm + t.ep_comm + t.offload;
+    t.total =
+        busy + t.tp_comm + t.pp_bubble + t.pp_p2p + t.dp_comm + t.zero3_gather + t.cp_comm + t.ep_comm + t.offload;
     return t;
 }
 
@@ -493,7 +506,8 @@ StepTime inference_step(const Scenario& s, const detail::Figures& f, const Layou
     const double tp = static_cast<double>(l.tp), pp = static_cast<double>(l.pp);
     const auto& peak = f.breakdown.timeline[f.peak].bytes;
     double weights = peak[detail::Component::Weights], kv = peak[detail::Component::KvCache];
-    if (f.breakdown.claimed > 0 && max_sequences > 0) kv *= std::min(1.0, b / max_sequences);  // vLLM: the pool is larger than the batch's
+    if (f.breakdown.claimed > 0 && max_sequences > 0)
+        kv *= std::min(1.0, b / max_sequences);                 // vLLM: the pool is larger than the batch's
     double flops = b * (2 * mf.n_compute + 4 * mf.attn * ctx);  // one decoded token per sequence
     t.model_flops = flops;
     double stage_compute = flops / (tp * pp) / (k.peak * k.mfu);
@@ -526,7 +540,7 @@ json step_json(const StepTime& t, bool training) {
 struct Candidate {
     double time = 0;
     Layout layout;
-    std::size_t variant = 0;    // index into the prepared engines
+    std::size_t variant = 0;  // index into the prepared engines
     std::size_t checkpointing = 0;
     double device = 0, host_per_node = 0, max_sequences = 0;
     StepTime step;
@@ -538,9 +552,9 @@ bool before(const Candidate& x, const Candidate& y) {
     // Equal step times (communication hidden behind compute): the layout that splits the model
     // least first (plain data parallelism is the simplest to run), then the one with more memory left.
     auto key = [](const Candidate& c) {
-        return std::make_tuple(c.layout.tp * c.layout.pp * c.layout.cp * c.layout.ep, c.device, c.layout.dp, c.layout.tp,
-                               c.layout.pp, c.layout.cp, c.layout.ep, c.variant, c.checkpointing, c.layout.batch_size,
-                               c.layout.grad_accum);
+        return std::make_tuple(c.layout.tp * c.layout.pp * c.layout.cp * c.layout.ep, c.device, c.layout.dp,
+                               c.layout.tp, c.layout.pp, c.layout.cp, c.layout.ep, c.variant, c.checkpointing,
+                               c.layout.batch_size, c.layout.grad_accum);
     };
     return key(x) < key(y);
 }
@@ -555,7 +569,8 @@ PlanRequest read_plan(const json& doc, const Scenario& s, std::vector<Issue>& is
     }
     detail::FieldReader pr(*p, "plan", issues);
     auto gpus = pr.uint("num_gpus", 1, 1 << 20);
-    if (!gpus && !pr.has("num_gpus")) issues.push_back({"plan.num_gpus", "is required: the GPUs in the cluster (a positive integer)", ""});
+    if (!gpus && !pr.has("num_gpus"))
+        issues.push_back({"plan.num_gpus", "is required: the GPUs in the cluster (a positive integer)", ""});
     r.num_gpus = gpus.value_or(1);
     auto per_node = pr.uint("gpus_per_node", 1, 1024);
     r.gpus_per_node = per_node.value_or(std::min<std::uint64_t>(r.num_gpus, 8));
@@ -597,34 +612,40 @@ PlanRequest read_plan(const json& doc, const Scenario& s, std::vector<Issue>& is
                     if (it.key() == x.name) c = &x;
                 if (!c) {
                     std::string names;
-                    for (const Constant& x : r.constants.list) names += (names.empty() ? "" : ", ") + std::string(x.name);
+                    for (const Constant& x : r.constants.list)
+                        names += (names.empty() ? "" : ", ") + std::string(x.name);
                     sr.fail(it.key(), "is not a step-time constant (known: " + names + ")", &*it);
                 } else if (auto v = sr.number(it.key(), std::strcmp(c->name, "collective_latency_us") == 0 ? 0 : 1e-9,
-                                               std::strcmp(c->name, "mfu") == 0 ? 1 : 1e9)) {
+                                              std::strcmp(c->name, "mfu") == 0 ? 1 : 1e9)) {
                     c->value = *v;
                     c->about = "given in plan.step_time";
                 }
             }
         }
     }
-    static const char* const known[] = {"num_gpus", "gpus_per_node", "host_ram_gb", "top", "gpu", "global_batch_size", "step_time"};
+    static const char* const known[] = {"num_gpus", "gpus_per_node",     "host_ram_gb", "top",
+                                        "gpu",      "global_batch_size", "step_time"};
     for (auto it = p->begin(); it != p->end(); ++it)
         if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
-            issues.push_back({"plan." + it.key(), "is not a plan field (num_gpus, gpu, gpus_per_node, host_ram_gb, "
-                                                  "global_batch_size, top, step_time)", detail::show(it.value())});
+            issues.push_back({"plan." + it.key(),
+                              "is not a plan field (num_gpus, gpu, gpus_per_node, host_ram_gb, "
+                              "global_batch_size, top, step_time)",
+                              detail::show(it.value())});
     return r;
 }
 
 // The scenario document of one plan row: the user's, with the row's layout written in.
-json row_scenario(const json& doc, const Scenario& s, const Candidate& c, const EngineVariant* v, const PlanRequest& r) {
+json row_scenario(const json& doc, const Scenario& s, const Candidate& c, const EngineVariant* v,
+                  const PlanRequest& r) {
     json out = doc;
     out.erase("plan");
     const Layout& l = c.layout;
-    out["parallelism"] = {{"data_parallel_size", l.dp}, {"tensor_parallel_size", l.tp}, {"pipeline_parallel_size", l.pp},
-                          {"context_parallel_size", l.cp}, {"expert_parallel_size", l.ep},
-                          {"sequence_parallel", l.sequence_parallel}};
+    out["parallelism"] = {{"data_parallel_size", l.dp},     {"tensor_parallel_size", l.tp},
+                          {"pipeline_parallel_size", l.pp}, {"context_parallel_size", l.cp},
+                          {"expert_parallel_size", l.ep},   {"sequence_parallel", l.sequence_parallel}};
     // The plan's GPU; or, when the plan names none, the scenario's own hardware section (its gpu_memory_gb too).
-    json hw = r.gpu_given || !doc.contains("hardware") || !doc["hardware"].is_object() ? json::object() : doc["hardware"];
+    json hw =
+        r.gpu_given || !doc.contains("hardware") || !doc["hardware"].is_object() ? json::object() : doc["hardware"];
     if (r.gpu_given) hw["gpu"] = r.gpu;
     hw["num_gpus"] = l.dp * l.tp * l.pp * l.cp;
     out["hardware"] = hw;
@@ -643,8 +664,9 @@ json row_scenario(const json& doc, const Scenario& s, const Candidate& c, const 
 
 json layout_json(const Candidate& c, const EngineVariant* v, bool training) {
     const Layout& l = c.layout;
-    json j = {{"data_parallel_size", l.dp}, {"tensor_parallel_size", l.tp}, {"pipeline_parallel_size", l.pp},
-              {"context_parallel_size", l.cp}, {"expert_parallel_size", l.ep}, {"sequence_parallel", l.sequence_parallel}};
+    json j = {{"data_parallel_size", l.dp},     {"tensor_parallel_size", l.tp},
+              {"pipeline_parallel_size", l.pp}, {"context_parallel_size", l.cp},
+              {"expert_parallel_size", l.ep},   {"sequence_parallel", l.sequence_parallel}};
     if (training) {
         j["engine"] = name(v->type);
         j["zero_stage"] = v->zero;
@@ -693,8 +715,14 @@ struct Search {
     std::map<std::uint64_t, std::vector<std::uint64_t>> micro_cache;  // per share of the global batch
 
     Search(const PlanRequest& r, const Scenario& s)
-        : req(r), base(s), k(cluster_of(r)), mf(model_figures(s)), training(s.mode == Mode::Training), N(r.num_gpus),
-          G(r.gpus_per_node), seq(training ? s.training.seq_len : s.inference.context_len) {}
+        : req(r),
+          base(s),
+          k(cluster_of(r)),
+          mf(model_figures(s)),
+          training(s.mode == Mode::Training),
+          N(r.num_gpus),
+          G(r.gpus_per_node),
+          seq(training ? s.training.seq_len : s.inference.context_len) {}
 
     // Micro-batches dividing a rank's share of the global batch, up to the reader's limits
     // (batch_size and gradient_accumulation_steps up to 10^6 each).
@@ -702,7 +730,9 @@ struct Search {
         auto it = micro_cache.find(share);
         if (it == micro_cache.end()) {
             std::vector<std::uint64_t> mbs = divisors(share, 1000000);
-            mbs.erase(std::remove_if(mbs.begin(), mbs.end(), [share](std::uint64_t mb) { return share / mb > 1000000; }), mbs.end());
+            mbs.erase(
+                std::remove_if(mbs.begin(), mbs.end(), [share](std::uint64_t mb) { return share / mb > 1000000; }),
+                mbs.end());
             it = micro_cache.emplace(share, std::move(mbs)).first;
         }
         return it->second;
@@ -843,16 +873,19 @@ json plan_rows(const json& doc, Search& search, std::size_t top) {
         json row_doc = row_scenario(doc, s, c, v, search.req);
         double tokens = training ? static_cast<double>(search.req.global_batch * search.seq)
                                  : static_cast<double>(c.layout.dp * c.layout.batch_size);
-        json row = {{"rank", i + 1},
-                    {"layout", layout_json(c, v, training)},
-                    {"step_time_s", c.time},
-                    {"step_time", step_json(c.step, training)},
-                    {"tokens_per_s", c.time > 0 ? tokens / c.time : 0.0},
-                    {"mfu", c.time > 0 ? c.step.model_flops / c.time / (k.peak * (training ? k.gpus : static_cast<double>(c.layout.tp * c.layout.pp))) : 0.0},
-                    {"device_total_bytes", round_bytes(c.device)},
-                    {"host_bytes_per_node", round_bytes(c.host_per_node)},
-                    {"scenario", row_doc},
-                    {"estimate", estimate(row_doc)}};
+        json row = {
+            {"rank", i + 1},
+            {"layout", layout_json(c, v, training)},
+            {"step_time_s", c.time},
+            {"step_time", step_json(c.step, training)},
+            {"tokens_per_s", c.time > 0 ? tokens / c.time : 0.0},
+            {"mfu", c.time > 0 ? c.step.model_flops / c.time /
+                                     (k.peak * (training ? k.gpus : static_cast<double>(c.layout.tp * c.layout.pp)))
+                               : 0.0},
+            {"device_total_bytes", round_bytes(c.device)},
+            {"host_bytes_per_node", round_bytes(c.host_per_node)},
+            {"scenario", row_doc},
+            {"estimate", estimate(row_doc)}};
         plans.push_back(row);
     }
     return plans;
@@ -863,16 +896,22 @@ void search_warnings(const Search& search, std::vector<std::string>& warnings) {
     const PlanRequest& req = search.req;
     const std::string N = std::to_string(search.N);
     if (search.candidates == 0 && search.batch_indivisible == 0 && search.batch_unsplittable == 0)
-        warnings.push_back("no layout of " + N + " GPUs meets the divisibility rules (attention and kv heads "
+        warnings.push_back("no layout of " + N +
+                           " GPUs meets the divisibility rules (attention and kv heads "
                            "by TP within a node, layers by PP, sequence by CP, experts by EP, global batch by DP)");
     else if (search.candidates > 0 && search.fitting.empty())
         warnings.push_back("no layout of " + N + " x " + req.gpu + " fits this scenario" +
-                           (search.host_limited ? " (" + std::to_string(search.host_limited) + " fit the GPUs but not plan.host_ram_gb)" : ""));
+                           (search.host_limited
+                                ? " (" + std::to_string(search.host_limited) + " fit the GPUs but not plan.host_ram_gb)"
+                                : ""));
     if (search.batch_indivisible)
-        warnings.push_back(std::to_string(search.batch_indivisible) + " layouts skipped: their data-parallel size does not divide "
-                           "plan.global_batch_size (" + std::to_string(req.global_batch) + ")");
+        warnings.push_back(std::to_string(search.batch_indivisible) +
+                           " layouts skipped: their data-parallel size does not divide "
+                           "plan.global_batch_size (" +
+                           std::to_string(req.global_batch) + ")");
     if (search.batch_unsplittable)
-        warnings.push_back(std::to_string(search.batch_unsplittable) + " layouts skipped: no micro-batch of at most 1000000 sequences "
+        warnings.push_back(std::to_string(search.batch_unsplittable) +
+                           " layouts skipped: no micro-batch of at most 1000000 sequences "
                            "with at most 1000000 accumulation steps makes up their share of plan.global_batch_size (" +
                            std::to_string(req.global_batch) + ")");
 }
@@ -933,7 +972,8 @@ json plan(const json& doc) {
     double setup_ms = std::chrono::duration<double, std::milli>(searching - started).count();
     search_layouts(search);
     std::size_t top = std::min<std::size_t>(req.top, search.fitting.size());
-    std::partial_sort(search.fitting.begin(), search.fitting.begin() + static_cast<std::ptrdiff_t>(top), search.fitting.end(), before);
+    std::partial_sort(search.fitting.begin(), search.fitting.begin() + static_cast<std::ptrdiff_t>(top),
+                      search.fitting.end(), before);
     double search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - searching).count();
 
     const bool training = search.training;
@@ -941,20 +981,29 @@ json plan(const json& doc) {
     std::vector<std::string> warnings = req.warnings;
     search_warnings(search, warnings);
     json constants = json::object();
-    for (const Constant& c : req.constants.list) constants[c.name] = {{"value", c.value}, {"unit", c.unit}, {"about", c.about}};
-    json cluster = {{"gpu", req.gpu}, {"num_gpus", search.N}, {"gpus_per_node", search.G},
-                    {"gpu_memory_bytes", base.hardware.gpu_memory_bytes}, {"host_ram_bytes_per_node", round_bytes(req.host_ram_bytes)}};
+    for (const Constant& c : req.constants.list)
+        constants[c.name] = {{"value", c.value}, {"unit", c.unit}, {"about", c.about}};
+    json cluster = {{"gpu", req.gpu},
+                    {"num_gpus", search.N},
+                    {"gpus_per_node", search.G},
+                    {"gpu_memory_bytes", base.hardware.gpu_memory_bytes},
+                    {"host_ram_bytes_per_node", round_bytes(req.host_ram_bytes)}};
     if (training) cluster["global_batch_size"] = req.global_batch;
     double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return {{"ok", true},
             {"mode", training ? "training" : "inference"},
             {"cluster", cluster},
             {"constants", constants},
-            {"search", {{"candidates", search.candidates}, {"evaluations", search.evaluations}, {"fitting", search.fitting.size()},
-                        {"host_ram_limited", search.host_limited},
-                        {"global_batch_indivisible", search.batch_indivisible}, {"setup_ms", setup_ms}, {"search_ms", search_ms},
-                        {"evaluations_per_s", search_ms > 0 ? static_cast<double>(search.evaluations) / search_ms * 1000 : 0.0},
-                        {"elapsed_ms", total_ms}}},
+            {"search",
+             {{"candidates", search.candidates},
+              {"evaluations", search.evaluations},
+              {"fitting", search.fitting.size()},
+              {"host_ram_limited", search.host_limited},
+              {"global_batch_indivisible", search.batch_indivisible},
+              {"setup_ms", setup_ms},
+              {"search_ms", search_ms},
+              {"evaluations_per_s", search_ms > 0 ? static_cast<double>(search.evaluations) / search_ms * 1000 : 0.0},
+              {"elapsed_ms", total_ms}}},
             {"plans", plans},
             {"warnings", warnings},
             {"defaults_applied", req.defaults_applied}};

@@ -14,9 +14,9 @@ namespace gpumem::detail {
 struct Layout {
     std::uint64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
     bool sequence_parallel = false;
-    std::uint64_t batch_size = 1;   // training: micro-batch per GPU; inference: concurrent sequences
-    std::uint64_t grad_accum = 1;   // training only
-    std::uint64_t seq_len = 0;      // training.seq_len / inference.context_len (0: as read)
+    std::uint64_t batch_size = 1;                // training: micro-batch per GPU; inference: concurrent sequences
+    std::uint64_t grad_accum = 1;                // training only
+    std::uint64_t seq_len = 0;                   // training.seq_len / inference.context_len (0: as read)
     std::optional<Checkpointing> checkpointing;  // training.activation_checkpointing (none: as read)
 };
 

@@ -31,7 +31,8 @@ json error_document(const std::vector<Issue>& issues) {
 static bool shallow(const json& value, int levels) {
     if (!value.is_structured()) return true;
     if (levels == 0 || value.size() > 64) return false;
-    for (const json& v : value) if (!shallow(v, levels - 1)) return false;
+    for (const json& v : value)
+        if (!shallow(v, levels - 1)) return false;
     return true;
 }
 
@@ -42,10 +43,7 @@ std::string show(const json& value) {
     return text;
 }
 
-
-bool FieldReader::has(const std::string& key) const {
-    return get(key) != nullptr;
-}
+bool FieldReader::has(const std::string& key) const { return get(key) != nullptr; }
 
 const json* FieldReader::get(const std::string& key) const {
     if (!object_.is_object()) return nullptr;
@@ -70,7 +68,10 @@ std::optional<std::uint64_t> FieldReader::uint(const std::string& key, std::uint
     double d = 0;
     if (v->is_number_unsigned()) {
         std::uint64_t u = v->get<std::uint64_t>();
-        if (u < min || u > max) { fail(key, range_text(min, max), v); return std::nullopt; }
+        if (u < min || u > max) {
+            fail(key, range_text(min, max), v);
+            return std::nullopt;
+        }
         return u;
     }
     if (v->is_number()) d = v->get<double>();
@@ -134,7 +135,10 @@ std::optional<std::string> FieldReader::choice(const std::string& key, const std
 std::optional<std::string> FieldReader::string(const std::string& key) {
     const json* v = get(key);
     if (!v) return std::nullopt;
-    if (!v->is_string()) { fail(key, "must be a string", v); return std::nullopt; }
+    if (!v->is_string()) {
+        fail(key, "must be a string", v);
+        return std::nullopt;
+    }
     return v->get<std::string>();
 }
 
@@ -150,11 +154,21 @@ std::optional<double> parse_count(const json& value) {
     if (s.empty()) return std::nullopt;
     double scale = 1;
     switch (std::toupper(static_cast<unsigned char>(s.back()))) {
-        case 'K': scale = 1e3; break;
-        case 'M': scale = 1e6; break;
-        case 'B': case 'G': scale = 1e9; break;
-        case 'T': scale = 1e12; break;
-        default: break;
+        case 'K':
+            scale = 1e3;
+            break;
+        case 'M':
+            scale = 1e6;
+            break;
+        case 'B':
+        case 'G':
+            scale = 1e9;
+            break;
+        case 'T':
+            scale = 1e12;
+            break;
+        default:
+            break;
     }
     if (scale != 1) s.pop_back();
     if (s.empty()) return std::nullopt;

@@ -69,8 +69,10 @@ const json& section(const json& doc, const char* name, std::vector<Issue>& issue
 void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const json* mp = doc.contains("model") ? &doc["model"] : nullptr;
     if (!mp || mp->is_null()) {
-        issues.push_back({"model", "is required: {\"preset\": \"meta-llama/Llama-3.1-8B\"}, {\"hf_config\": {...}} or "
-                                   "the model's fields by hand (\"num_parameters\": \"7B\", ...)", ""});
+        issues.push_back({"model",
+                          "is required: {\"preset\": \"meta-llama/Llama-3.1-8B\"}, {\"hf_config\": {...}} or "
+                          "the model's fields by hand (\"num_parameters\": \"7B\", ...)",
+                          ""});
         return;
     }
     const json& m = *mp;
@@ -103,8 +105,9 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         if (!preset) {
             std::string near;
             for (const auto& n : nearest_presets(id, 3)) near += (near.empty() ? " (closest: " : ", ") + n;
-            issues.push_back({"model.preset", "is not a bundled preset" + (near.empty() ? "" : near + ")") +
-                                              "; give the model's config.json as model.hf_config instead",
+            issues.push_back({"model.preset",
+                              "is not a bundled preset" + (near.empty() ? "" : near + ")") +
+                                  "; give the model's config.json as model.hf_config instead",
                               show(m["preset"])});
             return;
         }
@@ -126,8 +129,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         s.model = *read.model;
         s.params = count_parameters(s.model);
         if (!s.params.exact)
-            s.warnings.push_back("the model is known only by its declared size (" +
-                                 std::to_string(s.params.total) +
+            s.warnings.push_back("the model is known only by its declared size (" + std::to_string(s.params.total) +
                                  " parameters): weights use that figure, activations a guessed Llama-like shape");
     }
 }
@@ -146,14 +148,16 @@ void read_images(FieldReader& r, const Scenario& s, const std::string& section, 
     auto tokens = r.uint("image_tokens", 1, 1 << 24);
     if (images == 0) return;
     if (s.model.vision_shape.hidden == 0) {
-        r.fail("images", "needs a multimodal model with a known vision tower (llava, gemma3, qwen2_vl)", r.get("images"));
+        r.fail("images", "needs a multimodal model with a known vision tower (llava, gemma3, qwen2_vl)",
+               r.get("images"));
         return;
     }
     if (tokens) {
         image_tokens = *tokens;
     } else if (s.model.vision_shape.tokens_per_image) {
         image_tokens = s.model.vision_shape.tokens_per_image;
-        defaults_applied.push_back(section + ".image_tokens = " + std::to_string(image_tokens) + " (from the model's config)");
+        defaults_applied.push_back(section + ".image_tokens = " + std::to_string(image_tokens) +
+                                   " (from the model's config)");
     } else {
         r.fail("image_tokens", "is needed: this model's tokens per image depend on the image size", nullptr);
     }
@@ -180,13 +184,15 @@ void read_step(FieldReader& r, Defaults& d, Scenario& s) {
     TrainingSettings& x = s.training;
     x.method = read_setting(r, d, kMethodField);
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
-    x.gradient_accumulation_steps =
-        d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1}, "training.gradient_accumulation_steps");
-    std::uint64_t fallback_seq = std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
+    x.gradient_accumulation_steps = d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1},
+                                            "training.gradient_accumulation_steps");
+    std::uint64_t fallback_seq =
+        std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
     x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
     x.dtype = read_setting(r, d, kDtypeField);
     x.precision = given_setting(r, kPrecisionField).value_or(kPrecisionField.fallback);
-    // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged AdamW.
+    // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged
+    // AdamW.
     x.optimizer = read_setting(r, d, kOptimizerField);
     x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback);
     x.activation_checkpointing = read_checkpointing(r, d);
@@ -205,7 +211,8 @@ std::optional<double> read_lora(const json& t, Defaults& d, Scenario& s, std::ve
     std::optional<double> dropout = lr.number("dropout", 0, 0.999);
     const json* tm = lr.get("target_modules");
     if (!tm) {
-        s.defaults_applied.push_back("training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
+        s.defaults_applied.push_back(
+            "training.lora.target_modules = [\"q_proj\",\"v_proj\"] (PEFT's default for llama)");
         return dropout;
     }
     std::vector<LoraTarget> targets;
@@ -216,13 +223,11 @@ std::optional<double> read_lora(const json& t, Defaults& d, Scenario& s, std::ve
             if (!target) ok = false;
             else targets.push_back(*target);
         }
-    if (!ok)
-        lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
+    if (!ok) lr.fail("target_modules", "must be a non-empty list of " + names_text<LoraTarget>(), tm);
     else if (std::find(targets.begin(), targets.end(), LoraTarget::AllLinear) != targets.end())
-        x.lora_targets = {LoraTarget::QProj, LoraTarget::KProj, LoraTarget::VProj, LoraTarget::OProj,
+        x.lora_targets = {LoraTarget::QProj,    LoraTarget::KProj,  LoraTarget::VProj,   LoraTarget::OProj,
                           LoraTarget::GateProj, LoraTarget::UpProj, LoraTarget::DownProj};
-    else
-        x.lora_targets = targets;
+    else x.lora_targets = targets;
     return dropout;
 }
 
@@ -237,11 +242,13 @@ void read_trained_layers(FieldReader& r, Defaults& d, Scenario& s) {
     }
     x.trainable_layers = d.apply(r.uint("trainable_layers", 0, s.model.num_layers), std::uint64_t{0},
                                  "training.trainable_layers", "the top N decoder layers train");
-    x.trainable_input_parameters = d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
-                                           "training.trainable_input_parameters", "a trainable module feeding the first layer");
+    x.trainable_input_parameters =
+        d.apply(r.uint("trainable_input_parameters", 0, std::uint64_t{1} << 50), std::uint64_t{0},
+                "training.trainable_input_parameters", "a trainable module feeding the first layer");
     x.train_lm_head = d.apply(r.boolean("train_lm_head"), false, "training.train_lm_head");
     if (x.trainable_layers == 0 && x.trainable_input_parameters == 0 && !x.train_lm_head)
-        r.fail("method", "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
+        r.fail("method",
+               "\"frozen\" needs something to train: trainable_layers, trainable_input_parameters or train_lm_head",
                r.get("method"));
 }
 
@@ -261,16 +268,16 @@ void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<doub
     x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
     if (const json* c = r.get("compile"); c != nullptr && c->is_boolean())
         x.compile = c->get<bool>() ? Compile::LayersAndLoss : Compile::None;  // torch.compile of the whole step
-    else
-        x.compile = read_setting(r, q, kCompileField);
+    else x.compile = read_setting(r, q, kCompileField);
     // litgpt: convert_hf_checkpoint.py copies transformer.wte.weight into lm_head.weight for tied checkpoints,
     // and fit() rebinds `loss` / `logits` only after the next forward.
     Defaults framework_default{s.model.tie_word_embeddings && litgpt ? s.defaults_applied : quiet};
     x.untie_embeddings = framework_default.apply(r.boolean("untie_embeddings"), litgpt, "training.untie_embeddings",
                                                  "litgpt keeps a separate lm_head copy of tied embeddings");
     Defaults litgpt_default{litgpt ? s.defaults_applied : quiet};
-    x.retains_previous_step = litgpt_default.apply(r.boolean("retains_previous_step"), litgpt, "training.retains_previous_step",
-                                                   "litgpt's loop holds the last loss and logits through the next forward");
+    x.retains_previous_step =
+        litgpt_default.apply(r.boolean("retains_previous_step"), litgpt, "training.retains_previous_step",
+                             "litgpt's loop holds the last loss and logits through the next forward");
     if (x.method == Method::Qlora)
         x.double_quant = d.apply(r.boolean("double_quant"), false, "training.double_quant",
                                  "bitsandbytes' bnb_4bit_use_double_quant default");
@@ -291,8 +298,9 @@ void read_pipeline_microbatches(FieldReader& r, Scenario& s) {
     }
     s.parallel.pipeline_microbatches = std::max(s.training.gradient_accumulation_steps, pp);
     if (pp > 1)
-        s.defaults_applied.push_back("training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
-                                     " (max of gradient_accumulation_steps and the pipeline degree)");
+        s.defaults_applied.push_back(
+            "training.pipeline_microbatches = " + std::to_string(s.parallel.pipeline_microbatches) +
+            " (max of gradient_accumulation_steps and the pipeline degree)");
 }
 
 // The precision recipe ("auto" follows the engine) and the optimizer's state dtype (follows the recipe).
@@ -307,14 +315,17 @@ void resolve_precision(Scenario& s) {
         else if (e == EngineType::DeepSpeed) resolved = Precision::MixedMasterFp32;
         else if (e == EngineType::Megatron || e == EngineType::MegatronDeepSpeed) resolved = Precision::MixedFp32Grads;
         else resolved = Precision::AmpFp32Weights;  // HF Trainer bf16=True on a model loaded in fp32
-        s.defaults_applied.push_back("training.precision = \"" + std::string(name(resolved)) + "\" (auto for engine " + name(e) + ")");
+        s.defaults_applied.push_back("training.precision = \"" + std::string(name(resolved)) + "\" (auto for engine " +
+                                     name(e) + ")");
         x.precision = resolved;
     }
     if (x.optimizer_state_dtype == StateDtype::Auto) {
         // The compute dtype under a pure recipe (fp8 keeps bf16 moments), int8 for 8-bit optimizers, else fp32.
         StateDtype resolved = StateDtype::Fp32;
         if (x.precision == Precision::Pure && !adapters)
-            resolved = x.dtype == Dtype::Fp32 ? StateDtype::Fp32 : x.dtype == Dtype::Fp16 ? StateDtype::Fp16 : StateDtype::Bf16;
+            resolved = x.dtype == Dtype::Fp32   ? StateDtype::Fp32
+                       : x.dtype == Dtype::Fp16 ? StateDtype::Fp16
+                                                : StateDtype::Bf16;
         if (is_8bit(x.optimizer)) resolved = StateDtype::Int8;
         s.defaults_applied.push_back("training.optimizer_state_dtype = \"" + std::string(name(resolved)) +
                                      "\" (follows the precision recipe)");
@@ -337,8 +348,9 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     read_pipeline_microbatches(r, s);
     read_images(r, s, "training", x.images, x.image_tokens, s.defaults_applied);
     if (x.images)
-        s.warnings.push_back("training with images: their tokens join the sequence; the vision tower's own activations "
-                             "are not modelled in training yet");
+        s.warnings.push_back(
+            "training with images: their tokens join the sequence; the vision tower's own activations "
+            "are not modelled in training yet");
     resolve_precision(s);
     warn_if_longer_than_model(s, "training.seq_len", x.seq_len);
 }
@@ -348,7 +360,8 @@ void read_training(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 std::optional<WeightFormat> checkpoint_format(const ModelSpec& m) {
     const auto& q = m.quantization;
     if (!q) return std::nullopt;
-    if (q->method == "bitsandbytes") return q->bits == 4 ? (q->quant_type == "nf4" ? WeightFormat::Nf4 : WeightFormat::Fp4) : WeightFormat::Int8;
+    if (q->method == "bitsandbytes")
+        return q->bits == 4 ? (q->quant_type == "nf4" ? WeightFormat::Nf4 : WeightFormat::Fp4) : WeightFormat::Int8;
     if (q->method == "gptq" || q->method == "awq") return q->bits == 8 ? WeightFormat::Int8 : WeightFormat::Int4;
     if (q->method == "fp8") return WeightFormat::Fp8;
     if (q->method == "mxfp4") return WeightFormat::Mxfp4;
@@ -408,9 +421,11 @@ void read_kv_cache_dtype(FieldReader& r, const Format& weights, Scenario& s) {
         const auto w = weights.builtin;
         bool plain = w == WeightFormat::Fp32 || w == WeightFormat::Fp16 || w == WeightFormat::Bf16;
         auto checkpoint = parse_setting<KvCacheDtype>(s.model.checkpoint_dtype);
-        x.kv_cache_dtype = plain ? *parse_setting<KvCacheDtype>(weights.id)
-                                 : checkpoint && *checkpoint != KvCacheDtype::Fp32 ? *checkpoint : KvCacheDtype::Bf16;
-        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + std::string(name(x.kv_cache_dtype)) + "\" (the activation dtype)");
+        x.kv_cache_dtype = plain                                             ? *parse_setting<KvCacheDtype>(weights.id)
+                           : checkpoint && *checkpoint != KvCacheDtype::Fp32 ? *checkpoint
+                                                                             : KvCacheDtype::Bf16;
+        s.defaults_applied.push_back("inference.kv_cache_dtype = \"" + std::string(name(x.kv_cache_dtype)) +
+                                     "\" (the activation dtype)");
     }
 }
 
@@ -421,17 +436,20 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
     std::vector<std::string> quiet;
     Defaults vllm{x.engine == InferenceEngine::Vllm ? s.defaults_applied : quiet},
         llamacpp{x.engine == InferenceEngine::LlamaCpp ? s.defaults_applied : quiet};
-    x.gpu_memory_utilization = vllm.apply(r.number("gpu_memory_utilization", 0.01, 1.0), 0.9, "inference.gpu_memory_utilization");
+    x.gpu_memory_utilization =
+        vllm.apply(r.number("gpu_memory_utilization", 0.01, 1.0), 0.9, "inference.gpu_memory_utilization");
     x.max_num_batched_tokens = vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{8192},
                                           "inference.max_num_batched_tokens", "vLLM V1's chunked-prefill step");
     x.block_size = vllm.apply(r.uint("block_size", 1, 1 << 16), std::uint64_t{16}, "inference.block_size");
     if (auto layers = r.get("gpu_layers")) {
         if (layers->is_number_integer() && layers->get<std::int64_t>() == -1) x.gpu_layers = -1;
-        else if (auto n = r.uint("gpu_layers", 0, s.model.num_layers ? s.model.num_layers : 1)) x.gpu_layers = static_cast<std::int64_t>(*n);
+        else if (auto n = r.uint("gpu_layers", 0, s.model.num_layers ? s.model.num_layers : 1))
+            x.gpu_layers = static_cast<std::int64_t>(*n);
     } else {
         llamacpp.list.push_back("inference.gpu_layers = -1 (every layer on the GPU)");
     }
-    x.ubatch = llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
+    x.ubatch =
+        llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
 }
 
 // The "inference" section, in the order its defaults are listed.
@@ -441,16 +459,18 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     Defaults d{s.defaults_applied};
     InferenceSettings& x = s.inference;
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "inference.batch_size");
-    std::uint64_t fallback_ctx = std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
+    std::uint64_t fallback_ctx =
+        std::min<std::uint64_t>(4096, s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096);
     x.context_len = d.apply(r.uint("context_len", 1, 100000000), fallback_ctx, "inference.context_len");
     const Format* weights = read_weight_format(r, s);
     if (!weights) return;
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
     x.engine = read_setting(r, d, kInferenceEngineField);
     read_kv_cache_dtype(r, *weights, s);
-    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
-                                x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
-                                kInferenceAttentionField.path);
+    x.attention =
+        apply_setting(d, given_setting(r, kInferenceAttentionField),
+                      x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
+                      kInferenceAttentionField.path);
     read_engine_settings(r, s);
     read_images(r, s, "inference", x.images, x.image_tokens, s.defaults_applied);
     warn_if_longer_than_model(s, "inference.context_len", x.context_len);
@@ -512,9 +532,12 @@ void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h,
         if (multi) s.defaults_applied.push_back("parallelism.data_parallel_size = 1");
     }
     s.hardware.num_gpus = gpus.value_or(x.world());
-    if (!gpus && multi) s.defaults_applied.push_back("hardware.num_gpus = " + std::to_string(s.hardware.num_gpus) + " (the layout's size)");
+    if (!gpus && multi)
+        s.defaults_applied.push_back("hardware.num_gpus = " + std::to_string(s.hardware.num_gpus) +
+                                     " (the layout's size)");
     if (s.hardware.num_gpus != x.world())
-        hr.fail("num_gpus", "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) + ")",
+        hr.fail("num_gpus",
+                "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) + ")",
                 hr.get("num_gpus"));
 }
 
@@ -528,12 +551,14 @@ void read_gpu(FieldReader& hr, Scenario& s) {
         if (auto g = find_gpu(*gpu, &read_as)) {
             s.hardware.gpu = (*g)["id"];
             s.hardware.gpu_memory_bytes = (*g)["memory_bytes"];
-            if (!read_as.empty()) s.defaults_applied.push_back("hardware.gpu = \"" + s.hardware.gpu + "\" (" + read_as + ")");
+            if (!read_as.empty())
+                s.defaults_applied.push_back("hardware.gpu = \"" + s.hardware.gpu + "\" (" + read_as + ")");
         } else if (!mem_gb) {
             std::string ids;
             for (const json& c : list_gpus()) ids += (ids.empty() ? "" : ", ") + c["id"].get<std::string>();
-            hr.fail("gpu", read_as.empty() ? "is not in the GPU catalogue (" + ids + "); give gpu_memory_gb for another card"
-                                           : read_as + ": give one of them, or gpu_memory_gb for another card",
+            hr.fail("gpu",
+                    read_as.empty() ? "is not in the GPU catalogue (" + ids + "); give gpu_memory_gb for another card"
+                                    : read_as + ": give one of them, or gpu_memory_gb for another card",
                     hr.get("gpu"));
         }
     } else if (!mem_gb) {
@@ -553,11 +578,13 @@ void check_layout(FieldReader& pr, Scenario& s) {
     const ModelSpec& m = s.model;
     if (m.num_attention_heads && x.tp > 1) {
         if (m.num_attention_heads % x.tp != 0)
-            pr.fail("tensor_parallel_size", "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) + ")",
+            pr.fail("tensor_parallel_size",
+                    "must divide num_attention_heads (" + std::to_string(m.num_attention_heads) + ")",
                     pr.get("tensor_parallel_size"));
         else if (m.num_key_value_heads % x.tp != 0 && x.tp % m.num_key_value_heads != 0)
             pr.fail("tensor_parallel_size",
-                    "must divide num_key_value_heads (" + std::to_string(m.num_key_value_heads) + ") or be a multiple of it",
+                    "must divide num_key_value_heads (" + std::to_string(m.num_key_value_heads) +
+                        ") or be a multiple of it",
                     pr.get("tensor_parallel_size"));
     }
     if (m.num_layers && x.pp > m.num_layers)
@@ -587,8 +614,10 @@ void engine_for_layout(Scenario& s) {
         s.defaults_applied.push_back("engine.type = \"ddp\" (data_parallel_size > 1 with no engine named)");
     }
     if ((x.tp > 1 || x.pp > 1 || x.cp > 1) && e.type != EngineType::Megatron && e.type != EngineType::MegatronDeepSpeed)
-        s.warnings.push_back("tensor/pipeline/context parallelism is modelled the Megatron way (column/row-parallel "
-                             "matrices, stages of whole layers) for engine " + std::string(name(e.type)));
+        s.warnings.push_back(
+            "tensor/pipeline/context parallelism is modelled the Megatron way (column/row-parallel "
+            "matrices, stages of whole layers) for engine " +
+            std::string(name(e.type)));
 }
 
 void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Issue>& issues) {
@@ -607,8 +636,10 @@ void read_formats(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const json* custom = doc.contains("formats") && !doc["formats"].is_null() ? &doc["formats"] : nullptr;
     if (!custom) return;
     if (!custom->is_array()) {
-        issues.push_back({"formats", "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
-                                     "\"scale_bytes\", \"scope\"}", show(*custom)});
+        issues.push_back({"formats",
+                          "must be a list of format objects {\"id\", \"bits\", \"group_size\", "
+                          "\"scale_bytes\", \"scope\"}",
+                          show(*custom)});
         return;
     }
     for (std::size_t i = 0; i < custom->size() && i < 256; ++i) {
@@ -616,7 +647,8 @@ void read_formats(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         auto f = read_format((*custom)[i], prefix, issues);
         if (!f) continue;
         std::transform(f->id.begin(), f->id.end(), f->id.begin(), [](unsigned char c) { return std::tolower(c); });
-        if (s.format(f->id)) issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
+        if (s.format(f->id))
+            issues.push_back({prefix + ".id", "names a format that exists already", show(json(f->id))});
         else s.formats.push_back(*f);
     }
 }
@@ -682,14 +714,21 @@ json Scenario::to_json() const {
     json out = {{"version", 1}, {"model", model_json}, {"mode", name(mode)}};
     if (mode == Mode::Training) {
         const auto& t = training;
-        out["training"] = {{"method", name(t.method)}, {"batch_size", t.batch_size},
-                           {"gradient_accumulation_steps", t.gradient_accumulation_steps}, {"seq_len", t.seq_len},
-                           {"dtype", name(t.dtype)}, {"precision", name(t.precision)}, {"optimizer", name(t.optimizer)},
+        out["training"] = {{"method", name(t.method)},
+                           {"batch_size", t.batch_size},
+                           {"gradient_accumulation_steps", t.gradient_accumulation_steps},
+                           {"seq_len", t.seq_len},
+                           {"dtype", name(t.dtype)},
+                           {"precision", name(t.precision)},
+                           {"optimizer", name(t.optimizer)},
                            {"optimizer_state_dtype", name(t.optimizer_state_dtype)},
-                           {"activation_checkpointing", name(t.activation_checkpointing)}, {"attention", name(t.attention)},
+                           {"activation_checkpointing", name(t.activation_checkpointing)},
+                           {"attention", name(t.attention)},
                            {"loss", name(t.loss)}};
         if (t.method == Method::Lora || t.method == Method::Qlora)
-            out["training"]["lora"] = {{"rank", t.lora_rank}, {"alpha", t.lora_alpha}, {"dropout", t.lora_dropout},
+            out["training"]["lora"] = {{"rank", t.lora_rank},
+                                       {"alpha", t.lora_alpha},
+                                       {"dropout", t.lora_dropout},
                                        {"target_modules", names_of(t.lora_targets)}};
         if (t.method == Method::Qlora) out["training"]["quantization"] = name(t.quantization);
         if (t.method == Method::Frozen) {
@@ -711,9 +750,10 @@ json Scenario::to_json() const {
         }
     } else {
         const auto& i = inference;
-        out["inference"] = {{"batch_size", i.batch_size}, {"context_len", i.context_len},
-                            {"weight_format", weight_format().id}, {"group_size", i.group_size}, {"kv_cache", i.kv_cache},
-                            {"kv_cache_dtype", name(i.kv_cache_dtype)}, {"engine", name(i.engine)}, {"attention", name(i.attention)}};
+        out["inference"] = {
+            {"batch_size", i.batch_size}, {"context_len", i.context_len},  {"weight_format", weight_format().id},
+            {"group_size", i.group_size}, {"kv_cache", i.kv_cache},        {"kv_cache_dtype", name(i.kv_cache_dtype)},
+            {"engine", name(i.engine)},   {"attention", name(i.attention)}};
         if (i.images) {
             out["inference"]["images"] = i.images;
             out["inference"]["image_tokens"] = i.image_tokens;
@@ -727,12 +767,16 @@ json Scenario::to_json() const {
             out["inference"]["ubatch"] = i.ubatch;
         }
     }
-    out["parallelism"] = {{"data_parallel_size", parallel.dp}, {"tensor_parallel_size", parallel.tp},
+    out["parallelism"] = {{"data_parallel_size", parallel.dp},     {"tensor_parallel_size", parallel.tp},
                           {"pipeline_parallel_size", parallel.pp}, {"expert_parallel_size", parallel.ep},
-                          {"context_parallel_size", parallel.cp}, {"sequence_parallel", parallel.sequence_parallel}};
-    out["engine"] = {{"type", name(engine.type)}, {"zero_stage", engine.zero_stage}, {"fsdp_sharding", name(engine.fsdp_sharding)},
-                     {"offload_optimizer", name(engine.offload_optimizer)}, {"offload_param", name(engine.offload_param)}};
-    out["hardware"] = {{"gpu", hardware.gpu}, {"num_gpus", hardware.num_gpus},
+                          {"context_parallel_size", parallel.cp},  {"sequence_parallel", parallel.sequence_parallel}};
+    out["engine"] = {{"type", name(engine.type)},
+                     {"zero_stage", engine.zero_stage},
+                     {"fsdp_sharding", name(engine.fsdp_sharding)},
+                     {"offload_optimizer", name(engine.offload_optimizer)},
+                     {"offload_param", name(engine.offload_param)}};
+    out["hardware"] = {{"gpu", hardware.gpu},
+                       {"num_gpus", hardware.num_gpus},
                        {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};
     json o = json::object();
     for (const TunableRow& t : kTunables) o[t.name] = overheads[t.id];

@@ -15,10 +15,10 @@ namespace gpumem::detail {
 
 struct TrainingSettings {
     Method method = Method::Full;
-    std::uint64_t batch_size = 1;          // micro-batch per data-parallel rank
+    std::uint64_t batch_size = 1;  // micro-batch per data-parallel rank
     std::uint64_t gradient_accumulation_steps = 1;
     std::uint64_t seq_len = 2048;
-    Dtype dtype = Dtype::Bf16;             // compute dtype
+    Dtype dtype = Dtype::Bf16;              // compute dtype
     Precision precision = Precision::Auto;  // resolved: never Auto
     Optimizer optimizer = Optimizer::Adamw;
     StateDtype optimizer_state_dtype = StateDtype::Auto;  // resolved: never Auto
@@ -27,16 +27,16 @@ struct TrainingSettings {
     Loss loss = Loss::Standard;
     std::uint64_t lora_rank = 8;
     double lora_alpha = 16;
-    double lora_dropout = 0;               // lora.dropout: PEFT's and torchtune's default 0, litgpt's 0.05
+    double lora_dropout = 0;  // lora.dropout: PEFT's and torchtune's default 0, litgpt's 0.05
     std::vector<LoraTarget> lora_targets{LoraTarget::QProj, LoraTarget::VProj};  // all_linear is expanded
-    Quantization quantization = Quantization::Nf4;  // base weights for qlora
-    std::uint64_t images = 0;              // images per sample (multimodal): their tokens join seq_len
-    std::uint64_t image_tokens = 0;        // tokens per image (resolved from the config unless given)
+    Quantization quantization = Quantization::Nf4;                               // base weights for qlora
+    std::uint64_t images = 0;        // images per sample (multimodal): their tokens join seq_len
+    std::uint64_t image_tokens = 0;  // tokens per image (resolved from the config unless given)
     // "frozen" (partial) training: the top `trainable_layers` decoder layers train, plus
     // `trainable_input_parameters` in a module that feeds the first layer (a projector); everything else is frozen.
     std::uint64_t trainable_layers = 0;
     std::uint64_t trainable_input_parameters = 0;
-    bool train_lm_head = false;            // frozen: the output head trains too
+    bool train_lm_head = false;  // frozen: the output head trains too
     // The optimizer steps each parameter from a gradient hook as soon as its gradient is complete and
     // frees it (torchtune optimizer_in_bwd, torch "post-accumulate-grad hooks"): no full set of gradients.
     bool optimizer_in_backward = false;
@@ -50,7 +50,7 @@ struct TrainingSettings {
     // The loop keeps the previous step's loss (and so its autograd graph) and logits referenced while the
     // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
     bool retains_previous_step = false;
-    bool double_quant = false;             // qlora: bitsandbytes double quantization of the absmax
+    bool double_quant = false;  // qlora: bitsandbytes double quantization of the absmax
     // torch.compile (settings.h). Inductor fuses the norms and the cross-entropy's fp32 upcast, which
     // changes what they keep (training.cpp).
     Compile compile = Compile::None;
@@ -59,9 +59,9 @@ struct TrainingSettings {
 struct InferenceSettings {
     std::uint64_t batch_size = 1;
     std::uint64_t context_len = 4096;
-    std::size_t weight_format = 0;         // resolved: an index into Scenario::formats (Scenario::weight_format())
+    std::size_t weight_format = 0;  // resolved: an index into Scenario::formats (Scenario::weight_format())
     bool weight_format_from_checkpoint = false;  // resolved from the config's quantization_config
-    std::uint64_t group_size = 128;        // int4 scale group (GPTQ/AWQ)
+    std::uint64_t group_size = 128;              // int4 scale group (GPTQ/AWQ)
     bool kv_cache = true;
     KvCacheDtype kv_cache_dtype = KvCacheDtype::Auto;  // resolved: never Auto
     InferenceEngine engine = InferenceEngine::Transformers;
@@ -78,8 +78,8 @@ struct InferenceSettings {
 struct Parallelism {
     std::uint64_t dp = 1, tp = 1, pp = 1, ep = 1, cp = 1;
     bool sequence_parallel = false;
-    std::uint64_t pipeline_microbatches = 1;  // micro-batches per step through the pipeline (resolved)
-    bool pipeline_microbatches_given = false; // the scenario set it (else max(grad accumulation, pp))
+    std::uint64_t pipeline_microbatches = 1;   // micro-batches per step through the pipeline (resolved)
+    bool pipeline_microbatches_given = false;  // the scenario set it (else max(grad accumulation, pp))
     std::uint64_t world() const { return dp * tp * pp * cp; }
 };
 
@@ -94,7 +94,7 @@ struct EngineSettings {
 struct Hardware {
     std::string gpu = "H100-80GB";
     std::uint64_t num_gpus = 1;
-    std::uint64_t gpu_memory_bytes = 0;    // what the driver reports for one card
+    std::uint64_t gpu_memory_bytes = 0;  // what the driver reports for one card
 };
 
 struct ModelCache;
@@ -102,17 +102,17 @@ struct ModelCache;
 struct Scenario {
     ModelSpec model;
     ParamCount params;
-    std::string model_source;              // "preset meta-llama/Llama-3.1-8B", "hf_config", "manual"
-    json model_input;                      // the scenario's "model" as given: to_json() returns it, so the
-                                           // resolved scenario runs again as it stands
+    std::string model_source;  // "preset meta-llama/Llama-3.1-8B", "hf_config", "manual"
+    json model_input;          // the scenario's "model" as given: to_json() returns it, so the
+                               // resolved scenario runs again as it stands
     Mode mode = Mode::Training;
     TrainingSettings training;
     InferenceSettings inference;
     Parallelism parallel;
     EngineSettings engine;
     Hardware hardware;
-    TunableValues overheads;               // the tunables (scenario/tunables.h), overridden by "overheads"
-    std::vector<Format> formats;           // the catalogue's weight formats and the scenario's own
+    TunableValues overheads;      // the tunables (scenario/tunables.h), overridden by "overheads"
+    std::vector<Format> formats;  // the catalogue's weight formats and the scenario's own
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
 
@@ -135,12 +135,12 @@ struct Scenario {
     }
     // The resolved inference weight format.
     const Format& weight_format() const { return formats[inference.weight_format]; }
-    json to_json() const;                  // the scenario with every default filled in
+    json to_json() const;  // the scenario with every default filled in
 };
 
 struct ScenarioRead {
     Scenario scenario;
-    std::vector<Issue> issues;             // non-empty: the scenario is invalid
+    std::vector<Issue> issues;  // non-empty: the scenario is invalid
 };
 
 ScenarioRead read_scenario(const json& document);

@@ -12,8 +12,16 @@
 namespace gpumem::detail {
 
 enum class Tunable {
-    CudaContextGib, AllocatorFragmentation, NcclBuffersGib, DdpBucketView, ZeroReduceBucketElements,
-    Zero3PrefetchElements, ZeroGradSetToNone, OptimizerStepTempCopies, LossFp32Copies, ChunkedLossChunks,
+    CudaContextGib,
+    AllocatorFragmentation,
+    NcclBuffersGib,
+    DdpBucketView,
+    ZeroReduceBucketElements,
+    Zero3PrefetchElements,
+    ZeroGradSetToNone,
+    OptimizerStepTempCopies,
+    LossFp32Copies,
+    ChunkedLossChunks,
     VllmCudaGraphGib
 };
 
