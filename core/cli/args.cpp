@@ -410,6 +410,8 @@ void describe(CLI::App& app, Args& a, Command only) {
                 text_option(sub, "--out", a.out_file, "write the calibration file there", kOutput, "FILE");
                 text_option(sub, "--name", a.name, "the calibration's name (default: the records file's)", kInput,
                             "NAME");
+                text_option(sub, "--calibration", a.calibration_file,
+                            "score the records with this calibration instead of fitting one", kInput, "FILE");
                 sub->add_flag("--json", a.json_out, "print the calibration and its report as JSON")->group(kOutput);
                 sub->footer(
                     "Each record: {\"id\", \"source\", \"scenario\": {...}, \"measured\": {\"metric\": \"allocated\" "
@@ -659,6 +661,11 @@ bool read_records(const Args& a, const ReadFile& read, Request& r, std::string& 
         name = name.substr(0, name.find('.'));
     }
     r.document = {{"records", records}, {"name", name}};
+    if (!a.calibration_file.empty()) {
+        json calibration;
+        if (!read_document(read, a.calibration_file, "calibration file ", calibration, error)) return false;
+        r.document["calibration"] = calibration;
+    }
     return true;
 }
 

@@ -390,6 +390,25 @@ int cmd_calibrate(const Args& o, const Request& req) {
         to_stdout.out_file.clear();
         return emit_json(r, to_stdout);
     }
+    auto cell = [](const json& x) {
+        char text[40];
+        std::snprintf(text, sizeof text, "%5.1f %% / %5.1f %% (%d)", x["median_pct"].get<double>(),
+                      x["p90_pct"].get<double>(), x["within_10"].get<int>());
+        return std::string(text);
+    };
+    const json& rep = r["report"];
+    if (rep.contains("with_calibration")) {  // --calibration: scored, not fitted
+        std::cout << "records scored with calibration \"" << r["calibration"]["name"].get<std::string>() << "\" ("
+                  << r["calibration"]["hash"].get<std::string>()
+                  << ")\nabsolute error, median / p90 (records within 10 %):\n"
+                  << "  class        n   defaults             with the calibration\n";
+        for (auto& [cls, before] : rep["before"].items()) {
+            char head[32];
+            std::snprintf(head, sizeof head, "  %-10s %3d   ", cls.c_str(), before["n"].get<int>());
+            std::cout << head << cell(before) << "   " << cell(rep["with_calibration"][cls]) << "\n";
+        }
+        return kOk;
+    }
     if (o.out_file.empty()) {
         std::cerr << "gpumem: calibrate needs --out CAL.json (or --json to print it)\n";
         return kUsage;
@@ -401,14 +420,7 @@ int cmd_calibrate(const Args& o, const Request& req) {
     for (auto& [k, v] : cal["overheads"].items()) std::cout << "  overheads." << k << " = " << v.dump() << "\n";
     std::cout << "\nabsolute error, median / p90 (records within 10 %):\n";
     std::cout << "  class        n   defaults             fitted (in sample)   leave-one-out\n";
-    const json& rep = r["report"];
     for (auto& [cls, before] : rep["before"].items()) {
-        auto cell = [&](const json& x) {
-            char text[40];
-            std::snprintf(text, sizeof text, "%5.1f %% / %5.1f %% (%d)", x["median_pct"].get<double>(),
-                          x["p90_pct"].get<double>(), x["within_10"].get<int>());
-            return std::string(text);
-        };
         char head[32];
         std::snprintf(head, sizeof head, "  %-10s %3d   ", cls.c_str(), before["n"].get<int>());
         std::cout << head << cell(before) << "   " << cell(rep["after"][cls]) << "   "

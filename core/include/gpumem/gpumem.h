@@ -336,7 +336,9 @@ nlohmann::json fit(const nlohmann::json& scenario);
 //                        {class: {"n", "median_pct", "p90_pct", "within_10"}, "all": {...}}}}
 // The fit minimises the sum of absolute relative errors (robust to a few odd records). "after" is
 // in-sample; "leave_one_out" predicts each record from a fit on the others. A record's scenario that
-// gives an overhead itself keeps it.
+// gives an overhead itself keeps it. With "calibration": {a calibration file} in the request, nothing
+// is fitted: the records are scored with its overheads, {"ok", "calibration": {"name", "hash"},
+// "report": {"before", "with_calibration"}}.
 nlohmann::json calibrate(const nlohmann::json& request);
 
 // The scenario with a calibration's overheads (where the scenario gives none):

@@ -215,6 +215,24 @@ void measure_response(std::vector<Record>& records) {
     }
 }
 
+// The records' errors with the defaults and with a calibration's overheads (no fit): how a
+// calibration made elsewhere does on these records.
+json score(const std::vector<Record>& records, const json& calibration) {
+    json check = apply_calibration(json::object(), calibration);
+    if (!check.value("ok", false)) return check;
+    std::map<std::string, double> overheads;
+    for (auto& [k, v] : calibration["overheads"].items())
+        if (v.is_number()) overheads[k] = v.get<double>();
+    std::vector<double> before, with;
+    for (const Record& r : records) {
+        before.push_back(std::fabs(predict(r, {}) / r.measured - 1) * 100);
+        with.push_back(std::fabs(predict(r, overheads) / r.measured - 1) * 100);
+    }
+    return {{"ok", true},
+            {"calibration", check["calibration"]},
+            {"report", {{"before", summaries(records, before)}, {"with_calibration", summaries(records, with)}}}};
+}
+
 }  // namespace
 
 json calibrate(const json& request) {
@@ -229,6 +247,7 @@ json calibrate(const json& request) {
                    {"message", "records: is required: a list of measurement records"}}}}};
     std::vector<Record> records = read_records(request["records"], errors);
     if (!errors.empty()) return {{"ok", false}, {"errors", errors}};
+    if (request.contains("calibration")) return score(records, request["calibration"]);
     measure_response(records);
 
     // The overheads to fit: those some record's figure depends on.
