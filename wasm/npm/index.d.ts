@@ -39,6 +39,12 @@ export interface GpumemModule {
   /** {"records": [{"id", "source", "scenario", "measured": {"metric", "gib"}}], "name"} -> a calibration file and
    *  its before / after / leave-one-out report (JSON text). */
   calibrate(requestJson: string): string;
+  /** {"scenario", "field": "training.seq_len" | "training.batch_size" | "inference.context_len" |
+   *  "inference.batch_size", "max"?} -> {"ok", "points": [{"value", "device_total_bytes", "fits"}], "capacity_bytes",
+   *  "max_fit", "current", "label"} (JSON text). */
+  sweep(requestJson: string): string;
+  /** A sweep() result (JSON text) -> an SVG picture of it (SVG text; "" for anything else). */
+  sweepSvg(sweepJson: string): string;
   /** The version, "MAJOR.MINOR.PATCH" (plain text, not JSON). */
   version(): string;
 }

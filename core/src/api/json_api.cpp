@@ -89,6 +89,17 @@ std::string sweep_json(const std::string& request_text) {
     return guarded(request_text, [](const json& doc) { return sweep(doc); });
 }
 
+std::string sweep_svg_text(const std::string& sweep_text) {
+    try {
+        std::string error;
+        std::optional<json> doc = parse_json(sweep_text, error);
+        if (!doc || !doc->is_object() || !doc->value("ok", false) || !doc->contains("points")) return "";
+        return sweep_svg(*doc);
+    } catch (...) {
+        return "";  // not a sweep() result: no picture
+    }
+}
+
 std::string export_json(const std::string& request_text) {
     return guarded(request_text, [](const json& doc) { return export_config(doc); });
 }
