@@ -33,11 +33,12 @@ std::optional<std::uint64_t> read_manual_fields(FieldReader& r, ModelSpec& m) {
 // Shape guesses for a model known only by size: a Llama-shaped decoder, where one layer holds
 // 12·h² parameters (4h² attention + 8h² gated MLP with I = 8h/3) and depth follows h/128
 // (Llama 2: 7B 4096/32, 13B 5120/40). So P ≈ 12·L·h² with L = h/128 gives h = ∛(128·P/12).
-// `declared` is there whenever hidden_size or num_layers is missing.
+// `declared` is there whenever hidden_size or num_layers is missing. The fields guessed go to `guesses`.
 void guess_missing_shape(const std::optional<std::uint64_t>& declared, const std::string& prefix, ModelSpec& m,
-                         std::vector<std::string>& defaults_applied) {
+                         std::vector<std::string>& defaults_applied, std::vector<std::string>& guesses) {
     auto guessed = [&](const char* field, std::uint64_t value, const char* why) {
         defaults_applied.push_back(prefix + "." + field + " = " + std::to_string(value) + " (" + why + ")");
+        guesses.emplace_back(field);
         return value;
     };
     if (m.vocab_size == 0) m.vocab_size = guessed("vocab_size", 32000, "assumed: Llama 2 tokenizer");
@@ -69,6 +70,31 @@ void guess_missing_shape(const std::optional<std::uint64_t>& declared, const std
     if (m.max_position_embeddings == 0) m.max_position_embeddings = 4096;
 }
 
+// "a, b and c".
+std::string listed(const std::vector<std::string>& names) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return out;
+}
+
+// What a declared size means for the figures: the weights take the declared count; the activations
+// follow the shape, given or guessed, and the warning names only what was guessed.
+std::string declared_size_warning(const ModelSpec& m, std::uint64_t declared, const std::vector<std::string>& guesses) {
+    const std::string size = "model.num_parameters " + std::to_string(declared);
+    std::vector<std::string> given;
+    for (const char* f : {"num_layers", "hidden_size", "num_attention_heads", "vocab_size", "intermediate_size"})
+        if (std::find(guesses.begin(), guesses.end(), f) == guesses.end()) given.emplace_back(f);
+    if (std::find(guesses.begin(), guesses.end(), "hidden_size") != guesses.end() &&
+        std::find(guesses.begin(), guesses.end(), "num_layers") != guesses.end())
+        return "the model is known only by its declared size (" + std::to_string(declared) +
+               " parameters): weights use that figure, activations a guessed Llama-like shape";
+    std::string out = size + " sizes the weights (the shape counts " + std::to_string(count_parameters(m).total) +
+                      "); activations use the shape given (" + listed(given) + ")";
+    if (!guesses.empty()) out += " with a guessed Llama-like " + listed(guesses);
+    return out;
+}
+
 }  // namespace
 
 ModelRead read_manual_model(const json& model, const std::string& prefix, std::vector<std::string>& defaults_applied) {
@@ -84,10 +110,14 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
                               ""});
         return out;
     }
-    guess_missing_shape(declared, prefix, m, defaults_applied);
+    std::vector<std::string> guesses;
+    guess_missing_shape(declared, prefix, m, defaults_applied, guesses);
     m.layer_attention.assign(m.num_layers, LayerAttention::Full);
     m.moe_layer.assign(m.num_layers, false);
-    if (declared) m.declared_parameters = declared;
+    if (declared) {
+        out.warnings.push_back(declared_size_warning(m, *declared, guesses));
+        m.declared_parameters = declared;
+    }
     out.model = m;
     return out;
 }
