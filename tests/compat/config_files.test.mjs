@@ -242,6 +242,46 @@ describe("gpu-mem-calculator's format, field by field", () => {
     assert.ok(!has(counted.warnings, 'num_parameters'), counted.warnings.join('\n'));
   });
 
+  test("its web page's Save as JSON (MoE off, nulls, its Megatron fields) reads as the shipped file", () => {
+    const exported = variant('llama2_7b_deepspeed.json', (d) => {
+      delete d.model.largest_layer_params;
+      Object.assign(d.model, {
+        moe_enabled: false,
+        num_experts: 1,
+        top_k: 1,
+        expert_intermediate_size: null,
+        shared_expert_intermediate_size: null,
+      });
+      Object.assign(d.engine, { sharding_strategy: null, use_distributed_optimizer: false, num_micro_batches: 1 });
+    });
+    assert.deepEqual(ok(exported).per_gpu, ok(data('llama2_7b_deepspeed.json')).per_gpu);
+  });
+
+  test('mixture of experts (its Mixtral preset): routed experts counted, top_k of them active', () => {
+    const mixtral = {
+      name: 'mixtral-8x7b',
+      num_layers: 32,
+      hidden_size: 4096,
+      num_attention_heads: 32,
+      vocab_size: 32000,
+      max_seq_len: 32768,
+      moe_enabled: true,
+      num_experts: 8,
+      top_k: 2,
+      expert_intermediate_size: 14336,
+    };
+    const r = ok(variant('llama2_7b_deepspeed.json', (d) => (d.model = mixtral)));
+    // Per layer: q, k, v, o 4 x 4096^2 = 67,108,864; 8 experts x 3 x 4096 x 14336 = 1,409,286,144;
+    // router 8 x 4096 = 32,768; two norms 8,192: 1,476,435,968, x 32 = 47,245,950,976; + embedding and
+    // head 2 x 32000 x 4096 = 262,144,000 + final norm 4,096 = 47,508,099,072.
+    assert.equal(r.parameters.total, 47_508_099_072);
+    assert.equal(r.parameters.exact, true);
+    // Routed 32 x 1,409,286,144 = 45,097,156,608, of which a token visits 2 of 8:
+    // 47,508,099,072 - 45,097,156,608 + 45,097,156,608 / 4 = 13,685,231,616.
+    assert.equal(r.parameters.active, 13_685_231_616);
+    assert.equal(r.parameters.per_component.experts, 45_097_156_608 + 32 * 8 * 4096);
+  });
+
   test('hardware.num_gpus: a multiple of tp x pp sets dp; any other count is an error naming both', () => {
     const gpus = (n) => estimate(variant('gpt3_175b_megatron.json', (d) => (d.hardware.num_gpus = n)));
     // 2048 / (tp 8 x pp 16) = 16.

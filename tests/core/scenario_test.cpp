@@ -105,3 +105,26 @@ TEST(Scenario, AShapeGivenByHandIsNotCalledAGuess) {
     EXPECT_EQ(size_only["parameters"]["total"], 350000000);
     EXPECT_TRUE(any_contains(size_only["warnings"], "a guessed Llama-like shape"));
 }
+
+TEST(Scenario, ItsMixtureOfExpertsFields) {
+    json doc = config();
+    doc["model"] = {{"num_layers", 2},    {"hidden_size", 256},  {"num_attention_heads", 4},
+                    {"vocab_size", 1000}, {"moe_enabled", true}, {"num_experts", 4}};
+    json r = gpumem::estimate(doc);
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
+    // Its defaults: top_k 2, expert_intermediate_size 4 x 256 = 1024. Per layer 4 x 256² = 262,144
+    // attention, 4 experts x 3 x 256 x 1024 = 3,145,728, router 4 x 256 = 1,024, norms 512:
+    // 3,409,408 x 2 + 2 x 1000 x 256 + 256 = 7,331,072.
+    EXPECT_EQ(r["parameters"]["total"], 7331072);
+    EXPECT_TRUE(any_contains(r["defaults_applied"], "model.expert_intermediate_size = 1024"));
+    EXPECT_TRUE(any_contains(r["defaults_applied"], "model.top_k = 2"));
+    // Routed 2 x 3,145,728, of which a token visits 2 of 4.
+    EXPECT_EQ(r["parameters"]["active"], 7331072 - 2 * 3145728 / 2);
+    doc["model"]["top_k"] = 5;
+    json bad = gpumem::estimate(doc);
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "model.top_k");
+    // Switched off (its web page writes num_experts 1 then): a dense model.
+    doc["model"]["moe_enabled"] = false;
+    EXPECT_EQ(gpumem::estimate(doc)["parameters"]["per_component"]["experts"], 0);
+}
