@@ -148,11 +148,11 @@ inline constexpr Setting<StateDtype> kStateDtypes[] = {
 
 enum class Checkpointing { None, Full, Selective };
 inline constexpr Setting<Checkpointing> kCheckpointings[] = {
-    {Checkpointing::None, "none", "", "Off", "every layer keeps what its backward needs"},
+    {Checkpointing::None, "none", "", "Off", "every layer keeps what its backward needs; also false or level 0"},
     {Checkpointing::Full, "full", "", "Full (every layer)",
-     "each layer keeps only its input and recomputes the rest in the backward; also true or 1"},
+     "each layer keeps only its input and recomputes the rest in the backward; also true, level 3 or level 4"},
     {Checkpointing::Selective, "selective", "", "Selective (per-op; Megatron: attention)",
-     "the attention's large intermediates are recomputed, the rest kept"},
+     "the attention's large intermediates are recomputed, the rest kept; also level 1 or level 2"},
 };
 
 enum class Attention { Eager, Sdpa, Flash };
@@ -261,11 +261,12 @@ inline constexpr Setting<WeightFormat> kWeightFormats[] = {
 enum class EngineType { None, Ddp, DeepSpeed, Fsdp, Megatron, MegatronDeepSpeed };
 inline constexpr Setting<EngineType> kEngineTypes[] = {
     {EngineType::None, "none", "", "None (one process)", "plain PyTorch; becomes ddp when data_parallel_size > 1"},
-    {EngineType::Ddp, "ddp", "", "DDP", "DistributedDataParallel: every GPU holds everything, plus gradient buckets"},
+    {EngineType::Ddp, "ddp", "pytorch_ddp,pytorch", "DDP",
+     "DistributedDataParallel: every GPU holds everything, plus gradient buckets"},
     {EngineType::DeepSpeed, "deepspeed", "", "DeepSpeed ZeRO",
      "DeepSpeed: engine.zero_stage shards states over data-parallel GPUs"},
     {EngineType::Fsdp, "fsdp", "", "FSDP", "PyTorch FSDP: engine.fsdp_sharding decides what is sharded"},
-    {EngineType::Megatron, "megatron", "", "Megatron-LM",
+    {EngineType::Megatron, "megatron", "megatron_lm", "Megatron-LM",
      "Megatron-LM: tensor, pipeline, context and expert parallelism, distributed optimizer"},
     {EngineType::MegatronDeepSpeed, "megatron_deepspeed", "", "Megatron-DeepSpeed",
      "Megatron's model parallelism with DeepSpeed ZeRO"},
@@ -335,8 +336,9 @@ inline constexpr Field<StateDtype> kStateDtypeField{
     "the dtype of the optimizer's moments (8-bit optimizers fix their own)"};
 inline constexpr Field<Checkpointing> kCheckpointingField{
     "training.activation_checkpointing", Checkpointing::None,
-    "activation (gradient) checkpointing; true/false and 1/0 (gpu-mem-calculator's config format) are read as "
-    "full/none, as is gradient_checkpointing"};
+    "activation (gradient) checkpointing; true/false (and gradient_checkpointing) read as full/none; an integer is "
+    "gpu-mem-calculator's level: 0 none, 1 (attention output) and 2 (attention input) selective, 3 (layer and "
+    "attention) and 4 (every layer) full"};
 inline constexpr Field<Attention> kTrainingAttentionField{"training.attention", Attention::Sdpa,
                                                           "the attention kernel"};
 inline constexpr Field<Loss> kLossField{"training.loss", Loss::Standard, "how the cross-entropy is computed"};
@@ -360,8 +362,9 @@ inline constexpr Field<Attention> kInferenceAttentionField{"inference.attention"
                                                            "the attention kernel (default flash for vllm)"};
 inline constexpr Field<EngineType> kEngineTypeField{
     "engine.type", EngineType::None, "the distributed training engine (deepspeed when only zero_stage is given)"};
-inline constexpr Field<FsdpSharding> kFsdpShardingField{"engine.fsdp_sharding", FsdpSharding::FullShard,
-                                                        "for fsdp: what is sharded"};
+inline constexpr Field<FsdpSharding> kFsdpShardingField{
+    "engine.fsdp_sharding", FsdpSharding::FullShard,
+    "for fsdp: what is sharded; also read from engine.sharding_strategy (gpu-mem-calculator's config format)"};
 inline constexpr Field<Offload> kOffloadOptimizerField{"engine.offload_optimizer", Offload::None,
                                                        "where the optimizer states live (DeepSpeed ZeRO 1-3 or FSDP)"};
 inline constexpr Field<Offload> kOffloadParamField{

@@ -415,7 +415,7 @@ test('export, then import the file: the scenario round-trips; a seed 001 file im
   assert.equal(state.source, 'manual');
   const imported = await page.evaluate(() => window.gpumem.uiScenario());
   assert.equal(imported.training.batch_size, 2);
-  assert.equal(imported.training.activation_checkpointing, 'full');
+  assert.equal(imported.training.activation_checkpointing, 'selective');  // gpu-mem-calculator's level 1
 
   // Copy as Markdown puts the breakdown on the clipboard.
   await reveal(page, 'copy_markdown');

@@ -1,5 +1,6 @@
-// A model entered by hand (gpu-mem-calculator's model fields) or only by its size: the fields it
-// gives, then a Llama-shaped guess for each one it leaves out, reported in defaults_applied.
+// A model entered by hand (gpu-mem-calculator's model fields, its mixture of experts included) or only
+// by its size: the fields it gives, then a Llama-shaped guess for each one it leaves out, reported in
+// defaults_applied.
 
 #include <algorithm>
 #include <cmath>
@@ -33,11 +34,12 @@ std::optional<std::uint64_t> read_manual_fields(FieldReader& r, ModelSpec& m) {
 // Shape guesses for a model known only by size: a Llama-shaped decoder, where one layer holds
 // 12·h² parameters (4h² attention + 8h² gated MLP with I = 8h/3) and depth follows h/128
 // (Llama 2: 7B 4096/32, 13B 5120/40). So P ≈ 12·L·h² with L = h/128 gives h = ∛(128·P/12).
-// `declared` is there whenever hidden_size or num_layers is missing.
+// `declared` is there whenever hidden_size or num_layers is missing. The fields guessed go to `guesses`.
 void guess_missing_shape(const std::optional<std::uint64_t>& declared, const std::string& prefix, ModelSpec& m,
-                         std::vector<std::string>& defaults_applied) {
+                         std::vector<std::string>& defaults_applied, std::vector<std::string>& guesses) {
     auto guessed = [&](const char* field, std::uint64_t value, const char* why) {
         defaults_applied.push_back(prefix + "." + field + " = " + std::to_string(value) + " (" + why + ")");
+        guesses.emplace_back(field);
         return value;
     };
     if (m.vocab_size == 0) m.vocab_size = guessed("vocab_size", 32000, "assumed: Llama 2 tokenizer");
@@ -61,12 +63,65 @@ void guess_missing_shape(const std::optional<std::uint64_t>& declared, const std
             guessed("num_attention_heads", std::max<std::uint64_t>(1, m.hidden_size / 128), "assumed head_dim 128");
     if (m.num_key_value_heads == 0) m.num_key_value_heads = m.num_attention_heads;
     if (m.head_dim == 0) m.head_dim = m.hidden_size / m.num_attention_heads;
-    if (m.intermediate_size == 0) {
+    if (m.intermediate_size == 0 && m.num_experts == 0) {
         // Llama's rule: 2/3 of 4h, rounded up to a multiple of 256.
         std::uint64_t i = (8 * m.hidden_size / 3 + 255) / 256 * 256;
         m.intermediate_size = guessed("intermediate_size", i, "assumed a gated MLP with Llama's 8h/3 rounded to 256");
     }
     if (m.max_position_embeddings == 0) m.max_position_embeddings = 4096;
+}
+
+// gpu-mem-calculator's mixture of experts: moe_enabled with num_experts (default 8), top_k (2),
+// expert_intermediate_size (its default 4 x hidden_size) and shared_expert_intermediate_size (GLM's and
+// DeepSeek's ungated shared expert). Every layer is an MoE layer. A single expert is a dense MLP.
+void read_manual_moe(FieldReader& r, const std::string& prefix, ModelSpec& m,
+                     std::vector<std::string>& defaults_applied) {
+    const std::uint64_t experts = r.uint("num_experts", 1, 1 << 16).value_or(8);
+    const auto top_k = r.uint("top_k", 1, 1 << 16);
+    const auto expert_size = r.uint("expert_intermediate_size", 1, kMaxDim * 4);
+    const auto shared = r.uint("shared_expert_intermediate_size", 1, kMaxDim * 4);
+    if (!r.boolean("moe_enabled").value_or(false) || experts < 2) return;
+    if (top_k && *top_k > experts) {
+        r.fail("top_k", "must be at most num_experts (" + std::to_string(experts) + ")", r.get("top_k"));
+        return;
+    }
+    if (!r.get("num_experts")) defaults_applied.push_back(prefix + ".num_experts = 8 (gpu-mem-calculator's default)");
+    if (!top_k) defaults_applied.push_back(prefix + ".top_k = 2 (gpu-mem-calculator's default)");
+    m.num_experts = experts;
+    m.num_experts_per_tok = top_k.value_or(2);
+    m.moe_intermediate_size = expert_size.value_or(4 * m.hidden_size);
+    if (!expert_size)
+        defaults_applied.push_back(prefix + ".expert_intermediate_size = " + std::to_string(m.moe_intermediate_size) +
+                                   " (gpu-mem-calculator's default, 4 x hidden_size)");
+    if (m.intermediate_size == 0) m.intermediate_size = m.moe_intermediate_size;  // as Mixtral's config.json
+    m.shared_expert_intermediate_size = shared.value_or(0);
+    m.shared_expert_gate = false;
+}
+
+// "a, b and c".
+std::string listed(const std::vector<std::string>& names) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return out;
+}
+
+// What a declared size means for the figures: the weights take the declared count; the activations
+// follow the shape, given or guessed, and the warning names only what was guessed.
+std::string declared_size_warning(const ModelSpec& m, std::uint64_t declared, const std::vector<std::string>& guesses) {
+    const std::string size = "model.num_parameters " + std::to_string(declared);
+    std::vector<std::string> given;
+    const char* mlp = m.num_experts ? "the experts" : "intermediate_size";
+    for (const char* f : {"num_layers", "hidden_size", "num_attention_heads", "vocab_size", mlp})
+        if (std::find(guesses.begin(), guesses.end(), f) == guesses.end()) given.emplace_back(f);
+    if (std::find(guesses.begin(), guesses.end(), "hidden_size") != guesses.end() &&
+        std::find(guesses.begin(), guesses.end(), "num_layers") != guesses.end())
+        return "the model is known only by its declared size (" + std::to_string(declared) +
+               " parameters): weights use that figure, activations a guessed Llama-like shape";
+    std::string out = size + " sizes the weights (the shape counts " + std::to_string(count_parameters(m).total) +
+                      "); activations use the shape given (" + listed(given) + ")";
+    if (!guesses.empty()) out += " with a guessed Llama-like " + listed(guesses);
+    return out;
 }
 
 }  // namespace
@@ -84,10 +139,19 @@ ModelRead read_manual_model(const json& model, const std::string& prefix, std::v
                               ""});
         return out;
     }
-    guess_missing_shape(declared, prefix, m, defaults_applied);
+    const bool moe = r.boolean("moe_enabled").value_or(false) && r.uint("num_experts", 1, 1 << 16).value_or(8) > 1;
+    if (moe) m.num_experts = 1;  // known before the shape is guessed: no dense MLP to guess
+    std::vector<std::string> guesses;
+    guess_missing_shape(declared, prefix, m, defaults_applied, guesses);
+    m.num_experts = 0;
+    if (moe) read_manual_moe(r, prefix, m, defaults_applied);
+    if (!out.issues.empty()) return out;
     m.layer_attention.assign(m.num_layers, LayerAttention::Full);
-    m.moe_layer.assign(m.num_layers, false);
-    if (declared) m.declared_parameters = declared;
+    m.moe_layer.assign(m.num_layers, m.num_experts > 0);
+    if (declared) {
+        out.warnings.push_back(declared_size_warning(m, *declared, guesses));
+        m.declared_parameters = declared;
+    }
     out.model = m;
     return out;
 }

@@ -127,10 +127,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     s.warnings.insert(s.warnings.end(), read.warnings.begin(), read.warnings.end());
     if (read.model) {
         s.model = *read.model;
-        s.params = count_parameters(s.model);
-        if (!s.params.exact)
-            s.warnings.push_back("the model is known only by its declared size (" + std::to_string(s.params.total) +
-                                 " parameters): weights use that figure, activations a guessed Llama-like shape");
+        s.params = count_parameters(s.model);  // a declared size is the manual reader's warning
     }
 }
 
@@ -163,12 +160,41 @@ void read_images(FieldReader& r, const Scenario& s, const std::string& section, 
     }
 }
 
-// training.activation_checkpointing: a name, or 0/1 / true/false (gpu-mem-calculator's config
-// format), or gradient_checkpointing as a boolean.
-Checkpointing read_checkpointing(FieldReader& r, Defaults& d) {
+// gpu-mem-calculator's activation_checkpointing levels 0-4 (its web form: 0 none, 1 "checkpoint attention
+// output", 2 "checkpoint attention input", 3 "checkpoint layer + attention", 4 "full checkpointing"; its
+// formula keeps 100, 80, 60, 40 and 20% of the activations). Levels 1 and 2 recompute inside the attention
+// only, which is our selective; 3 and 4 recompute whole layers, which is our full.
+struct CheckpointLevel {
+    Checkpointing mode;
+    const char* meaning;
+};
+constexpr CheckpointLevel kCheckpointLevels[] = {
+    {Checkpointing::None, "no checkpointing"},
+    {Checkpointing::Selective, "checkpoint attention output"},
+    {Checkpointing::Selective, "checkpoint attention input"},
+    {Checkpointing::Full, "checkpoint layer + attention"},
+    {Checkpointing::Full, "full checkpointing"},
+};
+
+// training.activation_checkpointing: a name, true/false, or gpu-mem-calculator's integer level (above,
+// recorded with its meaning); or gradient_checkpointing as a boolean.
+Checkpointing read_checkpointing(FieldReader& r, Defaults& d, std::vector<std::string>& defaults_applied) {
     std::optional<Checkpointing> ckpt;
-    if (const json* v = r.get("activation_checkpointing"); v && (v->is_boolean() || v->is_number_integer())) {
-        if (auto b = r.boolean("activation_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
+    const json* v = r.get("activation_checkpointing");
+    if (v && v->is_boolean()) {
+        ckpt = v->get<bool>() ? Checkpointing::Full : Checkpointing::None;
+    } else if (v && v->is_number()) {
+        const double level = v->get<double>();
+        if (level >= 0 && level <= 4 && level == std::floor(level)) {
+            const CheckpointLevel& l = kCheckpointLevels[static_cast<std::size_t>(level)];
+            ckpt = l.mode;
+            defaults_applied.push_back("training.activation_checkpointing = \"" + std::string(name(l.mode)) +
+                                       "\" (gpu-mem-calculator's level " + std::to_string(static_cast<int>(level)) +
+                                       ": " + l.meaning + ")");
+        } else {
+            r.fail("activation_checkpointing",
+                   allowed_text<Checkpointing>() + ", true, false, or a gpu-mem-calculator level from 0 to 4", v);
+        }
     } else {
         ckpt = given_setting(r, kCheckpointingField);
     }
@@ -188,14 +214,19 @@ void read_step(FieldReader& r, Defaults& d, Scenario& s) {
                                             "training.gradient_accumulation_steps");
     std::uint64_t fallback_seq =
         std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
-    x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len");
+    // gpu-mem-calculator's config format has no training sequence length: it trains at model.max_seq_len.
+    const bool by_hand_max_seq_len = s.model_source == "manual" && s.model_input.is_object() &&
+                                     s.model_input.contains("max_seq_len") && !s.model_input["max_seq_len"].is_null();
+    if (by_hand_max_seq_len) fallback_seq = s.model.max_position_embeddings;
+    x.seq_len = d.apply(r.uint("seq_len", 1, 100000000), fallback_seq, "training.seq_len",
+                        by_hand_max_seq_len ? "model.max_seq_len, as gpu-mem-calculator's config format trains" : "");
     x.dtype = read_setting(r, d, kDtypeField);
     x.precision = given_setting(r, kPrecisionField).value_or(kPrecisionField.fallback);
     // Aliases (settings.h): bitsandbytes' Adam8bit keeps the same state as AdamW8bit; "paged_adamw" is its 32-bit paged
     // AdamW.
     x.optimizer = read_setting(r, d, kOptimizerField);
     x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback);
-    x.activation_checkpointing = read_checkpointing(r, d);
+    x.activation_checkpointing = read_checkpointing(r, d, s.defaults_applied);
     x.attention = read_setting(r, d, kTrainingAttentionField);
     x.loss = read_setting(r, d, kLossField);
 }
@@ -495,7 +526,9 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     Defaults relevant{offloads ? s.defaults_applied : quiet};
     x.zero_stage = (zero_engine ? d : relevant).apply(zero, std::uint64_t{0}, "engine.zero_stage");
     Defaults fsdp{x.type == EngineType::Fsdp ? s.defaults_applied : quiet};
-    x.fsdp_sharding = read_setting(r, fsdp, kFsdpShardingField);
+    auto sharding = given_setting(r, kFsdpShardingField);
+    if (!sharding) sharding = r.setting<FsdpSharding>("sharding_strategy");  // gpu-mem-calculator's key
+    x.fsdp_sharding = apply_setting(fsdp, sharding, kFsdpShardingField.fallback, kFsdpShardingField.path);
     x.offload_optimizer = read_setting(r, relevant, kOffloadOptimizerField);
     x.offload_param = read_setting(r, relevant, kOffloadParamField);
     if (x.offload_optimizer != Offload::None && !(zero_engine && x.zero_stage >= 1) && x.type != EngineType::Fsdp)
@@ -506,7 +539,8 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         r.fail("offload_param", "FSDP offloads to cpu only", r.get("offload_param"));
 }
 
-// The parallel sizes and the GPU count: data parallelism from num_gpus when only that is given.
+// The parallel sizes and the GPU count: data parallelism from num_gpus when only that is given, or when
+// num_gpus is a multiple of the layout given (gpu-mem-calculator's config format: num_gpus is the cluster).
 void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h, Scenario& s) {
     Parallelism& x = s.parallel;
     const std::uint64_t kMax = 1 << 20;
@@ -531,13 +565,22 @@ void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h,
         x.dp = 1;
         if (multi) s.defaults_applied.push_back("parallelism.data_parallel_size = 1");
     }
+    if (dp && gpus && *gpus > x.world() && *gpus % model_parallel == 0) {
+        x.dp = *gpus / model_parallel;
+        s.defaults_applied.push_back("parallelism.data_parallel_size = " + std::to_string(x.dp) + " (num_gpus " +
+                                     std::to_string(*gpus) + " / (tensor x pipeline x context) " +
+                                     std::to_string(model_parallel) + "; the " + std::to_string(*dp) + " given makes " +
+                                     std::to_string(*dp * model_parallel) + " GPUs)");
+    }
     s.hardware.num_gpus = gpus.value_or(x.world());
     if (!gpus && multi)
         s.defaults_applied.push_back("hardware.num_gpus = " + std::to_string(s.hardware.num_gpus) +
                                      " (the layout's size)");
     if (s.hardware.num_gpus != x.world())
         hr.fail("num_gpus",
-                "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) + ")",
+                "must equal data x tensor x pipeline x context parallel sizes (" + std::to_string(x.world()) +
+                    "), or be a multiple of tensor x pipeline x context (" + std::to_string(model_parallel) +
+                    ") larger than that, which sets data_parallel_size",
                 hr.get("num_gpus"));
 }
 
