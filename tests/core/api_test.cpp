@@ -1,4 +1,4 @@
-// The JSON API: errors as values, seed 001's format, determinism, and nothing thrown.
+// The JSON API: errors as values, gpu-mem-calculator's config format, determinism, and nothing thrown.
 #include <gtest/gtest.h>
 
 #include <gpumem/gpumem.h>

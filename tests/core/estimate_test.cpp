@@ -193,7 +193,7 @@ TEST(Training, ZeroGradWithoutSetToNoneKeepsTheGradientsThroughTheForward) {
 }
 
 TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
-    // Seed 004: the top 4 of 32 layers train. A Llama-3.1-8B layer: q, o 4096^2, k, v 1024 x 4096,
+    // A partial fine-tune: the top 4 of 32 layers train. A Llama-3.1-8B layer: q, o 4096^2, k, v 1024 x 4096,
     // gate, up, down 14336 x 4096, two norms of 4096 = 218,112,000 parameters.
     json t = kPureBf16;
     t["method"] = "frozen";
@@ -209,7 +209,7 @@ TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
     EXPECT_NEAR(at_phase(r, "loss", "activations") * 8, at_phase(full, "loss", "activations"), 8);
     // A trainable projector under the first layer needs activation gradients through all 32 frozen layers.
     t["trainable_layers"] = 0;
-    t["trainable_input_parameters"] = 6600000;  // seed 004's TheWorld projection
+    t["trainable_input_parameters"] = 6600000;  // a 6.6M-parameter input projection (a multimodal adapter)
     json proj = run({{"model", kLlama8B}, {"training", t}});
     EXPECT_NEAR(at_phase(proj, "loss", "activations"), at_phase(full, "loss", "activations"), 1);
     EXPECT_NEAR(at_phase(proj, "optimizer_step", "gradients"), 6600000.0 * 2, 1);

@@ -59,10 +59,10 @@ test('export: the same text, notes and estimate in every format', () => {
 
 test('sweep: the same points, boundary and capacity', () => {
   for (const [s, field] of [[scenarios[3], 'training.seq_len'], [scenarios[2], 'inference.batch_size']]) {
-    const fromWasm = JSON.parse(m.sweep ? m.sweep(JSON.stringify({ scenario: s, field })) : '{}');
-    const fromCli = native(['chart', '--scenario', '-', '--x', field], JSON.stringify(s));
-    if (!m.sweep) assert.fail('the module has no sweep()');
-    assert.deepEqual(fromWasm, fromCli, field);
+    const fromWasm = JSON.parse(m.sweep(JSON.stringify({ scenario: s, field })));
+    assert.deepEqual(fromWasm, native(['chart', '--scenario', '-', '--x', field], JSON.stringify(s)), field);
+    const svg = spawnSync(cli, ['chart', '--scenario', '-', '--x', field], { input: JSON.stringify(s), encoding: 'utf8' });
+    assert.equal(m.sweepSvg(JSON.stringify(fromWasm)), svg.stdout, `${field}: the SVG`);
   }
 });
 

@@ -292,8 +292,11 @@ void more_gpus(const json& scenario, const json& r, bool training, std::vector<T
 // The smallest card of the catalogue (more memory than this one) that fits as it stands.
 void bigger_card(const json& scenario, const json& r, std::vector<Tried>& out) {
     json gpus = list_gpus();
-    std::sort(gpus.begin(), gpus.end(),
-              [](const json& a, const json& b) { return a["memory_bytes"] < b["memory_bytes"]; });
+    // Smallest first; equal sizes by id, so every build lists them in one order.
+    std::sort(gpus.begin(), gpus.end(), [](const json& a, const json& b) {
+        if (a["memory_bytes"] != b["memory_bytes"]) return a["memory_bytes"] < b["memory_bytes"];
+        return a["id"] < b["id"];
+    });
     const double capacity = r["hardware"]["gpu_memory_gb"].get<double>() * 1073741824.0;
     for (const json& g : gpus) {
         if (g["memory_bytes"].get<double>() <= capacity) continue;
