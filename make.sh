@@ -96,7 +96,7 @@ wasm_tests() {  # everything else (the same GoogleTest suite as one JS file), ru
 }
 
 cli_tests() {
-  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node --test tests/cli/
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node --test tests/cli/ tests/compat/
 }
 
 parity_tests() {
