@@ -352,7 +352,9 @@ void describe(CLI::App& app, Args& a, Command only) {
     app.name("gpumem");
     app.description("gpumem: the GPU memory an LLM needs to train or serve, and what takes it");
     app.set_help_flag("-h,--help", "print this help (gpumem COMMAND --help: the command's options)");
-    app.footer("exit codes: 0 ok, 1 invalid input, 2 usage");
+    app.footer(
+        "options with no command are estimate's: gpumem --model ID --mode training ...\n"
+        "exit codes: 0 ok, 1 invalid input, 2 usage");
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.require_subcommand(0, 1);
     app.add_flag_callback(

@@ -154,12 +154,14 @@ json dtype_table(const TableOptions& o) {
     }
     out["rows"] = rows;
     json notes = json::array(
-        {"each cell: gpumem's estimate of one GPU's device total (nvidia-smi), the model whole on that GPU",
+        {"each cell: gpumem's estimate of one GPU's device total (nvidia-smi), the table's rows with the whole model "
+         "on it",
          "inference: the weights in the dtype, a batch of the sequence length with its KV cache",
          "training: full fine-tuning with Adam, weights, gradients and moments all in the dtype (recipe pure); "
          "only fp32, fp16, bf16 and fp8 train",
          "LoRA: adapters on q_proj and v_proj over a frozen base in the dtype; int8 and int4 are QLoRA bases "
          "(LLM.int8 and NF4)"});
+    for (const json& w : first["warnings"]) notes.push_back(w);  // e.g. a sequence past the model's positions
     for (const json& e : errors) notes.push_back("not estimated: " + e["message"].get<std::string>());
     out["notes"] = notes;
     if (!o.detailed) return out;
