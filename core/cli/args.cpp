@@ -76,6 +76,7 @@ struct Flag {
     const char* switch_value = nullptr;  // Switch: the JSON text it sets
     CLI::Validator values{};             // Setting: the table's transform
     bool list = false;                   // Setting: a comma-separated list (a JSON array)
+    std::string inference_pointer{};     // a flag that follows the mode: the field it sets in inference
 };
 
 constexpr const char* kMode = "Mode";
@@ -100,6 +101,46 @@ Flag setting(const char* name, const detail::Field<E>& field, const char* group,
             kind == Values::List};
 }
 
+// --precision: a recipe (training.precision) or a dtype, as the other calculators spell it. The rule:
+// a name of the recipe table (auto, amp_fp32_weights, pure, ... and their aliases) is the recipe; a
+// dtype name (fp32, fp16, bf16, fp8 and their aliases, int8, int4) sets training.dtype in training and
+// inference.weight_format in inference. int8 and int4 are weight formats only: training refuses them.
+constexpr const char* kPrecisionDtypes = "fp32, fp16, bf16, fp8, int8, int4";
+
+std::optional<std::string> precision_dtype(const std::string& text) {
+    if (auto d = detail::parse_setting<detail::Dtype>(text)) return std::string(detail::name(*d));
+    const std::string key = detail::normalize_setting(text);
+    if (key == "int8" || key == "int4") return key;
+    return std::nullopt;
+}
+
+Flag precision_flag() {
+    using namespace gpumem::detail;
+    auto check = [](std::string& text) -> std::string {
+        if (auto recipe = parse_setting<Precision>(text)) {
+            text = name(*recipe);
+            return std::string();
+        }
+        if (auto dtype = precision_dtype(text)) {
+            text = *dtype;
+            return std::string();
+        }
+        return "must be a recipe (" + names_text<Precision>() + ") or a dtype (" + kPrecisionDtypes + "), got \"" +
+               text + "\"";
+    };
+    return {"--precision",
+            "/training/precision",
+            Flag::Setting,
+            kTraining,
+            std::string("training.precision: the recipe, one of ") + names_text<Precision>() +
+                " (default auto); or a dtype (" + kPrecisionDtypes +
+                "): training.dtype in training, inference.weight_format in inference",
+            nullptr,
+            CLI::Validator(check, "", "precision"),
+            false,
+            "/inference/weight_format"};
+}
+
 const std::vector<Flag>& scenario_flags() {
     using namespace gpumem::detail;
     static const std::vector<Flag> flags = {
@@ -112,9 +153,15 @@ const std::vector<Flag>& scenario_flags() {
         setting("--lora-targets", kLoraTargetsField, kTraining, Values::List, "q_proj,v_proj"),
         setting("--quantization", kQuantizationField, kTraining),
         setting("--dtype", kDtypeField, kTraining),
-        setting("--precision", kPrecisionField, kTraining),
+        precision_flag(),
         setting("--optimizer", kOptimizerField, kTraining),
         {"--seq-len", "/training/seq_len", Flag::Int, kTraining, "training.seq_len: tokens per sequence"},
+        {"--seq-length", "/training/seq_len", Flag::Int, kMode,
+         "tokens per sequence: training.seq_len, or inference.context_len in inference (gpu_memory_calculator.py's "
+         "spelling)",
+         nullptr, CLI::Validator(), false, "/inference/context_len"},
+        {"--sequence-length", "/training/seq_len", Flag::Int, kMode, "as --seq-length (vram_calculator.py's spelling)",
+         nullptr, CLI::Validator(), false, "/inference/context_len"},
         {"--grad-accum", "/training/gradient_accumulation_steps", Flag::Int, kTraining,
          "training.gradient_accumulation_steps"},
         {"--gradient-checkpointing", "/training/activation_checkpointing", Flag::Switch, kTraining,
@@ -199,6 +246,7 @@ const Known kCommands[] = {
     {"validate", Command::Validate, "check a scenario file: validate FILE"},
     {"presets", Command::Presets, "list bundled models, GPUs and weight formats"},
     {"settings", Command::Settings, "every enumerated scenario field, its default and allowed values"},
+    {"table", Command::Table, "memory per dtype for inference, full training and LoRA: table MODEL"},
     {"version", Command::Version, "print the version"},
 };
 
@@ -219,7 +267,8 @@ CLI::Option* text_option(CLI::App* app, const char* name, std::string& into, con
 // --scenario, --model, --revision, --hf-config: what names the model (params: only the last three).
 void add_model_options(CLI::App* app, Args& a, bool scenario) {
     if (scenario)
-        text_option(app, "--scenario", a.scenario_file, "read a scenario JSON (\"-\": stdin; README.md, \"Scenario\")",
+        text_option(app, "--scenario,--config", a.scenario_file,
+                    "read a scenario JSON, or gpu-mem-calculator's config file (\"-\": stdin; README.md, \"Scenario\")",
                     kInput, "FILE");
     text_option(app, "--model", a.model,
                 "a bundled preset or alias (gpumem presets), a Hub id or URL, a config.json or a folder holding one",
@@ -254,8 +303,16 @@ void add_scenario_flags(CLI::App* app, Args& a, Command command) {
         }
         auto set = [&a, &flag, plan_key](const std::string& text) {
             json value = flag_value(flag, text);
-            if (plan_key) a.plan[plan_key] = value;
-            else a.overrides.push_back({flag.name, flag.pointer, value});
+            if (plan_key) {
+                a.plan[plan_key] = value;
+            } else if (flag.name == std::string("--precision")) {
+                // The transform has made it a recipe's name or a dtype's.
+                if (detail::parse_setting<detail::Precision>(text))
+                    a.overrides.push_back({flag.name, flag.pointer, value});
+                else a.overrides.push_back({flag.name, "/training/dtype", value, flag.inference_pointer});
+            } else {
+                a.overrides.push_back({flag.name, flag.pointer, value, flag.inference_pointer});
+            }
         };
         CLI::Option* option = flag.kind == Flag::Switch ? app->add_flag_callback(
                                                               flag.name, [set] { set(""); }, help)
@@ -272,6 +329,10 @@ void add_scenario_flags(CLI::App* app, Args& a, Command command) {
            "training.batch_size or inference.batch_size, whichever mode the scenario is in")
         ->group(kTraining)
         ->type_name("N");
+    app->add_flag("--load-full-model", a.load_full_model,
+                  "accepted as gpu_memory_calculator.py spells it; changes nothing (gpumem counts every parameter "
+                  "from config.json, without loading weights)")
+        ->group(kInput);
     app->add_flag("--json", a.json_out, "print the result JSON instead of the table")->group(kOutput);
 }
 
@@ -292,7 +353,9 @@ void describe(CLI::App& app, Args& a, Command only) {
     app.name("gpumem");
     app.description("gpumem: the GPU memory an LLM needs to train or serve, and what takes it");
     app.set_help_flag("-h,--help", "print this help (gpumem COMMAND --help: the command's options)");
-    app.footer("exit codes: 0 ok, 1 invalid input, 2 usage");
+    app.footer(
+        "options with no command are estimate's: gpumem --model ID --mode training ...\n"
+        "exit codes: 0 ok, 1 invalid input, 2 usage");
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.require_subcommand(0, 1);
     app.add_flag_callback(
@@ -441,6 +504,40 @@ void describe(CLI::App& app, Args& a, Command only) {
                 break;
             case Command::Presets:
                 sub->add_flag("--json", a.json_out, "print them as JSON")->group(kOutput);
+                break;
+            case Command::Table:
+                sub->add_option("MODEL", a.positional, "a bundled preset or alias, a Hub id or URL, a config.json")
+                    ->expected(1)
+                    ->allow_extra_args(false)
+                    ->type_name("");
+                text_option(sub, "--revision", a.revision, "the Hub branch, tag or commit of MODEL (default main)",
+                            kInput, "REV");
+                text_option(sub, "--dtype", a.table_dtype,
+                            "one row: fp32, fp16, bf16, fp8, int8, int4, mxfp4, nvfp4, another catalogue format or "
+                            "one of --config-dir's (default: each of the eight)",
+                            kInput, "NAME");
+                text_option(sub, "--batch-size", a.batch_size, "sequences at once (default 1)", kInput, "N");
+                text_option(sub, "--sequence-length,--seq-length", a.sequence_length,
+                            "tokens per sequence, and the inference context (default 2048)", kInput, "N");
+                text_option(sub, "--lora-rank", a.lora_rank, "the LoRA column's adapter rank (default 64)", kInput,
+                            "N");
+                text_option(sub, "--config-dir", a.config_dir,
+                            "a folder with data_types.json and gpu_types.json: dtypes and GPUs added to the catalogues",
+                            kInput, "DIR");
+                sub->add_flag("--show-detailed", a.show_detailed,
+                              "the layouts (TP, PP, EP, DP, TP + PP), the GPUs each column fits and the minimum memory")
+                    ->group(kOutput);
+                sub->add_flag("--list-types", a.list_types, "list the dtypes and GPUs (no model needed)")
+                    ->group(kOutput);
+                sub->add_flag("--json", a.json_out, "print the table as JSON")->group(kOutput);
+                sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
+                sub->footer(
+                    "Each cell is gpumem's estimate (device total per GPU): inference with the weights in the dtype,\n"
+                    "full training with Adam and the weights, gradients and moments in the dtype (recipe pure), and\n"
+                    "LoRA over a base in the dtype (int8 and int4: a QLoRA base, int8 or NF4). README.md, \"Memory "
+                    "per\n"
+                    "dtype\".\n" +
+                    std::string(kHubNote));
                 break;
             case Command::Settings:
                 sub->add_flag("--json", a.json_out, "print the tables as JSON")->group(kOutput);
@@ -626,11 +723,37 @@ bool build_scenario(const Args& a, const ReadFile& read, Request& r, std::string
         if (!read_config(read, a.hf_config_file, config, error)) return false;
         scenario["model"] = {{"hf_config", config}};
     }
-    for (const Override& o : a.overrides) scenario[json::json_pointer(o.pointer)] = o.value;
-    if (!a.batch_size.empty()) {
-        std::string mode = scenario.value("mode", "training");
-        scenario[mode == "inference" ? "inference" : "training"]["batch_size"] = number_value(a.batch_size);
+    // The mode the scenario ends in (the last --mode, else the file's): the flags that follow it set
+    // its field, and a flag of the other mode is an error naming both.
+    json mode = scenario.contains("mode") ? scenario["mode"] : json("training");
+    for (const Override& o : a.overrides)
+        if (o.pointer == "/mode") mode = o.value;
+    const bool inference = mode == "inference";
+    for (const Override& o : a.overrides) {
+        std::string pointer = inference && !o.inference_pointer.empty() ? o.inference_pointer : o.pointer;
+        // --precision int8 / int4 in training: weight formats, not a dtype training computes in.
+        const bool weight_only = !inference && o.flag == "--precision" && (o.value == "int8" || o.value == "int4");
+        const bool other_mode =
+            inference ? pointer.rfind("/training/", 0) == 0 : weight_only || pointer.rfind("/inference/", 0) == 0;
+        if (other_mode) {
+            std::string field = pointer.substr(1);
+            std::replace(field.begin(), field.end(), '/', '.');
+            error = o.flag + (o.flag == "--precision" ? " " + o.value.get<std::string>() : "") +
+                    " does not apply to mode " + (inference ? "inference" : "training");
+            error += weight_only ? ": training computes in fp32, fp16, bf16 or fp8 (a quantized base for LoRA: "
+                                   "--qlora --quantization int8 or nf4)"
+                                 : " (it sets " + field + ")";
+            r.exit_code = kUsage;
+            return false;
+        }
+        scenario[json::json_pointer(pointer)] = o.value;
     }
+    if (!a.batch_size.empty())
+        scenario[inference ? "inference" : "training"]["batch_size"] = number_value(a.batch_size);
+    if (a.load_full_model)
+        r.notes.push_back(
+            "--load-full-model changes nothing: gpumem counts every parameter from config.json, exactly "
+            "and without loading weights");
     return a.calibration_file.empty() || read_calibration(a, read, scenario, r, error);
 }
 
@@ -718,7 +841,11 @@ Request build(const Args& a, const ReadFile& read) {
         case Command::Chart: {
             if (a.command == Command::Estimate && a.jsonl) return r;
             std::string error;
-            if (!build_scenario(a, read, r, error)) return invalid(error);
+            if (!build_scenario(a, read, r, error)) {
+                if (r.exit_code != kUsage) return invalid(error);
+                r.error = error;  // a flag of the other mode
+                return r;
+            }
             if (a.command == Command::Quick) quick_model(a, r.document);
             if (a.command == Command::Export) {
                 json request = {{"format", a.positional[0]}, {"scenario", r.document}, {"script", a.script}};
@@ -787,6 +914,14 @@ Args parse_args(const std::vector<std::string>& words) {
             return a;
         }
         const Known* named = find(words[0]);
+        // Options with no command are estimate's, as gpu_memory_calculator.py reads them:
+        // `gpumem --model microsoft/phi-2 --mode training`.
+        if (!named && words[0].size() > 1 && words[0][0] == '-' && words[0] != "--" && words[0] != "-h" &&
+            words[0] != "--help" && words[0] != "--version") {
+            std::vector<std::string> with_command = {"estimate"};
+            with_command.insert(with_command.end(), words.begin(), words.end());
+            return parse_args(with_command);
+        }
         if (!named && (words[0].empty() || words[0][0] != '-')) {
             a.error = "unknown command " + words[0];
             a.exit_code = kUsage;
@@ -831,6 +966,10 @@ Args parse_args(const std::vector<std::string>& words) {
               a.command == Command::Export || a.command == Command::Chart) &&
              !names_a_model(a))
         a.error = name + " needs --scenario FILE, --model ID or --hf-config FILE";
+    else if (a.command == Command::Table && a.positional.empty() && !a.list_types)
+        a.error = "table needs a model: table MODEL (or --list-types)";
+    else if (a.command == Command::Table && a.positional.size() > 1)
+        a.error = "table takes one model, got \"" + a.positional[1] + "\" too";
     else if (format && a.scenario_file.empty() &&
              !detail::parse_setting<detail::WeightFormat>(format->value.get<std::string>())) {
         // Only a scenario file can add its own formats to the table's.
@@ -840,6 +979,7 @@ Args parse_args(const std::vector<std::string>& words) {
         return a;
     }
     if (!a.error.empty()) a.exit_code = kUsage;
+    if (a.command == Command::Table && !a.positional.empty()) a.model = a.positional[0];  // fetched as --model is
     return a;
 }
 

@@ -51,7 +51,8 @@ enum class Command {
     Calibrate,
     Validate,
     Presets,
-    Settings
+    Settings,
+    Table
 };
 
 // The word that names a command on the command line ("estimate"); "" for Help.
@@ -63,6 +64,9 @@ struct Override {
     std::string pointer;   // the field it sets, as a JSON pointer: "/training/seq_len"
     nlohmann::json value;  // a number when the text is a JSON number, else the text itself (the core
                            // then names the field and what is allowed); switches set fixed values
+    // A flag that follows the mode (--seq-length, --precision DTYPE): the field it sets in inference;
+    // `pointer` is the one in training (--precision int8 and int4 have none: an error there).
+    std::string inference_pointer = "";
 };
 
 struct Args {
@@ -91,10 +95,19 @@ struct Args {
     std::string script = "train.py";      // export torchrun --script FILE
     std::string gpus_per_node;            // export --gpus-per-node N
 
-    bool json_out = false;  // --json: the result document instead of the table
-    bool jsonl = false;     // estimate --jsonl: one scenario per stdin line (nothing else is read)
-    bool gb = false;        // --gb: GB (10^9 B) instead of GiB in the table
-    bool markdown = false;  // settings --markdown: docs/scenario.md as generated from the tables
+    bool json_out = false;         // --json: the result document instead of the table
+    bool jsonl = false;            // estimate --jsonl: one scenario per stdin line (nothing else is read)
+    bool gb = false;               // --gb: GB (10^9 B) instead of GiB in the table
+    bool markdown = false;         // settings --markdown: docs/scenario.md as generated from the tables
+    bool load_full_model = false;  // --load-full-model: accepted for the other calculator's command line; a note
+
+    // table MODEL: memory per dtype (README.md, "Memory per dtype")
+    std::string table_dtype;      // --dtype NAME: one row (default: every dtype)
+    std::string sequence_length;  // --sequence-length / --seq-length N as typed (default 2048)
+    std::string lora_rank;        // --lora-rank N (default 64)
+    bool show_detailed = false;   // --show-detailed: the layouts, GPUs and minimum memory too
+    bool list_types = false;      // --list-types: the dtypes and GPUs, no model needed
+    std::string config_dir;       // --config-dir DIR: data_types.json and gpu_types.json added to the catalogues
 
     std::vector<Override> overrides;  // the scenario flags (scenario_flags() in args.cpp), in order;
                                       // an enumerated flag's value is its table name (an alias or
@@ -133,7 +146,8 @@ struct Request {
     // calibrate: {"records", "name"}; params: the config.json of --hf-config (null for --model: the
     // command looks the preset up).
     nlohmann::json document;
-    std::vector<std::string> notes;  // what reading --deepspeed left to the script ("auto" values)
+    std::vector<std::string> notes;  // what reading --deepspeed left to the script ("auto" values), and
+                                     // what a flag kept only for the other calculator's sake changes (nothing)
     nlohmann::json calibration;      // --calibration: {"name", "hash"} of the file applied; null when none
 };
 

@@ -17,6 +17,9 @@
 //   gpumem validate FILE
 //   gpumem presets [--json]
 //   gpumem settings [--json | --markdown]
+//   gpumem table MODEL [--dtype D] [--batch-size N] [--sequence-length N] [--lora-rank N] [--show-detailed]
+//                [--config-dir DIR] [--json]             memory per dtype; table --list-types
+//   gpumem --model ID [flags...]                       no command: estimate (gpu_memory_calculator.py's line)
 //   gpumem version                                     (or --version)
 //   gpumem help [COMMAND], gpumem [COMMAND] --help     the help CLI11 generates from args.cpp
 //
@@ -42,6 +45,7 @@
 #include "cli/args.h"
 #include "cli/hub.h"
 #include "cli/settings_doc.h"
+#include "cli/table.h"
 
 namespace {
 
@@ -115,6 +119,68 @@ std::string amount(std::uint64_t bytes, bool gb) {
     return buf;
 }
 
+// Bytes of a dtype's element, as the scenario names it (fp8 computes in bf16).
+double dtype_bytes(const std::string& dtype) { return dtype == "fp32" || dtype == "float32" ? 4 : 2; }
+
+// The embedding table's bytes on this GPU (its share of the weights) and the input batch's (token
+// ids, int64, and their embedded hidden states: batch x tokens x hidden, in the activations).
+std::pair<double, double> embeddings_and_input(const json& r) {
+    const json& sc = r["scenario"];
+    const json& params = r["parameters"];
+    const json& as = r["assumptions"];
+    const double embedding = params.value("embedding", 0.0), hidden = r["model"].value("hidden_size", 0.0);
+    const double tp = sc["parallelism"].value("tensor_parallel_size", 1.0);
+    double weight_bytes = 0, act_bytes = 2, batch = 0, tokens = 0;
+    if (sc["mode"] == "training") {
+        const json& t = sc["training"];
+        act_bytes = dtype_bytes(t.value("dtype", "bf16"));
+        weight_bytes = t.value("method", "full") == "full" && as.contains("bytes_per_trainable_param")
+                           ? as["bytes_per_trainable_param"].value("weights", act_bytes)
+                           : act_bytes;
+        batch = t.value("batch_size", 1.0);
+        tokens = t.value("seq_len", 0.0);
+    } else {
+        const json& i = sc["inference"];
+        const bool all_in_format = as.value("params_in_weight_format", 0.0) >= params.value("total", 0.0);
+        act_bytes = dtype_bytes(
+            i.value("weight_format", "bf16") == "fp32" ? "fp32" : r["model"].value("checkpoint_dtype", "bf16"));
+        weight_bytes = all_in_format ? as.value("weight_bytes_per_param", act_bytes)
+                                     : dtype_bytes(r["model"].value("checkpoint_dtype", "bf16"));
+        batch = i.value("batch_size", 1.0);
+        tokens = i.value("context_len", 0.0);
+    }
+    return {embedding * weight_bytes / std::max(1.0, tp), batch * tokens * (8 + hidden * act_bytes)};
+}
+
+// "GPUs needed" on the three cards the other calculator names: the scenario on each, its share of
+// one card and the GPUs it needs (the estimate's, or the ZeRO-3 count its warning gives).
+void print_gpus_needed(const json& r) {
+    std::cout << "\nGPUs needed (the same scenario on each card; share of one card -> GPUs):\n";
+    for (const char* id : {"A100-80GB", "H100-80GB", "A100-40GB"}) {
+        json scenario = r["scenario"];
+        scenario["hardware"] = {{"gpu", id}, {"num_gpus", r["scenario"]["hardware"]["num_gpus"]}};
+        json e = gpumem::estimate(scenario);
+        if (!e.value("ok", false)) continue;
+        const double share =
+            e["per_gpu"]["device_total_bytes"].get<double>() / e["per_gpu"]["capacity_bytes"].get<double>();
+        std::string needed;
+        if (!e["gpus_needed"].is_null()) {
+            needed = e["gpus_needed"].dump();
+        } else {
+            for (const json& w : e["warnings"]) {
+                const std::string text = w.get<std::string>();
+                const std::size_t at = text.find("it fits on ");
+                if (at != std::string::npos)
+                    needed = text.substr(at + 11, text.find(' ', at + 11) - at - 11) + " with ZeRO-3";
+            }
+            if (needed.empty()) needed = "does not fit (gpumem fit says what would)";
+        }
+        char line[160];
+        std::snprintf(line, sizeof line, "  %-12s %6.2f -> %s\n", id, share, needed.c_str());
+        std::cout << line;
+    }
+}
+
 void print_table(const json& r, bool gb) {
     const char* unit = gb ? "GB" : "GiB";
     const json& sc = r["scenario"];
@@ -145,13 +211,26 @@ void print_table(const json& r, bool gb) {
 
     std::cout << "per GPU, at the peak (" << pg["peak_phase"].get<std::string>() << ")" << std::string(14, ' ') << unit
               << "\n";
+    const std::pair<double, double> parts = embeddings_and_input(r);
+    bool input_shown = false;
     for (const char* name : {"weights", "gradients", "optimizer_states", "activations", "logits", "kv_cache",
                              "temporaries", "overheads"}) {
         std::uint64_t b = pg["components"].value(name, std::uint64_t{0});
         if (b == 0) continue;
         std::string n = name;
         std::cout << "  " << n << std::string(n.size() < 28 ? 28 - n.size() : 1, ' ') << amount(b, gb) << "\n";
+        // Two parts the other calculator lists on their own lines, shown inside the component that holds them.
+        if (n == "weights" && parts.first > 0)
+            std::cout << "    of which embeddings       " << amount(static_cast<std::uint64_t>(parts.first), gb)
+                      << "\n";
+        if (n == "activations" && parts.second > 0) {
+            std::cout << "    of which input data       " << amount(static_cast<std::uint64_t>(parts.second), gb)
+                      << "\n";
+            input_shown = true;
+        }
     }
+    if (!input_shown && parts.second > 0)
+        std::cout << "  (input data, freed by then) " << amount(static_cast<std::uint64_t>(parts.second), gb) << "\n";
     std::cout << "  " << std::string(38, '-') << "\n";
     std::cout << "  allocated (max_memory_allocated)" << amount(pg["peak_allocated_bytes"], gb) << "\n";
     std::cout << "  reserved (max_memory_reserved) " << amount(pg["peak_reserved_bytes"], gb) << "\n";
@@ -164,6 +243,7 @@ void print_table(const json& r, bool gb) {
     std::cout << "\nfits: " << (r["fits"].get<bool>() ? "yes" : "NO") << " (" << util << " of the card)";
     if (!r["gpus_needed"].is_null()) std::cout << ", GPUs needed: " << r["gpus_needed"];
     std::cout << "\n";
+    print_gpus_needed(r);
     if (!r["warnings"].empty()) {
         std::cout << "\nwarnings:\n";
         for (const json& w : r["warnings"]) std::cout << "  - " << w.get<std::string>() << "\n";
@@ -564,6 +644,52 @@ int cmd_presets(const Args& o) {
     return kOk;
 }
 
+// A number as typed on the command line: a JSON number stays one, else the text (the core names it).
+json number_or_text(const std::string& text) {
+    json v = json::parse(text, nullptr, false);
+    return !v.is_discarded() && v.is_number() ? v : json(text);
+}
+
+// table MODEL: memory per dtype; --list-types: the dtypes and GPUs; --config-dir adds the user's.
+int cmd_table(const Args& a) {
+    json dtypes = json::array(), gpus = json::array();
+    if (!a.config_dir.empty()) {
+        std::vector<std::string> notes;
+        std::string error;
+        if (!gpumem::cli::read_config_dir(a.config_dir, read_file, dtypes, gpus, notes, error))
+            return input_error(a, error);
+        for (const std::string& n : notes) std::cerr << "gpumem: note: " << n << "\n";
+    }
+    if (a.list_types) {
+        json types = gpumem::cli::types_list(dtypes, gpus);
+        std::cout << (a.json_out ? to_json_text(types) + "\n" : gpumem::cli::types_text(types));
+        return kOk;
+    }
+    const gpumem::cli::HubModel source = model_source(a);
+    if (!source.ok && !source.error.empty()) return input_error(a, "model: " + source.error);
+    gpumem::cli::TableOptions o;
+    if (source.ok) {
+        std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
+                  << ": config.json from " << source.from << "\n";
+        o.model = {{"hf_config", source.config}, {"name", source.id}};
+    } else {
+        o.model = {{"preset", a.model}};
+    }
+    o.dtype = a.table_dtype;
+    std::transform(o.dtype.begin(), o.dtype.end(), o.dtype.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!a.batch_size.empty()) o.batch_size = number_or_text(a.batch_size);
+    if (!a.sequence_length.empty()) o.sequence_length = number_or_text(a.sequence_length);
+    if (!a.lora_rank.empty()) o.lora_rank = number_or_text(a.lora_rank);
+    o.detailed = a.show_detailed;
+    o.user_dtypes = dtypes;
+    o.user_gpus = gpus;
+    json t = gpumem::cli::dtype_table(o);
+    if (!t.value("ok", false) || a.json_out) return emit_json(t, a);
+    std::cout << gpumem::cli::table_text(t, a.gb);
+    return kOk;
+}
+
 // A usage error, or flags that cannot be applied to the scenario file: each line of the message on
 // stderr, then for a usage error where the help is.
 int fail(int code, const std::string& message, gpumem::cli::Command command) {
@@ -593,6 +719,8 @@ int run(const Args& a) {
             return cmd_settings(a);
         case Command::Validate:
             return cmd_validate(a);
+        case Command::Table:
+            return cmd_table(a);
         default:
             break;
     }

@@ -47,9 +47,11 @@ function loadRecords() {
   return records;
 }
 
-// Resolves with { url, requests, close() }. options: { tls, redirectTo }.
+// Resolves with { url, requests, close() }. options: { tls, redirectTo, records }: records, a list of
+// { model_id, config, total_params }, served as the presets are (repositories no preset answers to).
 export function startMockHub(options = {}) {
   const records = loadRecords();
+  for (const record of options.records ?? []) records.set(record.model_id.toLowerCase(), record);
   const llama = records.get('meta-llama/llama-3.1-8b');
   const byName = (name) => [...records.values()].find((r) => r.model_id.split('/')[1].toLowerCase() === name.toLowerCase());
   const requests = [];

@@ -74,13 +74,79 @@ TEST(CliArgs, FlagsSetTheScenarioFieldsTheyName) {
 
 TEST(CliArgs, BatchSizeFollowsTheModeAndLaterFlagsWin) {
     Files files;
-    // --batch-size lands in the section of the mode the scenario ends in, wherever it is typed.
-    Request r = build(
-        {"estimate", "--model", "x", "--batch-size", "8", "--mode", "inference", "--seq-len", "1", "--seq-len", "2"},
-        files);
+    // --batch-size and --seq-length land in the section of the mode the scenario ends in, wherever
+    // they are typed (--seq-len, a training flag, is refused in inference: FlagsOfTheOtherModeAreErrors).
+    Request r = build({"estimate", "--model", "x", "--batch-size", "8", "--seq-length", "1", "--mode", "inference",
+                       "--seq-length", "2"},
+                      files);
     EXPECT_EQ(r.document["inference"]["batch_size"], 8);
-    EXPECT_FALSE(r.document["training"].contains("batch_size"));
-    EXPECT_EQ(r.document["training"]["seq_len"], 2);
+    EXPECT_EQ(r.document["inference"]["context_len"], 2);
+    EXPECT_FALSE(r.document.contains("training"));
+    Request t = build({"estimate", "--model", "x", "--sequence-length", "512"}, files);
+    EXPECT_EQ(t.document["training"]["seq_len"], 512);
+}
+
+TEST(CliArgs, PrecisionIsARecipeOrADtypeByItsName) {
+    Files files;
+    // A recipe's name (or alias) is the recipe.
+    EXPECT_EQ(build({"estimate", "--model", "x", "--precision", "AMP"}, files).document["training"]["precision"],
+              "amp_fp32_weights");
+    // A dtype's name: training.dtype in training, inference.weight_format in inference.
+    EXPECT_EQ(build({"estimate", "--model", "x", "--precision", "bfloat16"}, files).document["training"]["dtype"],
+              "bf16");
+    Request inf = build({"estimate", "--model", "x", "--precision", "int8", "--mode", "inference"}, files);
+    EXPECT_EQ(inf.document["inference"]["weight_format"], "int8");
+    EXPECT_FALSE(inf.document.contains("training"));
+    // int8 and int4 only store weights: training refuses them, naming the flag, its value and the mode.
+    Request int4 = build({"estimate", "--model", "x", "--precision", "int4"}, files);
+    EXPECT_EQ(int4.exit_code, kUsage);
+    EXPECT_EQ(int4.error.rfind("--precision int4 does not apply to mode training: ", 0), 0u) << int4.error;
+    Args bad = parse_args({"estimate", "--model", "x", "--precision", "int3"});
+    EXPECT_EQ(bad.exit_code, kInvalid);
+    EXPECT_EQ(bad.error,
+              "--precision: must be a recipe (auto, amp_fp32_weights, pure, mixed_master_fp32, "
+              "mixed_fp32_grads) or a dtype (fp32, fp16, bf16, fp8, int8, int4), got \"int3\"");
+}
+
+TEST(CliArgs, FlagsOfTheOtherModeAreErrors) {
+    Files files;
+    Request lora = build({"estimate", "--model", "x", "--mode", "inference", "--lora-rank", "8"}, files);
+    EXPECT_EQ(lora.exit_code, kUsage);
+    EXPECT_EQ(lora.error, "--lora-rank does not apply to mode inference (it sets training.lora.rank)");
+    Request ctx = build({"estimate", "--model", "x", "--context-len", "4096"}, files);
+    EXPECT_EQ(ctx.error, "--context-len does not apply to mode training (it sets inference.context_len)");
+    // The mode a scenario file gives counts as --mode does.
+    files.docs["inf.json"] = R"({"model": {"preset": "x"}, "mode": "inference"})";
+    Request file = build({"estimate", "--scenario", "inf.json", "--optimizer", "adam"}, files);
+    EXPECT_EQ(file.error, "--optimizer does not apply to mode inference (it sets training.optimizer)");
+    // --load-full-model: accepted, nothing set, a note.
+    Request full = build({"estimate", "--model", "x", "--load-full-model"}, files);
+    EXPECT_EQ(full.exit_code, kOk);
+    EXPECT_EQ(full.document, json::parse(R"({"model": {"preset": "x"}})"));
+    ASSERT_EQ(full.notes.size(), 1u);
+    EXPECT_EQ(full.notes[0].rfind("--load-full-model changes nothing", 0), 0u);
+}
+
+TEST(CliArgs, OptionsWithNoCommandAreEstimates) {
+    Args a = parse_args({"--model", "microsoft/phi-2", "--mode", "training"});
+    EXPECT_EQ(a.command, Command::Estimate);
+    EXPECT_EQ(a.model, "microsoft/phi-2");
+    EXPECT_EQ(parse_args({"--version"}).command, Command::Version);
+    EXPECT_EQ(parse_args({"--frobnicate"}).error, "unknown option --frobnicate");
+}
+
+TEST(CliArgs, TableTakesAModelOrListsTheTypes) {
+    Args t = parse_args({"table", "--lora-rank", "128", "--show-detailed", "microsoft/DialoGPT-medium",
+                         "--sequence-length", "4096", "--config-dir", "cfg"});
+    ASSERT_EQ(t.exit_code, kOk) << t.error;
+    EXPECT_EQ(t.command, Command::Table);
+    EXPECT_EQ(t.model, "microsoft/DialoGPT-medium");
+    EXPECT_EQ(t.lora_rank, "128");
+    EXPECT_EQ(t.sequence_length, "4096");
+    EXPECT_EQ(t.config_dir, "cfg");
+    EXPECT_TRUE(t.show_detailed);
+    EXPECT_EQ(parse_args({"table", "--list-types"}).exit_code, kOk);
+    EXPECT_EQ(parse_args({"table"}).error, "table needs a model: table MODEL (or --list-types)");
 }
 
 TEST(CliArgs, ScenarioFileThenConfigThenFlags) {
