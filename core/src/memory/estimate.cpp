@@ -61,7 +61,9 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
     if (f.fits) return s.hardware.num_gpus;
     detail::Scenario trial = s;
     if (s.mode == detail::Mode::Inference) {
-        if (s.inference.engine == detail::InferenceEngine::Vllm) {  // vLLM grows tensor parallelism over the heads
+        const auto engine = s.inference.engine;
+        if (engine != detail::InferenceEngine::Transformers && engine != detail::InferenceEngine::LlamaCpp) {
+            // The serving engines (vLLM, SGLang, TGI, TensorRT-LLM) grow tensor parallelism over the heads.
             for (std::uint64_t tp = s.parallel.tp + 1; tp <= s.model.num_attention_heads; ++tp) {
                 if (s.model.num_attention_heads % tp ||
                     (s.model.num_key_value_heads % tp && tp % s.model.num_key_value_heads))
