@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "memory/memory.h"
+#include "throughput/throughput.h"
 
 namespace gpumem {
 
@@ -252,6 +253,7 @@ json detail::estimate_result(const Scenario& scenario) {
             {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
             {"fits", f.fits},
             {"serving", f.breakdown.serving.doc()},
+            {"throughput", detail::throughput_json(s, f)},
             {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
             {"gpus_needed", needed},
             {"warnings", warnings},
