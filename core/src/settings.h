@@ -196,7 +196,7 @@ inline constexpr Setting<Compile> kCompiles[] = {
      "the loss too: the cross-entropy's fp32 upcast fused (torchtune's compile: True); also true"},
 };
 
-enum class InferenceEngine { Transformers, Vllm, LlamaCpp };
+enum class InferenceEngine { Transformers, Vllm, LlamaCpp, Sglang, Tgi, TensorrtLlm };
 inline constexpr Setting<InferenceEngine> kInferenceEngines[] = {
     {InferenceEngine::Transformers, "transformers", "", "Transformers",
      "weights, the cache as it grows and the prefill's working set"},
@@ -204,6 +204,12 @@ inline constexpr Setting<InferenceEngine> kInferenceEngines[] = {
      "claims gpu_memory_utilization of the card and fills it with KV blocks"},
     {InferenceEngine::LlamaCpp, "llama.cpp", "llamacpp", "llama.cpp",
      "a whole-context cache and one ubatch's compute buffer"},
+    {InferenceEngine::Sglang, "sglang", "", "SGLang",
+     "mem_fraction_static of the free memory holds the weights and a token KV pool; CUDA graphs outside it"},
+    {InferenceEngine::Tgi, "tgi", "text_generation_inference", "TGI",
+     "warms up with one max-size prefill, then fills 90% of what is free (cuda_memory_fraction) with KV blocks"},
+    {InferenceEngine::TensorrtLlm, "tensorrt_llm", "trtllm,tensorrt", "TensorRT-LLM",
+     "free_gpu_memory_fraction of the memory left after weights and activations becomes KV blocks"},
 };
 
 enum class KvCacheDtype { Auto, Fp32, Fp16, Bf16, Fp8, Int8, Int4 };

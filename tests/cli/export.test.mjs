@@ -213,6 +213,60 @@ test('llama.cpp: every flag of llama-server exists and takes the value written',
   }
 });
 
+// SGLang, TGI and TensorRT-LLM: every flag exists (tests/data/formats/<format>.json) and takes an
+// allowed value, and the memory flags carry the values the estimate rests on.
+const servingFormats = [
+  ['sglang', 3, (ws) => ws.slice(0, 3), ['python', '-m', 'sglang.launch_server'], (r) => r.flags],
+  ['tgi', 1, (ws) => ws.slice(0, 1), ['text-generation-launcher'], (r) => r.flags],
+  ['tensorrt_llm', 2, (ws) => ws.slice(0, 1), ['trtllm-serve'], (r) => r.trtllm_serve_flags],
+];
+for (const [format, start, head, expected, known] of servingFormats) {
+  test(`${format}: every flag exists and takes the value written`, () => {
+    const rule = rules(format);
+    for (const args of [[...llama8b], [...llama8b, '--kv-cache-dtype', 'fp8', '--batch-size', '64'],
+      ['--model', 'meta-llama/Llama-3.1-70B', '--tp', '4', '--num-gpus', '4', '--weight-format', 'fp8']]) {
+      const ws = words(exported(format, ['--mode', 'inference', ...args]));
+      assert.deepEqual(head(ws), expected);
+      for (const [flag, value] of flags(ws, start)) {
+        assert.ok(known(rule).includes(flag), `${format} has no ${flag}`);
+        if (rule.enums[flag]) assert.ok(rule.enums[flag].map(String).includes(value), `${flag} ${value}`);
+      }
+    }
+  });
+}
+
+test('sglang, tgi and tensorrt_llm: the memory flags are the estimate\'s settings', () => {
+  const value = (ws, flag) => ws[ws.indexOf(flag) + 1];
+  const tp = ['--model', 'meta-llama/Llama-3.1-70B', '--tp', '4', '--num-gpus', '4', '--context-len', '8192',
+    '--batch-size', '16'];
+  const doc = (format) => JSON.parse(run(['export', format, '--mode', 'inference', ...tp, '--json']).out);
+  const sg = doc('sglang');
+  const sw = words(sg.text);
+  assert.equal(Number(value(sw, '--mem-fraction-static')), sg.scenario.inference.mem_fraction_static);
+  assert.equal(value(sw, '--context-length'), '8192');
+  assert.equal(value(sw, '--max-running-requests'), '16');
+  assert.equal(value(sw, '--tp-size'), '4');
+  assert.equal(sg.estimate.serving.engine, 'sglang');
+  const tg = doc('tgi');
+  const tw = words(tg.text);
+  assert.equal(Number(value(tw, '--max-total-tokens')), tg.scenario.inference.max_total_tokens);
+  assert.equal(Number(value(tw, '--max-batch-prefill-tokens')), tg.scenario.inference.max_batch_prefill_tokens);
+  assert.equal(Number(value(tw, '--cuda-memory-fraction')), 1);
+  assert.equal(value(tw, '--num-shard'), '4');
+  const tr = doc('tensorrt_llm');
+  const rw = words(tr.text);
+  assert.equal(Number(value(rw, '--kv_cache_free_gpu_memory_fraction')), 0.9);
+  assert.equal(value(rw, '--max_batch_size'), '16');
+  assert.equal(value(rw, '--max_num_tokens'), '8192');
+  assert.equal(value(rw, '--max_seq_len'), '8192');
+  assert.equal(value(rw, '--tp_size'), '4');
+  assert.equal(tr.file_name, 'trtllm_serve.sh');
+  // An engine set to another one is refused, naming the field.
+  const bad = run(['export', 'tgi', '--mode', 'inference', ...llama8b, '--inference-engine', 'vllm']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /inference\.engine/);
+});
+
 test('export --json carries the estimate, equal to estimate\'s own', () => {
   const r = run(['export', 'vllm', '--mode', 'inference', ...llama8b, '--json']);
   assert.equal(r.code, 0, r.err);

@@ -242,6 +242,9 @@ nlohmann::json settings();
 // estimate() is total and deterministic: any JSON value in, a result object out.
 //   ok:     {"ok": true, "parameters": {...}, "per_gpu": {...}, "host_bytes", "fits",
 //            "utilization", "gpus_needed", "warnings": [...], "defaults_applied": [...],
+//            "serving": <an engine's KV pool: kv_cache_tokens, max_concurrent_sequences, ...> | null,
+//            "throughput": {"model": <its model in words>, inference: "decode_tokens_per_s",
+//            "prefill_tokens_per_s", ...; training: "training_tokens_per_s", "mfu", ...},
 //            "assumptions": {...}, "scenario": <the scenario with every default filled in>}
 //   not ok: {"ok": false, "errors": [{"field", "problem", "value", "message"}, ...]}
 nlohmann::json estimate(const nlohmann::json& scenario);

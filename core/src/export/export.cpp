@@ -843,7 +843,17 @@ struct Serve {
         max_batched = i.value("max_num_batched_tokens", std::uint64_t{0});
         gpu_layers = i.value("gpu_layers", std::int64_t{-1});
         ubatch = i.value("ubatch", std::uint64_t{512});
+        mem_fraction_static = i.value("mem_fraction_static", 0.88);
+        chunked_prefill = i.value("chunked_prefill_size", std::uint64_t{8192});
+        max_total_tokens = i.value("max_total_tokens", std::uint64_t{4096});
+        max_prefill_tokens = i.value("max_batch_prefill_tokens", std::uint64_t{4146});
+        cuda_memory_fraction = i.value("cuda_memory_fraction", 1.0);
+        free_fraction = i.value("free_gpu_memory_fraction", 0.9);
+        max_num_tokens = i.value("max_num_tokens", std::uint64_t{8192});
     }
+    // sglang, tgi and tensorrt_llm (scenario.cpp, read_serving_engine_settings)
+    double mem_fraction_static = 0.88, cuda_memory_fraction = 1, free_fraction = 0.9;
+    std::uint64_t chunked_prefill = 8192, max_total_tokens = 4096, max_prefill_tokens = 4146, max_num_tokens = 8192;
 };
 
 Written write_vllm(const Run& r) {
@@ -885,6 +895,132 @@ Written write_vllm(const Run& r) {
         w.notes.push_back("weights " + v.weight_format +
                           ": serve a checkpoint quantized that way (vLLM reads its "
                           "quantization_config)");
+    return w;
+}
+
+// SGLang (sgl-project/sglang python/sglang/srt/server_args.py, the flags of
+// tests/data/formats/sglang.json): the static share, the context, the running requests and the
+// chunked prefill that size its pool (inference.cpp, sglang()).
+Written write_sglang(const Run& r) {
+    Written w;
+    w.file_name = "sglang_serve.sh";
+    const Serve v(r.s);
+    static const char* const kQuantization[][2] = {
+        {"fp8", "fp8"}, {"nf4", "bitsandbytes"}, {"fp4", "bitsandbytes"}, {"mxfp4", "mxfp4"}};
+    std::string dtype, quantization;
+    if (v.weight_format == "bf16" || v.weight_format == "fp16" || v.weight_format == "fp32")
+        dtype = torch_dtype_name(v.weight_format);
+    for (const auto& row : kQuantization)
+        if (v.weight_format == row[0]) quantization = row[1];
+    const bool from_checkpoint = v.weight_format == "int4" || v.weight_format == "nvfp4";
+    if (dtype.empty() && quantization.empty() && !from_checkpoint)
+        w.refuse("inference.weight_format",
+                 "SGLang serves bf16, fp16, fp32, fp8, nf4/fp4 (bitsandbytes), mxfp4, and GPTQ/AWQ (int4) or NVFP4 "
+                 "checkpoints",
+                 v.weight_format);
+    std::string kv;
+    if (v.kv_dtype == "fp8") kv = "fp8_e4m3";
+    else if (v.kv_dtype != "fp16" && v.kv_dtype != "bf16" && v.kv_dtype != "fp32")
+        w.refuse("inference.kv_cache_dtype", "SGLang's --kv-cache-dtype is auto (the model's dtype) or fp8",
+                 v.kv_dtype);
+    if (!w.issues.empty()) return w;
+
+    Command c({"python", "-m", "sglang.launch_server"});
+    c.option("--model-path", r.model);
+    if (!dtype.empty()) c.option("--dtype", dtype);
+    if (!quantization.empty()) c.option("--quantization", quantization);
+    c.option("--mem-fraction-static", v.mem_fraction_static);
+    c.option("--context-length", static_cast<double>(v.context));
+    c.option("--max-running-requests", static_cast<double>(v.batch));
+    c.option("--chunked-prefill-size", static_cast<double>(v.chunked_prefill));
+    if (!kv.empty()) c.option("--kv-cache-dtype", kv);
+    if (r.tp > 1) c.option("--tp-size", static_cast<double>(r.tp));
+    if (r.pp > 1) c.option("--pp-size", static_cast<double>(r.pp));
+    w.text = c.text();
+    if (from_checkpoint)
+        w.notes.push_back("weights " + v.weight_format +
+                          ": serve a checkpoint quantized that way (SGLang reads its "
+                          "quantization_config)");
+    return w;
+}
+
+// TGI (huggingface/text-generation-inference launcher/src/main.rs at v3.3.7, the flags of
+// tests/data/formats/tgi.json): the request and warm-up sizes and the memory fraction that size its
+// KV blocks (inference.cpp, tgi()).
+Written write_tgi(const Run& r) {
+    Written w;
+    w.file_name = "tgi_serve.sh";
+    const Serve v(r.s);
+    static const char* const kQuantize[][2] = {
+        {"fp8", "fp8"}, {"nf4", "bitsandbytes-nf4"}, {"fp4", "bitsandbytes-fp4"}, {"int8", "bitsandbytes"}};
+    std::string dtype, quantize;
+    if (v.weight_format == "bf16" || v.weight_format == "fp16") dtype = torch_dtype_name(v.weight_format);
+    for (const auto& row : kQuantize)
+        if (v.weight_format == row[0]) quantize = row[1];
+    const bool from_checkpoint = v.weight_format == "int4";
+    if (dtype.empty() && quantize.empty() && !from_checkpoint)
+        w.refuse("inference.weight_format",
+                 "TGI serves bf16, fp16, fp8, nf4/fp4/int8 (bitsandbytes) and GPTQ/AWQ (int4) checkpoints",
+                 v.weight_format);
+    std::string kv;
+    if (v.kv_dtype == "fp8") kv = "fp8_e4m3fn";
+    else if (v.kv_dtype != "fp16" && v.kv_dtype != "bf16")
+        w.refuse("inference.kv_cache_dtype", "TGI's --kv-cache-dtype is the model's dtype or fp8", v.kv_dtype);
+    if (r.pp > 1)
+        w.refuse("parallelism.pipeline_parallel_size", "TGI shards by tensor parallelism only (--num-shard)",
+                 json(r.pp).dump());
+    if (!w.issues.empty()) return w;
+
+    Command c({"text-generation-launcher"});
+    c.option("--model-id", r.model);
+    if (!dtype.empty()) c.option("--dtype", dtype);
+    if (!quantize.empty()) c.option("--quantize", quantize);
+    c.option("--max-input-tokens", static_cast<double>(v.max_total_tokens - 1));
+    c.option("--max-total-tokens", static_cast<double>(v.max_total_tokens));
+    c.option("--max-batch-prefill-tokens", static_cast<double>(v.max_prefill_tokens));
+    c.option("--cuda-memory-fraction", v.cuda_memory_fraction);
+    if (!kv.empty()) c.option("--kv-cache-dtype", kv);
+    if (r.tp > 1) c.option("--num-shard", static_cast<double>(r.tp));
+    w.text = c.text();
+    w.notes.push_back(
+        "TGI sizes its batch from the KV blocks its warm-up leaves room for; the estimate's "
+        "serving.max_concurrent_sequences is that batch at context_len");
+    if (from_checkpoint) w.notes.push_back("weights int4: add --quantize gptq or awq, as the checkpoint is");
+    return w;
+}
+
+// TensorRT-LLM (NVIDIA/TensorRT-LLM tensorrt_llm/commands/serve.py, the flags of
+// tests/data/formats/tensorrt_llm.json): the KV cache's share of the free memory, the batch and the
+// tokens per step that size the activations (inference.cpp, tensorrt_llm()).
+Written write_tensorrt_llm(const Run& r) {
+    Written w;
+    w.file_name = "trtllm_serve.sh";
+    const Serve v(r.s);
+    const bool plain = v.weight_format == "bf16" || v.weight_format == "fp16" || v.weight_format == "fp32";
+    const bool from_checkpoint = v.weight_format == "fp8" || v.weight_format == "int4" || v.weight_format == "nvfp4" ||
+                                 v.weight_format == "int8" || v.weight_format == "mxfp4";
+    if (!plain && !from_checkpoint)
+        w.refuse("inference.weight_format",
+                 "TensorRT-LLM serves bf16, fp16, fp32 and ModelOpt-quantized (fp8, int8, int4, nvfp4, mxfp4) "
+                 "checkpoints",
+                 v.weight_format);
+    if (v.kv_dtype != "fp8" && v.kv_dtype != "fp16" && v.kv_dtype != "bf16" && v.kv_dtype != "fp32")
+        w.refuse("inference.kv_cache_dtype", "TensorRT-LLM's kv_cache_config.dtype is auto or fp8", v.kv_dtype);
+    if (!w.issues.empty()) return w;
+
+    Command c({"trtllm-serve", r.model});
+    c.option("--backend", std::string("pytorch"));
+    c.option("--max_batch_size", static_cast<double>(v.batch));
+    c.option("--max_num_tokens", static_cast<double>(v.max_num_tokens));
+    c.option("--max_seq_len", static_cast<double>(v.context));
+    c.option("--kv_cache_free_gpu_memory_fraction", v.free_fraction);
+    if (r.tp > 1) c.option("--tp_size", static_cast<double>(r.tp));
+    if (r.pp > 1) c.option("--pp_size", static_cast<double>(r.pp));
+    w.text = c.text();
+    if (v.kv_dtype == "fp8")
+        w.notes.push_back("KV cache fp8: give --extra_llm_api_options a YAML with kv_cache_config: {dtype: fp8}");
+    if (from_checkpoint)
+        w.notes.push_back("weights " + v.weight_format + ": serve a checkpoint quantized that way (ModelOpt)");
     return w;
 }
 
@@ -941,7 +1077,26 @@ Written write_llama_cpp(const Run& r) {
 // The request
 //-----------------------------------------------------------------------------
 
-bool is_serving(ExportFormat f) { return f == ExportFormat::Vllm || f == ExportFormat::LlamaCpp; }
+bool is_serving(ExportFormat f) {
+    return f == ExportFormat::Vllm || f == ExportFormat::LlamaCpp || f == ExportFormat::Sglang ||
+           f == ExportFormat::Tgi || f == ExportFormat::TensorrtLlm;
+}
+
+// The inference.engine a serving format runs.
+const char* engine_of(ExportFormat f) {
+    switch (f) {
+        case ExportFormat::LlamaCpp:
+            return name(InferenceEngine::LlamaCpp);
+        case ExportFormat::Sglang:
+            return name(InferenceEngine::Sglang);
+        case ExportFormat::Tgi:
+            return name(InferenceEngine::Tgi);
+        case ExportFormat::TensorrtLlm:
+            return name(InferenceEngine::TensorrtLlm);
+        default:
+            return name(InferenceEngine::Vllm);
+    }
+}
 
 // Sets section.key to `value` when the scenario leaves it out; an issue when it gives another value.
 void require_field(json& scenario, const char* section, const char* key, const std::string& value, const char* format,
@@ -978,6 +1133,12 @@ Written write(ExportFormat f, const Run& r, std::uint64_t per_node, const std::s
             return write_vllm(r);
         case ExportFormat::LlamaCpp:
             return write_llama_cpp(r);
+        case ExportFormat::Sglang:
+            return write_sglang(r);
+        case ExportFormat::Tgi:
+            return write_tgi(r);
+        case ExportFormat::TensorrtLlm:
+            return write_tensorrt_llm(r);
     }
     return {};
 }
@@ -1004,8 +1165,7 @@ json export_config(const json& request) {
     const char* fmt = name(*format);
     if (is_serving(*format)) {
         if (!scenario.contains("mode")) scenario["mode"] = "inference";
-        require_field(scenario, "inference", "engine", *format == ExportFormat::Vllm ? "vllm" : "llama.cpp", fmt,
-                      issues);
+        require_field(scenario, "inference", "engine", engine_of(*format), fmt, issues);
     } else {
         if (!scenario.contains("mode")) scenario["mode"] = "training";
         if (*format == ExportFormat::Deepspeed &&

@@ -10,7 +10,19 @@
 
 namespace gpumem::detail {
 
-enum class ExportFormat { Deepspeed, Accelerate, Torchrun, Torchtune, Axolotl, Litgpt, Vllm, LlamaCpp };
+enum class ExportFormat {
+    Deepspeed,
+    Accelerate,
+    Torchrun,
+    Torchtune,
+    Axolotl,
+    Litgpt,
+    Vllm,
+    LlamaCpp,
+    Sglang,
+    Tgi,
+    TensorrtLlm
+};
 inline constexpr Setting<ExportFormat> kExportFormats[] = {
     {ExportFormat::Deepspeed, "deepspeed", "ds_config", "DeepSpeed ds_config.json",
      "the DeepSpeed JSON: micro-batch, accumulation, bf16/fp16, ZeRO stage, offload, bucket sizes"},
@@ -25,6 +37,12 @@ inline constexpr Setting<ExportFormat> kExportFormats[] = {
     {ExportFormat::Vllm, "vllm", "", "vllm serve", "a `vllm serve` line with the memory flags of the estimate"},
     {ExportFormat::LlamaCpp, "llama.cpp", "llamacpp,llama_server", "llama-server (llama.cpp)",
      "a `llama-server` line: GPU layers, context, parallel sequences, KV cache type"},
+    {ExportFormat::Sglang, "sglang", "", "SGLang launch_server",
+     "a `python -m sglang.launch_server` line: mem_fraction_static, context, running requests, TP"},
+    {ExportFormat::Tgi, "tgi", "text_generation_inference", "text-generation-launcher (TGI)",
+     "a `text-generation-launcher` line: max total and prefill tokens, memory fraction, shards"},
+    {ExportFormat::TensorrtLlm, "tensorrt_llm", "trtllm,trtllm_serve", "trtllm-serve (TensorRT-LLM)",
+     "a `trtllm-serve` line: KV cache's free-memory fraction, batch, tokens per step, TP/PP"},
 };
 constexpr SettingRows<ExportFormat> rows(ExportFormat) { return rows_of(kExportFormats); }
 

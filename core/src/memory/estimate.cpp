@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "memory/memory.h"
+#include "throughput/throughput.h"
 
 namespace gpumem {
 
@@ -61,7 +62,9 @@ json gpus_needed(const detail::Scenario& s, const Figures& f, std::vector<std::s
     if (f.fits) return s.hardware.num_gpus;
     detail::Scenario trial = s;
     if (s.mode == detail::Mode::Inference) {
-        if (s.inference.engine == detail::InferenceEngine::Vllm) {  // vLLM grows tensor parallelism over the heads
+        const auto engine = s.inference.engine;
+        if (engine != detail::InferenceEngine::Transformers && engine != detail::InferenceEngine::LlamaCpp) {
+            // The serving engines (vLLM, SGLang, TGI, TensorRT-LLM) grow tensor parallelism over the heads.
             for (std::uint64_t tp = s.parallel.tp + 1; tp <= s.model.num_attention_heads; ++tp) {
                 if (s.model.num_attention_heads % tp ||
                     (s.model.num_key_value_heads % tp && tp % s.model.num_key_value_heads))
@@ -250,6 +253,7 @@ json detail::estimate_result(const Scenario& scenario) {
             {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
             {"fits", f.fits},
             {"serving", f.breakdown.serving.doc()},
+            {"throughput", detail::throughput_json(s, f)},
             {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
             {"gpus_needed", needed},
             {"warnings", warnings},

@@ -1,5 +1,6 @@
-// Inference memory with Hugging Face transformers' generate(), vLLM and llama.cpp: weights by
-// storage format, the KV cache by attention type, and the forward's transient working set.
+// Inference memory with Hugging Face transformers' generate(), vLLM, llama.cpp, SGLang, TGI and
+// TensorRT-LLM: weights by storage format, the KV cache by attention type, and the forward's
+// transient working set.
 
 #include <algorithm>
 #include <cctype>
@@ -104,8 +105,11 @@ KvCache kv_cache(const Scenario& sc, Notes& why) {
         kv.first_cached = m.encoder_layers;
         kv.cache_factor = 2;
     }
-    if (x.engine == InferenceEngine::Vllm && m.kv_lora_rank > 0) {
-        // vLLM keeps MLA's latent: kv_lora_rank + qk_rope_head_dim values per token per layer, on every TP rank.
+    const bool latent = x.engine == InferenceEngine::Vllm || x.engine == InferenceEngine::Sglang ||
+                        x.engine == InferenceEngine::TensorrtLlm;
+    if (latent && m.kv_lora_rank > 0) {
+        // vLLM, SGLang (MLATokenToKVPool) and TensorRT-LLM keep MLA's latent: kv_lora_rank + qk_rope_head_dim
+        // values per token per layer, on every TP rank.
         kv.per_token_layer = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
     }
     why["kv_bytes_per_token_per_layer"] = kv.per_token_layer;
@@ -223,6 +227,129 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
         {"serve", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, acts}, {C::Logits, logits}}});
 }
 
+// What a pool engine (SGLang, TGI, TensorRT-LLM) reserves beside its KV pool, and how it sizes it.
+struct Pool {
+    const char* engine = "";
+    double pool = 0;           // bytes of KV cache
+    double block = 1;          // tokens per block (1: a token pool)
+    double acts = 0;           // the profiling / warm-up forward's working set, kept by the allocator
+    double logits = 0;         // that step's logits in fp32
+    double outside = 0;        // CUDA graphs and buffers outside the pool and the allocator's tensors
+    const char* refused = "";  // the warning when nothing is left for the pool
+};
+
+// The serving capacity of a preallocated pool: whole blocks of every cached layer, and the
+// sequences of `context_len` tokens (each rounded up to whole blocks) it holds; the device total is
+// what the engine holds once serving (it claims the pool at start-up).
+void pool_engine(const Scenario& sc, const Serving& v, const Pool& p, Breakdown& out) {
+    const InferenceSettings& x = sc.inference;
+    const double weights = v.w.bytes;
+    std::uint64_t layers_here = static_cast<std::uint64_t>(v.w.shard.layers);
+    double per_block = v.kv.bytes(1, 1, layers_here, 0) * p.block;
+    double blocks = p.pool > 0 && per_block > 0 ? std::floor(p.pool / per_block) : 0;
+    double per_sequence = v.kv.bytes(v.ctx, 1, layers_here, p.block);
+    double max_seqs = per_sequence > 0 && p.pool > 0 ? std::floor(p.pool / per_sequence) : 0;
+    double kv_pool = std::max(0.0, p.pool);
+    double context = sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
+    // The allocator's slack on everything but the pool (one block), as evaluate() counts it.
+    double rest = (weights + p.acts + p.logits + p.outside) * (1 + sc.tunable(Tunable::AllocatorFragmentation));
+    out.claimed = context + kv_pool + rest;
+    out.engine_fits = p.pool > 0 && max_seqs >= v.b && out.claimed <= static_cast<double>(sc.hardware.gpu_memory_bytes);
+    out.serving = {{"engine", p.engine},
+                   {"kv_cache_bytes", static_cast<std::uint64_t>(kv_pool)},
+                   {"kv_cache_blocks", static_cast<std::uint64_t>(blocks)},
+                   {"kv_cache_tokens", static_cast<std::uint64_t>(blocks * p.block)},
+                   {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
+                   {"at_context_len", x.context_len}};
+    out.assumptions["kv_pool_block_tokens"] = p.block;
+    out.assumptions["engine_outside_tensors_bytes"] = p.outside;
+    if (p.pool <= 0) out.warnings.push_back(p.refused);
+    else if (max_seqs < v.b)
+        out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
+                               " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
+                               std::to_string(x.batch_size) + ": " + p.engine + " would queue the rest");
+    out.timeline.push_back({"load", {{C::Weights, weights}}});
+    if (v.encode > 0)
+        out.timeline.push_back(
+            {"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, v.encode}}});
+    out.timeline.push_back({"profile", {{C::Weights, weights}, {C::Activations, p.acts}, {C::Logits, p.logits}}});
+    out.timeline.push_back({"serve",
+                            {{C::Weights, weights},
+                             {C::KvCache, kv_pool},
+                             {C::Activations, p.acts},
+                             {C::Logits, p.logits},
+                             {C::Temporaries, p.outside}}});
+}
+
+// SGLang: mem_fraction_static of the memory free at start-up (the card less the CUDA context)
+// holds the weights and the token KV pool: ModelRunner.profile_max_num_token takes
+// rest = free after loading - free before loading x (1 - mem_fraction_static), i.e.
+// mem_fraction_static x free before - weights, and divides it by the cell size (K and V of every
+// layer); page_size 1 (sgl-project/sglang python/sglang/srt/model_executor/model_runner.py and
+// server_args.py, 2025). The chunked prefill's activations and the CUDA graphs live in the rest.
+void sglang(const Scenario& sc, const Serving& v, Breakdown& out) {
+    const InferenceSettings& x = sc.inference;
+    double free_at_start = static_cast<double>(sc.hardware.gpu_memory_bytes) -
+                           sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
+    Pool p;
+    p.engine = "sglang";
+    // What the engine measures after loading is what the allocator reserved: the weights and its slack.
+    const double slack = 1 + sc.tunable(Tunable::AllocatorFragmentation);
+    p.pool = x.mem_fraction_static * free_at_start - v.w.bytes * slack;
+    p.acts = v.fwd.bytes(static_cast<double>(x.chunked_prefill_size), 0, false);
+    p.logits = std::min<double>(static_cast<double>(x.chunked_prefill_size), 256) * v.V * (v.w.a + 4);
+    p.outside = sc.tunable(Tunable::VllmCudaGraphGib) * static_cast<double>(kGiB);
+    p.refused = "SGLang has no room for the KV pool: the weights need more than mem_fraction_static of the free memory";
+    out.assumptions["sglang_static_bytes"] = x.mem_fraction_static * free_at_start;
+    pool_engine(sc, v, p, out);
+}
+
+// TGI: after loading, the warm-up prefills max_batch_prefill_tokens tokens (the allocator keeps
+// their working set), then get_free_memory() = free - (1 - cuda_memory_fraction) x total, and
+// TGI_WIGGLE_ROOM (0.90) of it becomes KV blocks (huggingface/text-generation-inference
+// server/text_generation_server/models/flash_causal_lm.py warmup(), models/globals.py, v3).
+// Flashinfer attention (TGI 3's default) pages one token per block.
+void tgi(const Scenario& sc, const Serving& v, Breakdown& out) {
+    const InferenceSettings& x = sc.inference;
+    const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
+    Pool p;
+    p.engine = "tgi";
+    p.acts = v.fwd.bytes(static_cast<double>(x.max_batch_prefill_tokens), 0, false);
+    p.logits = v.V * (v.w.a + 4);  // the warm-up samples its one sequence's last position
+    // torch.cuda.mem_get_info sees what the allocator reserved: the tensors and their slack.
+    const double slack = 1 + sc.tunable(Tunable::AllocatorFragmentation);
+    double used =
+        sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB) + (v.w.bytes + p.acts + p.logits) * slack;
+    double free = std::max(0.0, cap - used - (1 - x.cuda_memory_fraction) * cap);
+    p.pool = 0.90 * free;
+    p.outside = sc.tunable(Tunable::VllmCudaGraphGib) * static_cast<double>(kGiB);  // its CUDA graphs, in the 10%
+    p.refused = "TGI has no room left for the KV cache after its warm-up prefill: lower max_batch_prefill_tokens";
+    out.assumptions["tgi_free_after_warmup_bytes"] = free;
+    pool_engine(sc, v, p, out);
+}
+
+// TensorRT-LLM: the KV cache takes free_gpu_memory_fraction of the memory free once the weights
+// and the engine's activation buffers (max_num_tokens tokens) are allocated
+// (NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py KvCacheConfig: free_gpu_memory_fraction 0.9,
+// tokens_per_block 32; docs/source/reference/memory.md).
+void tensorrt_llm(const Scenario& sc, const Serving& v, Breakdown& out) {
+    const InferenceSettings& x = sc.inference;
+    const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
+    Pool p;
+    p.engine = "tensorrt_llm";
+    p.block = 32;
+    p.acts = v.fwd.bytes(static_cast<double>(x.max_num_tokens), 0, false);
+    p.logits = std::min<double>(static_cast<double>(x.max_num_tokens), static_cast<double>(x.batch_size)) * v.V * 4;
+    // The free memory it measures is after the allocator's reservations: the tensors and their slack.
+    const double slack = 1 + sc.tunable(Tunable::AllocatorFragmentation);
+    double free =
+        cap - sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB) - (v.w.bytes + p.acts + p.logits) * slack;
+    p.pool = x.free_gpu_memory_fraction * std::max(0.0, free);
+    p.refused = "TensorRT-LLM has no room for the KV cache: the weights and activation buffers fill the card";
+    out.assumptions["tensorrt_llm_free_bytes"] = free;
+    pool_engine(sc, v, p, out);
+}
+
 // llama.cpp: `gpu_layers` layers (and, with all of them, the output matrix) go to the GPU; the
 // token embeddings stay on the host. The cache holds the whole context (n_ctx = sequences x
 // context) for the GPU's layers, allocated at load. The compute buffer holds one ubatch's graph:
@@ -309,6 +436,9 @@ Breakdown inference_memory(const Scenario& sc) {
     v.V = static_cast<double>(m.vocab_size) / tp;
     if (x.engine == InferenceEngine::Vllm) vllm(sc, v, out);
     else if (x.engine == InferenceEngine::LlamaCpp) llama_cpp(sc, v, out);
+    else if (x.engine == InferenceEngine::Sglang) sglang(sc, v, out);
+    else if (x.engine == InferenceEngine::Tgi) tgi(sc, v, out);
+    else if (x.engine == InferenceEngine::TensorrtLlm) tensorrt_llm(sc, v, out);
     else transformers_generate(sc, v, out);
     return out;
 }

@@ -918,6 +918,51 @@ void search_warnings(const Search& search, std::vector<std::string>& warnings) {
 
 }  // namespace
 
+detail::StepFigures detail::scenario_step(const Scenario& s, const Figures& f, double max_sequences,
+                                          double hbm_efficiency) {
+    StepFigures out;
+    PlanRequest r;
+    r.num_gpus = s.parallel.world();
+    r.gpus_per_node = std::min<std::uint64_t>(r.num_gpus, 8);
+    r.constants = default_constants(s.hardware.gpu, out.warnings);
+    for (Constant& c : r.constants.list)
+        if (std::strcmp(c.name, "hbm_gbps") == 0) c.value *= hbm_efficiency;
+    const Cluster k = cluster_of(r);
+    Layout l;
+    l.dp = s.parallel.dp;
+    l.tp = s.parallel.tp;
+    l.pp = s.parallel.pp;
+    l.cp = s.parallel.cp;
+    l.ep = s.parallel.ep;
+    l.sequence_parallel = s.parallel.sequence_parallel;
+    const ModelFigures mf = model_figures(s);
+    StepTime t;
+    if (s.mode == Mode::Training) {
+        l.batch_size = s.training.batch_size;
+        l.grad_accum = s.training.gradient_accumulation_steps;
+        const EngineVariant v{s.engine.type, s.engine.zero_stage, s.engine.fsdp_sharding, s.engine.offload_optimizer,
+                              s.engine.offload_param};
+        const double global_batch = static_cast<double>(l.dp * l.batch_size * l.grad_accum);
+        t = training_step(s, f, l, v, mf, k, global_batch);
+        out.tokens = global_batch * static_cast<double>(s.training.seq_len);
+    } else {
+        l.batch_size = s.inference.batch_size;
+        t = inference_step(s, f, l, mf, k, max_sequences);
+        out.tokens = static_cast<double>(l.dp * l.batch_size);
+    }
+    out.step_s = t.total;
+    out.model_flops = t.model_flops;
+    out.gpus = k.gpus;
+    out.peak_flops = k.peak;
+    out.hbm_bytes_per_s = k.hbm;
+    out.mfu = k.mfu;
+    out.n_compute = mf.n_compute;
+    out.attn = mf.attn;
+    for (const Constant& c : r.constants.list)
+        if (std::strcmp(c.name, "peak_tflops") == 0) out.gpu_source = c.about;
+    return out;
+}
+
 json maxfit(const json& scenario) {
     detail::ScenarioRead read = detail::read_scenario(scenario);
     if (!read.issues.empty()) return detail::error_document(read.issues);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "memory/memory.h"
 
@@ -29,5 +30,26 @@ void apply_layout(Scenario& s, const Layout& l);
 // by PP, experts by EP, EP inside DP x CP), plus the planner's stricter ones (layers divisible by
 // PP, sequence divisible by CP). An empty string: allowed; otherwise why not.
 std::string layout_problem(const ModelSpec& m, const Layout& l, std::uint64_t seq_len);
+
+// The step-time model (planner.cpp, [SECTION] The step-time model) applied to a scenario's own
+// layout, for the estimate's throughput: one optimizer step of dp x batch x grad accumulation
+// sequences (training) or one decode step of the batch (inference), with the GPU's catalogue figures.
+struct StepFigures {
+    double step_s = 0;           // seconds of that step
+    double tokens = 0;           // tokens it trains on (training) or generates (inference), all replicas
+    double model_flops = 0;      // its model FLOPs, whole cluster
+    double gpus = 1;             // GPUs of the cluster
+    double peak_flops = 0;       // dense BF16 FLOP/s of one GPU (presets/gpus.json step_time.peak_tflops)
+    double hbm_bytes_per_s = 0;  // one GPU's memory bandwidth (step_time.hbm_gbps)
+    double mfu = 0;              // the share of the peak the compute kernels are taken to reach
+    double n_compute = 0;        // parameters a token's matmuls use (active, less the input embedding)
+    double attn = 0;             // layers x heads x head dim: the attention term's factor
+    std::string gpu_source;      // where the GPU's figures come from
+    std::vector<std::string> warnings;
+};
+// `f` is evaluate(s); `max_sequences` the KV pool's sequences at the context for an engine that
+// preallocates one (0 otherwise): a decode step reads only the batch's share of the pool;
+// `hbm_efficiency` scales the catalogue's HBM bandwidth (the share of it a decode step reaches).
+StepFigures scenario_step(const Scenario& s, const Figures& f, double max_sequences, double hbm_efficiency = 1);
 
 }  // namespace gpumem::detail

@@ -460,6 +460,61 @@ void read_kv_cache_dtype(FieldReader& r, const Format& weights, Scenario& s) {
     }
 }
 
+// SGLang's default share of the free memory for weights and KV pool: the card's memory less a
+// reserve for activations and CUDA graphs that grows with the card and with TP x PP
+// (sgl-project/sglang python/sglang/srt/server_args.py, ServerArgs.__post_init__, the 2025 rule
+// "reserved_mem" that replaced 0.88/0.87/0.85/0.81/0.79 by TP size; gpu_mem in MiB as nvidia-smi gives it).
+double sglang_mem_fraction_static(double gpu_mib, double parallel) {
+    double reserved = gpu_mib < 35 * 1024    ? (2.8 + parallel / 10) * 1024  // T4, A10, L40, 4090
+                      : gpu_mib < 90 * 1024  ? (9.5 + parallel / 2) * 1024   // H100, A100
+                      : gpu_mib < 160 * 1024 ? (12 + parallel / 2) * 1024    // H20, H200
+                                             : 32.0 * 1024;                  // B200, MI300
+    return std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
+}
+
+// SGLang's, TGI's and TensorRT-LLM's memory settings, each defaulting to its engine's own rule;
+// their defaults are listed only for the engine in use.
+void read_serving_engine_settings(FieldReader& r, Scenario& s) {
+    InferenceSettings& x = s.inference;
+    std::vector<std::string> quiet;
+    Defaults sglang{x.engine == InferenceEngine::Sglang ? s.defaults_applied : quiet},
+        tgi{x.engine == InferenceEngine::Tgi ? s.defaults_applied : quiet},
+        trt{x.engine == InferenceEngine::TensorrtLlm ? s.defaults_applied : quiet};
+    const double gpu_mib = static_cast<double>(s.hardware.gpu_memory_bytes) / (1 << 20);
+    const double fraction = sglang_mem_fraction_static(gpu_mib, static_cast<double>(s.parallel.tp * s.parallel.pp));
+    x.mem_fraction_static = sglang.apply(r.number("mem_fraction_static", 0.01, 1.0), std::max(0.01, fraction),
+                                         "inference.mem_fraction_static",
+                                         "SGLang's rule: the card less a reserve by its memory and TP x PP");
+    // server_args.py: chunked_prefill_size 2048 under 35 GiB, 8192 under 160 GiB, else 16384.
+    const std::uint64_t chunk = gpu_mib < 35 * 1024 ? 2048 : gpu_mib < 160 * 1024 ? 8192 : 16384;
+    x.chunked_prefill_size = sglang.apply(r.uint("chunked_prefill_size", 1, 1 << 24), chunk,
+                                          "inference.chunked_prefill_size", "SGLang's default by GPU memory");
+    // TGI's launcher (huggingface/text-generation-inference launcher/src/main.rs, "max_default = 4096"):
+    // max_total_tokens is the model's max_position_embeddings capped at 4096, and the warm-up's
+    // max_batch_prefill_tokens is max_input_tokens (max_total_tokens - 1) + 50.
+    const std::uint64_t mpe = s.model.max_position_embeddings ? s.model.max_position_embeddings : 4096;
+    // Raised to the scenario's context, which TGI would otherwise refuse.
+    x.max_total_tokens =
+        tgi.apply(r.uint("max_total_tokens", 2, 100000000), std::max(x.context_len, std::min<std::uint64_t>(mpe, 4096)),
+                  "inference.max_total_tokens", "TGI's launcher: max_position_embeddings up to 4096, or the context");
+    x.max_batch_prefill_tokens =
+        tgi.apply(r.uint("max_batch_prefill_tokens", 1, 100000000), x.max_total_tokens - 1 + 50,
+                  "inference.max_batch_prefill_tokens", "TGI's launcher: max_input_tokens + 50");
+    x.cuda_memory_fraction = tgi.apply(r.number("cuda_memory_fraction", 0.01, 1.0), 1.0,
+                                       "inference.cuda_memory_fraction", "TGI's launcher default");
+    if (x.engine == InferenceEngine::Tgi && x.context_len > x.max_total_tokens)
+        r.fail("context_len",
+               "must be at most inference.max_total_tokens (" + std::to_string(x.max_total_tokens) +
+                   ") for tgi, which refuses longer requests",
+               r.get("context_len"));
+    // TensorRT-LLM (NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py KvCacheConfig.free_gpu_memory_fraction
+    // = 0.9; tensorrt_llm/commands/serve.py --max_num_tokens default 8192).
+    x.free_gpu_memory_fraction = trt.apply(r.number("free_gpu_memory_fraction", 0.01, 1.0), 0.9,
+                                           "inference.free_gpu_memory_fraction", "KvCacheConfig's default");
+    x.max_num_tokens = trt.apply(r.uint("max_num_tokens", 1, 1 << 24), std::uint64_t{8192}, "inference.max_num_tokens",
+                                 "trtllm-serve's default");
+}
+
 // The serving engines' own settings: vLLM's share of the card, step and block; llama.cpp's GPU
 // layers and ubatch. Their defaults are listed only for the engine in use.
 void read_engine_settings(FieldReader& r, Scenario& s) {
@@ -481,6 +536,7 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
     }
     x.ubatch =
         llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
+    read_serving_engine_settings(r, s);
 }
 
 // The "inference" section, in the order its defaults are listed.
@@ -498,10 +554,11 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.kv_cache = d.apply(r.boolean("kv_cache"), true, "inference.kv_cache");
     x.engine = read_setting(r, d, kInferenceEngineField);
     read_kv_cache_dtype(r, *weights, s);
-    x.attention =
-        apply_setting(d, given_setting(r, kInferenceAttentionField),
-                      x.engine == InferenceEngine::Vllm ? Attention::Flash : kInferenceAttentionField.fallback,
-                      kInferenceAttentionField.path);
+    x.attention = apply_setting(d, given_setting(r, kInferenceAttentionField),
+                                x.engine == InferenceEngine::Transformers || x.engine == InferenceEngine::LlamaCpp
+                                    ? kInferenceAttentionField.fallback
+                                    : Attention::Flash,
+                                kInferenceAttentionField.path);
     read_engine_settings(r, s);
     read_images(r, s, "inference", x.images, x.image_tokens, s.defaults_applied);
     warn_if_longer_than_model(s, "inference.context_len", x.context_len);
@@ -808,6 +865,16 @@ json Scenario::to_json() const {
         } else if (i.engine == InferenceEngine::LlamaCpp) {
             out["inference"]["gpu_layers"] = i.gpu_layers;
             out["inference"]["ubatch"] = i.ubatch;
+        } else if (i.engine == InferenceEngine::Sglang) {
+            out["inference"]["mem_fraction_static"] = i.mem_fraction_static;
+            out["inference"]["chunked_prefill_size"] = i.chunked_prefill_size;
+        } else if (i.engine == InferenceEngine::Tgi) {
+            out["inference"]["max_total_tokens"] = i.max_total_tokens;
+            out["inference"]["max_batch_prefill_tokens"] = i.max_batch_prefill_tokens;
+            out["inference"]["cuda_memory_fraction"] = i.cuda_memory_fraction;
+        } else if (i.engine == InferenceEngine::TensorrtLlm) {
+            out["inference"]["free_gpu_memory_fraction"] = i.free_gpu_memory_fraction;
+            out["inference"]["max_num_tokens"] = i.max_num_tokens;
         }
     }
     out["parallelism"] = {{"data_parallel_size", parallel.dp},     {"tensor_parallel_size", parallel.tp},

@@ -66,13 +66,20 @@ struct InferenceSettings {
     KvCacheDtype kv_cache_dtype = KvCacheDtype::Auto;  // resolved: never Auto
     InferenceEngine engine = InferenceEngine::Transformers;
     Attention attention = Attention::Sdpa;
-    double gpu_memory_utilization = 0.9;          // vllm: share of the card it claims up front
-    std::uint64_t max_num_batched_tokens = 8192;  // vllm: tokens of one scheduler step (chunked prefill)
-    std::uint64_t block_size = 16;                // vllm: tokens per KV-cache block
-    std::int64_t gpu_layers = -1;                 // llama.cpp: layers offloaded to the GPU (-1: all)
-    std::uint64_t ubatch = 512;                   // llama.cpp: physical batch of one graph evaluation
-    std::uint64_t images = 0;                     // images per sequence (multimodal): their tokens join the context
-    std::uint64_t image_tokens = 0;               // tokens per image (resolved from the config unless given)
+    double gpu_memory_utilization = 0.9;            // vllm: share of the card it claims up front
+    std::uint64_t max_num_batched_tokens = 8192;    // vllm: tokens of one scheduler step (chunked prefill)
+    std::uint64_t block_size = 16;                  // vllm: tokens per KV-cache block
+    std::int64_t gpu_layers = -1;                   // llama.cpp: layers offloaded to the GPU (-1: all)
+    std::uint64_t ubatch = 512;                     // llama.cpp: physical batch of one graph evaluation
+    double mem_fraction_static = 0.88;              // sglang: share of the free memory for weights and KV pool
+    std::uint64_t chunked_prefill_size = 8192;      // sglang: tokens of one prefill chunk (by GPU memory)
+    std::uint64_t max_total_tokens = 4096;          // tgi: prompt + generated tokens of one request
+    std::uint64_t max_batch_prefill_tokens = 4146;  // tgi: tokens of the warm-up prefill
+    double cuda_memory_fraction = 1.0;              // tgi: share of the card the server may use
+    double free_gpu_memory_fraction = 0.9;          // tensorrt_llm: share of the free memory for the KV cache
+    std::uint64_t max_num_tokens = 8192;            // tensorrt_llm: tokens of one engine step
+    std::uint64_t images = 0;                       // images per sequence (multimodal): their tokens join the context
+    std::uint64_t image_tokens = 0;                 // tokens per image (resolved from the config unless given)
 };
 
 struct Parallelism {

@@ -22,7 +22,9 @@ enum class Tunable {
     OptimizerStepTempCopies,
     LossFp32Copies,
     ChunkedLossChunks,
-    VllmCudaGraphGib
+    VllmCudaGraphGib,
+    PrefillEfficiency,
+    DecodeBandwidthEfficiency
 };
 
 struct TunableRow {
@@ -62,6 +64,12 @@ inline constexpr TunableRow kTunables[] = {
     {Tunable::ChunkedLossChunks, "chunked_loss_chunks", 8, "chunks",
      "chunked cross-entropy (torchtune CEWithChunkedOutputLoss) upcasts one of this many chunks at a time"},
     {Tunable::VllmCudaGraphGib, "vllm_cuda_graph_gib", 0.5, "GiB", "reserved for CUDA graphs by vLLM-style engines"},
+    {Tunable::PrefillEfficiency, "prefill_efficiency", 0.5, "fraction of peak",
+     "throughput only: share of the card's dense peak a prefill's matmuls and attention reach (large-batch GEMMs "
+     "reach 0.6-0.8 of peak, attention and small layers less)"},
+    {Tunable::DecodeBandwidthEfficiency, "decode_bandwidth_efficiency", 0.7, "fraction of peak",
+     "throughput only: share of the card's peak HBM bandwidth a decode step's reads reach (gpt-fast's README "
+     "measures 1,397 of 2,039 GB/s on an A100 for Llama-2-7B in bf16 at batch 1, and about 1,700 at best)"},
 };
 constexpr std::size_t kTunableCount = sizeof(kTunables) / sizeof(kTunables[0]);
 

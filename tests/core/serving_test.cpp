@@ -1,0 +1,141 @@
+// The serving engines that preallocate a KV pool beside vLLM: SGLang, TGI and TensorRT-LLM
+// (memory/inference.cpp), their settings (scenario.cpp) and their "serving" figures.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "gpumem/gpumem.h"
+
+namespace {
+
+using json = nlohmann::json;
+
+json run(const json& scenario) {
+    json r = gpumem::estimate(scenario);
+    EXPECT_TRUE(r["ok"].get<bool>()) << r.dump(2);
+    return r;
+}
+
+const json kLlama8B = {{"preset", "meta-llama/Llama-3.1-8B"}};
+constexpr double kMiB = 1048576.0;
+constexpr double kWeights = 8030261248.0 * 2;         // Llama 3.1 8B in bf16
+constexpr double kPerToken = 32.0 * 8 * 128 * 2 * 2;  // 32 layers x 8 kv heads x 128 x (K, V) x 2 B = 128 KiB
+constexpr double kForwardPerToken = 2 * 2 * 4096.0 + 3 * 2 * 14336;  // residual + normed copy, then the MLP
+constexpr double kContext = 0.5 * 1024 * kMiB;                       // cuda_context_gib
+
+TEST(Serving, EnginesAreNamedWithTheirAliases) {
+    for (const char* spelling :
+         {"sglang", "tgi", "text-generation-inference", "tensorrt_llm", "tensorrt-llm", "trtllm"}) {
+        json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"engine", spelling}}}});
+        EXPECT_TRUE(r["serving"].is_object()) << spelling;
+    }
+    json bad = gpumem::estimate({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"engine", "tgx"}}}});
+    EXPECT_EQ(bad["errors"][0]["field"], "inference.engine");
+    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("sglang, tgi, tensorrt_llm"), std::string::npos);
+}
+
+TEST(Serving, SglangKeepsMemFractionStaticOfTheFreeMemory) {
+    json r = run({{"model", kLlama8B},
+                  {"mode", "inference"},
+                  {"inference", {{"engine", "sglang"}, {"context_len", 8192}, {"batch_size", 32}}}});
+    // H100: 81,559 MiB, under 90 GiB: SGLang reserves (9.5 + TP x PP / 2) GiB = 10,240 MiB, so
+    // mem_fraction_static = round((81,559 - 10,240) / 81,559, 3) = 0.874.
+    EXPECT_DOUBLE_EQ(r["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.874);
+    EXPECT_EQ(r["scenario"]["inference"]["chunked_prefill_size"], 8192);
+    // Pool = 0.874 x (81,559 MiB - the 512 MiB CUDA context) - the weights as the allocator reserves
+    // them (x 1.05, allocator_fragmentation); 128 KiB a token, page size 1.
+    double pool = 0.874 * (81559 - 512) * kMiB - kWeights * 1.05;
+    const json& sv = r["serving"];
+    EXPECT_EQ(sv["engine"], "sglang");
+    EXPECT_EQ(sv["kv_cache_tokens"].get<double>(), std::floor(pool / kPerToken));
+    EXPECT_EQ(sv["max_concurrent_sequences"].get<double>(), std::floor(pool / (8192 * kPerToken)));
+    EXPECT_TRUE(r["fits"].get<bool>());
+    // A given fraction wins, and is checked.
+    json given = run({{"model", kLlama8B},
+                      {"mode", "inference"},
+                      {"inference", {{"engine", "sglang"}, {"mem_fraction_static", 0.5}}}});
+    EXPECT_EQ(given["serving"]["kv_cache_tokens"].get<double>(),
+              std::floor((0.5 * (81559 - 512) * kMiB - kWeights * 1.05) / kPerToken));
+    json bad = gpumem::estimate({{"model", kLlama8B},
+                                 {"mode", "inference"},
+                                 {"inference", {{"engine", "sglang"}, {"mem_fraction_static", 2}}}});
+    EXPECT_EQ(bad["errors"][0]["field"], "inference.mem_fraction_static");
+}
+
+TEST(Serving, SglangDefaultFractionFollowsTheCardAndTp) {
+    // H100 (81,559 MiB, under 90 GiB) at TP 2: reserve (9.5 + 2 / 2) GiB = 10,752 MiB;
+    // round(70,807 / 81,559, 3) = 0.868. An RTX 4090 (24,564 MiB, under 35 GiB): (2.8 + 0.1) GiB =
+    // 2,969.6 MiB; round(21,594.4 / 24,564, 3) = 0.879, and chunks of 2048 tokens.
+    json tp2 = run({{"model", kLlama8B},
+                    {"mode", "inference"},
+                    {"inference", {{"engine", "sglang"}}},
+                    {"parallelism", {{"tensor_parallel_size", 2}}},
+                    {"hardware", {{"num_gpus", 2}}}});
+    EXPECT_DOUBLE_EQ(tp2["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.868);
+    json rtx = run({{"model", {{"preset", "meta-llama/Llama-3.2-3B"}}},
+                    {"mode", "inference"},
+                    {"inference", {{"engine", "sglang"}}},
+                    {"hardware", {{"gpu", "RTX-4090-24GB"}}}});
+    EXPECT_DOUBLE_EQ(rtx["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.879);
+    EXPECT_EQ(rtx["scenario"]["inference"]["chunked_prefill_size"], 2048);
+}
+
+TEST(Serving, TgiFillsNinetyPercentOfWhatItsWarmUpLeaves) {
+    json r =
+        run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"engine", "tgi"}, {"context_len", 4096}}}});
+    // max_total_tokens min(131,072, 4096) = 4096; the warm-up prefills 4095 + 50 = 4145 tokens, whose
+    // working set the allocator keeps; its one sequence's logits in bf16 + fp32. 90 % of the rest
+    // (cuda_memory_fraction 1) becomes one-token blocks.
+    EXPECT_EQ(r["scenario"]["inference"]["max_total_tokens"], 4096);
+    EXPECT_EQ(r["scenario"]["inference"]["max_batch_prefill_tokens"], 4145);
+    double used = kContext + (kWeights + 4145 * kForwardPerToken + 128256.0 * 6) * 1.05;  // x allocator slack
+    double pool = 0.9 * (81559 * kMiB - used);
+    EXPECT_EQ(r["serving"]["engine"], "tgi");
+    EXPECT_EQ(r["serving"]["kv_cache_tokens"].get<double>(), std::floor(pool / kPerToken));
+    EXPECT_EQ(r["serving"]["max_concurrent_sequences"].get<double>(), std::floor(pool / (4096 * kPerToken)));
+    // Half the card: 0.5 of it is held back from what is free.
+    json half = run({{"model", kLlama8B},
+                     {"mode", "inference"},
+                     {"inference", {{"engine", "tgi"}, {"cuda_memory_fraction", 0.5}}}});
+    EXPECT_EQ(half["serving"]["kv_cache_tokens"].get<double>(),
+              std::floor(0.9 * (0.5 * 81559 * kMiB - used) / kPerToken));
+    // A context longer than the max_total_tokens given is refused, naming the field.
+    json bad =
+        gpumem::estimate({{"model", kLlama8B},
+                          {"mode", "inference"},
+                          {"inference", {{"engine", "tgi"}, {"context_len", 8192}, {"max_total_tokens", 4096}}}});
+    EXPECT_EQ(bad["errors"][0]["field"], "inference.context_len");
+}
+
+TEST(Serving, TensorrtLlmTakesItsFractionOfTheFreeMemory) {
+    json r = run({{"model", kLlama8B},
+                  {"mode", "inference"},
+                  {"inference", {{"engine", "trtllm"}, {"context_len", 8192}, {"batch_size", 8}}}});
+    // free = card - context - (weights + the activations of max_num_tokens (8192) tokens + 8 fp32 logits
+    // rows) x 1.05 (the allocator's slack); the KV cache is 0.9 of it in blocks of 32 tokens.
+    double free = 81559 * kMiB - kContext - (kWeights + 8192 * kForwardPerToken + 8 * 128256.0 * 4) * 1.05;
+    double blocks = std::floor(0.9 * free / (32 * kPerToken));
+    EXPECT_EQ(r["scenario"]["inference"]["engine"], "tensorrt_llm");
+    EXPECT_DOUBLE_EQ(r["scenario"]["inference"]["free_gpu_memory_fraction"].get<double>(), 0.9);
+    EXPECT_EQ(r["serving"]["kv_cache_blocks"].get<double>(), blocks);
+    EXPECT_EQ(r["serving"]["kv_cache_tokens"].get<double>(), blocks * 32);
+    EXPECT_EQ(r["serving"]["max_concurrent_sequences"].get<double>(), std::floor(0.9 * free / (8192 * kPerToken)));
+    EXPECT_TRUE(r["fits"].get<bool>());
+    // 70B in bf16 on one card: no room, and the serving engines grow tensor parallelism.
+    json big = run({{"model", {{"preset", "meta-llama/Llama-3.1-70B-Instruct"}}},
+                    {"mode", "inference"},
+                    {"inference", {{"engine", "tensorrt_llm"}}}});
+    EXPECT_FALSE(big["fits"].get<bool>());
+    EXPECT_EQ(big["gpus_needed"], 2);
+}
+
+TEST(Serving, SettingsOfOtherEnginesAreNotListedAsDefaults) {
+    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"engine", "vllm"}}}});
+    for (const auto& d : r["defaults_applied"]) {
+        EXPECT_EQ(d.get<std::string>().find("mem_fraction_static"), std::string::npos);
+        EXPECT_EQ(d.get<std::string>().find("max_total_tokens"), std::string::npos);
+    }
+    EXPECT_FALSE(r["scenario"]["inference"].contains("free_gpu_memory_fraction"));
+}
+
+}  // namespace
