@@ -33,7 +33,8 @@ commands:
   fuzz [SECONDS]     libFuzzer on the scenario and config.json readers and the CLI's command
                      line, the saved regressions first, then SECONDS per target (600)
   bench              build, then print the benchmarks: accuracy against the published measured
-                     peaks (tests/bench/validation.mjs), estimates per second (speed.mjs), the
+                     peaks (tests/bench/validation.mjs), throughput against published tokens/s
+                     (throughput.mjs), estimates per second (speed.mjs), the
                      planner's evaluations per second and plan times (planner.mjs), and
                      the page's budgets: transfer size, time to first frame, memory (page.mjs)
   -h, --help         this text
@@ -200,6 +201,8 @@ cmd_bench() {
   cmake --build build/wasm --target gpumem_planner_bench -j"$jobs"
   banner "accuracy: tests/bench/validation.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/validation.mjs
+  banner "throughput: tests/bench/throughput.mjs"
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/throughput.mjs
   banner "speed: tests/bench/speed.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/speed.mjs
   banner "planner: tests/bench/planner.mjs"
