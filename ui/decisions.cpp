@@ -105,9 +105,11 @@ SweepView ReadSweep(const json& r, const std::string& field, const json& scenari
     return view;
 }
 
-bool Dragging()
+// A drag or a field being typed in: fit and the sweeps (tens of estimates) wait until it ends.
+bool Editing()
 {
-    return ImGui::GetCurrentContext() != nullptr && ImGui::IsMouseDown(ImGuiMouseButton_Left);
+    return ImGui::GetCurrentContext() != nullptr &&
+           (ImGui::IsMouseDown(ImGuiMouseButton_Left) || ImGui::IsAnyItemActive());
 }
 
 }  // namespace
@@ -119,7 +121,7 @@ bool Dragging()
 void UpdateFit(AppState& state)
 {
     FitState& f = state.decisions.fit;
-    if (f.fit_for == state.scenario_text || Dragging())
+    if (f.fit_for == state.scenario_text || Editing())
         return;
     const json r = gpumem::fit(state.scenario_json);
     f.fit_for = state.scenario_text;
@@ -223,7 +225,7 @@ void UpdateExport(AppState& state)
 void UpdateSweeps(AppState& state)
 {
     SweepState& s = state.decisions.sweep;
-    if (s.sweep_for == state.scenario_text || Dragging())
+    if (s.sweep_for == state.scenario_text || Editing())
         return;
     s.sweep_for = state.scenario_text;
     s.sweep_count++;

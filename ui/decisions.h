@@ -112,7 +112,7 @@ struct AppState;
 
 inline constexpr int kMaxUndo = 16;
 
-// Asks gpumem::fit again when the scenario changed (not while the mouse is down: a drag).
+// Asks gpumem::fit again when the scenario changed (not while a drag or a typed field is under way).
 void UpdateFit(AppState& state);
 // Puts suggestion `index` into the calculator, keeping the scenario before it for UndoSuggestion.
 void ApplySuggestion(AppState& state, int index);
@@ -125,7 +125,7 @@ void SetExportFormat(AppState& state, int index);
 // Asks gpumem::export_config again when the scenario or the format changed.
 void UpdateExport(AppState& state);
 
-// Asks gpumem::sweep again, for both sizes, when the scenario changed (not while the mouse is down).
+// Asks gpumem::sweep again, for both sizes, when the scenario changed (not during a drag or typing).
 void UpdateSweeps(AppState& state);
 
 // Reads a calibration file (gpumem calibrate's output). False, with calibration.message saying why,
