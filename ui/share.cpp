@@ -353,7 +353,10 @@ std::string ResultMarkdown(const AppState& state)
     char tail[96];
     std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% of the card (gpumem %s).\n", r.fits ? "Fits" : "Does not fit",
                   r.utilization * 100.0, state.version.c_str());
-    return md + tail;
+    md += tail;
+    if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
+        md += "Calibration: " + c.name + " (" + c.hash + ").\n";
+    return md;
 }
 
 std::string ResultSummary(const AppState& state)
@@ -384,6 +387,8 @@ std::string ResultSummary(const AppState& state)
     }
     if (!parts.empty())
         text += ".";
+    if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
+        text += " Calibrated with " + c.name + ".";
     for (const std::string& w : r.warnings)
         text += " Warning: " + w + ".";
     return text;

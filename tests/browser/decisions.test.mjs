@@ -248,6 +248,7 @@ test('calibration: loaded with the file chooser, used by every estimate, named b
   assert.equal((await uiTotal(page)).bytes, estimate.per_gpu.device_total_bytes);
   assert.notEqual(estimate.per_gpu.device_total_bytes, before, 'the calibration changes the figure');
   for (const [k, v] of Object.entries(cal.overheads)) assert.equal((await uiScenario(page)).overheads[k], v);
+  assert.match(state.markdown, new RegExp(`Calibration: browser-cal \\(${state.decisions.calibration.hash}\\)`));
   await page.screenshot({ path: join(outDir, 'decisions-calibration-1280x800.png') });
 
   // The link names it; this browser kept the file, so the link opens calibrated.
