@@ -73,11 +73,13 @@ void AppInit(AppState& state)
 
 bool UpdateEstimate(AppState& state)
 {
-    const nlohmann::json scenario = BuildScenario(state);
-    std::string text = scenario.dump();
-    if (text == state.scenario_text)
+    const nlohmann::json built = BuildScenario(state);
+    std::string key = built.dump() + "|" + state.decisions.calibration.hash;
+    if (key == state.estimate_key && !state.scenario_text.empty())
         return false;
-    state.scenario_text = std::move(text);
+    state.estimate_key = std::move(key);
+    const nlohmann::json scenario = Calibrated(state, built);
+    state.scenario_text = scenario.dump();
     state.scenario_json = scenario;
     state.view = ReadResult(gpumem::estimate(scenario));
     state.estimate_count++;
@@ -136,11 +138,15 @@ void ShowResults(AppState& state)
     }
     ShowSummaryPanel(state);
     ShowBreakdownPanel(state);
+    ShowFitPanel(state);
     ShowTimelinePanel(state);
+    ShowSweepPanel(state);
     ShowComparePanel(state);
     ShowGpuTablePanel(state);
     ShowLayoutTablePanel(state);
     ShowPlannerPanel(state);
+    ShowExportPanel(state);
+    ShowCalibrationPanel(state);
     ShowAssumptionsPanel(state);
     ShowSharePanel(state);
     ShowScenarioPanel(state);

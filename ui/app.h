@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decisions.h"
 #include "hub.h"
 #include "planner.h"
 #include "scenario_state.h"
@@ -54,7 +55,9 @@ struct PageHooks
     void (*save_state)(const std::string& share_json) = nullptr;  // the URL and saved settings
     void (*copy_text)(const std::string& text) = nullptr;
     void (*download)(const std::string& file_name, const std::string& text) = nullptr;
-    void (*open_file)() = nullptr;                           // a file picker; see LoadText()
+    void (*open_file)() = nullptr;  // a file picker; see LoadText()
+    // Keeps a loaded calibration file in the browser, by its hash, so a link naming it opens with it.
+    void (*remember_calibration)(const std::string& hash, const std::string& text) = nullptr;
     void (*set_summary)(const std::string& text) = nullptr;  // the result for screen readers
 };
 
@@ -99,8 +102,10 @@ struct AppState
     std::string link_message;    // why the link's settings were ignored ("" if none)
     std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
 
-    // The estimate of the scenario above. It is recomputed only when the scenario text changes.
-    std::string scenario_text;     // what was last sent to the core
+    // The estimate of the scenario above (with the loaded calibration's overheads, decisions.h). It
+    // is recomputed only when the scenario or the calibration changes.
+    std::string estimate_key;      // the scenario as built, and the calibration's hash
+    std::string scenario_text;     // what was last sent to the core ("" asks for a new estimate)
     nlohmann::json scenario_json;  // the same, as JSON
     ResultView view;               // what came back (ok or errors), read once
     ResultView last_good;          // the last answer that was ok: its resolved defaults
@@ -116,7 +121,8 @@ struct AppState
     std::string layout_table_for;
     std::vector<LayoutRow> layout_table;
 
-    PlannerState planner;  // planner.h
+    PlannerState planner;     // planner.h
+    DecisionState decisions;  // decisions.h: fit, export, sweeps, calibration
 
     // Set by main.cpp: the regular font is the default one; this one is for headline figures.
     ImFont* font_large = nullptr;

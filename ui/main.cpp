@@ -70,6 +70,9 @@ EM_JS(void, PageDownload, (const char* name, const char* text), {
 EM_JS(void, PageOpenFile, (), {
     Module['page']['openFile']();
 });
+EM_JS(void, PageRememberCalibration, (const char* hash, const char* text), {
+    Module['page']['rememberCalibration'](UTF8ToString(hash), UTF8ToString(text));
+});
 EM_JS(int, PageHasServices, (), {
     return Module['page'] ? 1 : 0;
 });
@@ -212,7 +215,10 @@ void UiHubResponse(const std::string& response)
 std::string UiLoadText(const std::string& name, const std::string& text)
 {
     gpumem::ui::AppState& app = g_platform.app;
-    return gpumem::ui::LoadText(app, text, name) ? "" : app.import_message;
+    if (gpumem::ui::LoadText(app, text, name))
+        return "";
+    const std::string& calibration = app.decisions.calibration.message;
+    return calibration.empty() ? app.import_message : calibration;
 }
 
 // A file or dropped text the page refused before reading it (too large): its name and why.
@@ -268,7 +274,8 @@ std::string UiScenario()
 
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
-// "import_message", "link_message", "share", "pinned", "markdown", "plan", "maxfit",
+// "import_message", "link_message", "share", "pinned", "markdown", "plan", "maxfit", "decisions"
+// (decisions.h: fit, export, sweeps, calibration),
 // "keyboard_focus": the recorded widget keyboard navigation is on}.
 std::string UiState()
 {
@@ -305,6 +312,7 @@ std::string UiState()
            planner.plan.is_object() ? planner.plan.value("plans", nlohmann::json::array()) : nlohmann::json::array()},
           {"search", planner.plan.is_object() ? planner.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
         {"maxfit", planner.maxfit},
+        {"decisions", gpumem::ui::DecisionsJson(app)},
         {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
     }
         .dump();
@@ -389,6 +397,9 @@ int main()
             PageDownload(name.c_str(), text.c_str());
         };
         hooks.open_file = []() { PageOpenFile(); };
+        hooks.remember_calibration = [](const std::string& hash, const std::string& text) {
+            PageRememberCalibration(hash.c_str(), text.c_str());
+        };
         hooks.set_summary = [](const std::string& text) { PageSetSummary(text.c_str()); };
     }
     gpumem::ui::AppInit(p.app);

@@ -253,6 +253,22 @@ void ShowLinkNotices(AppState& state)
             hub.token_withheld = false;
         }
     }
+    if (const CalibrationState& c = state.decisions.calibration; !c.wanted_hash.empty())
+    {
+        const std::string notice = "This link was made with the calibration \"" + c.wanted_name + "\" (hash " +
+                                   c.wanted_hash +
+                                   "), which this browser does not have: load that file (Calibration, Load "
+                                   "calibration...) to see the link's numbers. Until then the defaults apply.";
+        TextNotice("##calibration_notice", UtilizationColor(0.9), notice.c_str());
+        if (state.page.open_file != nullptr)
+        {
+            if (ImGui::SmallButton("Load calibration...##notice"))
+                state.page.open_file();
+            ImGui::SameLine();
+        }
+        if (ImGui::SmallButton("Dismiss##calibration_notice"))
+            state.decisions.calibration.wanted_hash.clear();
+    }
     if (!state.link_message.empty())
     {
         TextNotice("##link_message", UtilizationColor(1.0), state.link_message.c_str());

@@ -112,6 +112,14 @@ void ShowSummaryPanel(AppState& state)
                     FormatCount(r.params_trainable).c_str());
     if (r.host_bytes > 0)
         ImGui::Text("Host RAM for offloaded state: %s", FormatBytes(r.host_bytes).c_str());
+    if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
+    {
+        ImGui::TextDisabled("Calibrated: %s (%s)", c.name.c_str(), c.hash.c_str());
+        ImGui::SameLine();
+        HelpMarker(
+            "The runtime overheads the scenario leaves open come from this calibration file (under "
+            "Calibration), fitted to measured peaks, instead of the estimator's defaults.");
+    }
     if (r.has_serving)
     {
         ImGui::Text("KV cache: %s tokens (%s blocks); %s sequences of %s tokens at once",

@@ -177,7 +177,8 @@ void ShowPinnedButtons(AppState& state)
         }
         ImGui::SameLine();
         if (ImGui::SmallButton("Load"))
-            ImportScenario(state, nlohmann::json::parse(state.pinned[i].scenario_text, nullptr, false));
+            ImportScenario(
+                state, WithoutCalibration(state, nlohmann::json::parse(state.pinned[i].scenario_text, nullptr, false)));
         ImGui::PopID();
     }
 }

@@ -19,13 +19,18 @@ void ShowHardwarePanel(AppState& state);     // GPU model and count
 void ShowImagesRow(AppState& state);         // images per sequence (multimodal models only)
 void ShowAdvancedPanel(AppState& state);     // every tunable factor, with its default
 
-// Results (right column): panel_results.cpp, panel_tables.cpp, panel_planner.cpp, panel_share.cpp
+// Results (right column): panel_results.cpp, panel_tables.cpp, panel_planner.cpp, panel_share.cpp,
+// panel_decisions.cpp
 void ShowSummaryPanel(AppState& state);      // the three figures, fits, GPUs needed
 void ShowBreakdownPanel(AppState& state);    // stacked bars per GPU against the card, legend
 void ShowAssumptionsPanel(AppState& state);  // warnings and the defaults the core applied
 void ShowTimelinePanel(AppState& state);     // allocated memory per phase of the step
 void ShowGpuTablePanel(AppState& state);     // which cards fit serving / training / LoRA
 void ShowLayoutTablePanel(AppState& state);  // TP x PP x EP splits of the GPUs
+void ShowFitPanel(AppState& state);          // what would make it fit, or what each change saves
+void ShowSweepPanel(AppState& state);        // peak memory against the sequence and batch sizes
+void ShowExportPanel(AppState& state);       // the config file or command line that runs it
+void ShowCalibrationPanel(AppState& state);  // the calibration file in use, and loading one
 void ShowPlannerPanel(AppState& state);      // max fit, and the layouts of a cluster that fit
 void ShowComparePanel(AppState& state);      // pinned results beside the current one
 void ShowSharePanel(AppState& state);        // copy as Markdown, export, import, paste

@@ -187,7 +187,7 @@ void UpdatePlan(AppState& state)
 
 void LoadPlanRow(AppState& state, const PlanRow& row)
 {
-    json scenario = row.scenario;
+    json scenario = WithoutCalibration(state, row.scenario);
     // The model stays the calculator's own (a Hub or pasted model is not a preset the import knows).
     if (scenario.is_object())
         scenario.erase("model");

@@ -104,6 +104,27 @@ nlohmann::json LinkScenario(AppState& state, const nlohmann::json& request, cons
     return nullptr;
 }
 
+// The calibration a link names ({"calibration": {"name", "hash"}}): the browser's copy of that file
+// when the page has one ("calibration_text"), else a notice asking for it.
+void OpenCalibration(AppState& state, const nlohmann::json& request)
+{
+    const nlohmann::json* wanted = request.contains("calibration") ? &request["calibration"] : nullptr;
+    if (wanted == nullptr || !wanted->is_object())
+        return;
+    CalibrationState& c = state.decisions.calibration;
+    const std::string hash = StringOr(*wanted, "hash", "");
+    if (hash.empty() || hash == c.hash)
+        return;
+    c.wanted_hash = hash;
+    c.wanted_name = StringOr(*wanted, "name", "");
+    std::string error;
+    if (request.contains("calibration_text") && request["calibration_text"].is_string())
+        if (std::optional<nlohmann::json> file =
+                gpumem::parse_json(request["calibration_text"].get<std::string>(), error))
+            if (gpumem::calibration_hash(*file) == hash)
+                LoadCalibration(state, *file);
+}
+
 // The largest components of a result, biggest first, with their labels.
 std::vector<std::pair<std::uint64_t, const char*>> LargestComponents(const ResultView& view)
 {
@@ -153,6 +174,7 @@ void OpenFromPage(AppState& state, const nlohmann::json& request)
             hub.config = nullptr;
             hub.pending_scenario = scenario;
             RequestHubModel(state);
+            OpenCalibration(state, request);
             return;
         }
         state.scenario.model.source = ModelSource::Preset;
@@ -160,6 +182,7 @@ void OpenFromPage(AppState& state, const nlohmann::json& request)
     }
     if (scenario.is_object() && !ImportScenario(state, scenario))
         state.link_message = ignored + state.import_message;
+    OpenCalibration(state, request);
 }
 
 nlohmann::json ShareState(const AppState& state)
@@ -187,6 +210,12 @@ nlohmann::json ShareState(const AppState& state)
     }
     if (std::string(state.hub.base) != "https://huggingface.co")
         share["hub"] = state.hub.base;
+    // The calibration by name and hash only (the one in use, or the one a link asked for).
+    const CalibrationState& c = state.decisions.calibration;
+    if (!c.hash.empty())
+        share["calibration"] = {{"name", c.name}, {"hash", c.hash}};
+    else if (!c.wanted_hash.empty())
+        share["calibration"] = {{"name", c.wanted_name}, {"hash", c.wanted_hash}};
     share["scenario"] = scenario;
     return share;
 }
@@ -256,6 +285,15 @@ bool LoadText(AppState& state, const std::string& text, const std::string& name)
         state.import_message = name + ": not a JSON object (a scenario or a model's config.json was expected)";
         return false;
     }
+    // A calibration file (gpumem calibrate): its overheads apply to every estimate from now on.
+    if (doc.contains("gpumem_calibration"))
+    {
+        if (!LoadCalibration(state, doc))
+            return false;
+        if (state.page.remember_calibration != nullptr)
+            state.page.remember_calibration(state.decisions.calibration.hash, text);
+        return true;
+    }
     // A config.json names its architecture; a scenario has a model, a mode or a version.
     if (doc.contains("model_type") || doc.contains("architectures"))
     {
@@ -315,7 +353,10 @@ std::string ResultMarkdown(const AppState& state)
     char tail[96];
     std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% of the card (gpumem %s).\n", r.fits ? "Fits" : "Does not fit",
                   r.utilization * 100.0, state.version.c_str());
-    return md + tail;
+    md += tail;
+    if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
+        md += "Calibration: " + c.name + " (" + c.hash + ").\n";
+    return md;
 }
 
 std::string ResultSummary(const AppState& state)
@@ -346,6 +387,8 @@ std::string ResultSummary(const AppState& state)
     }
     if (!parts.empty())
         text += ".";
+    if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
+        text += " Calibrated with " + c.name + ".";
     for (const std::string& w : r.warnings)
         text += " Warning: " + w + ".";
     return text;

@@ -14,15 +14,16 @@ struct ResultView;
 
 // What a link or saved settings asked for (page.js reads the URL and localStorage):
 // {"hub": base, "model": id, "revision": rev, "scenario_text": "{...}", "link_problem": why,
-//  "token": t, "remember_token": b}. A model that is a bundled preset loads at once; any other id
+//  "token": t, "remember_token": b, "calibration": {"name", "hash"}, "calibration_text": the
+// browser's copy of that file, when it has one}. A model that is a bundled preset loads at once; any other id
 // is fetched from the Hub. "hub" comes only from a link and holds for this visit; settings that
 // cannot be read (link_problem, or scenario_text the core refuses) leave the defaults and say so
 // in state.link_message.
 void OpenFromPage(AppState& state, const nlohmann::json& request);
 
 // The share state handed to the page for the URL and saved settings:
-// {"model", "revision", "hub", "scenario"} (the scenario without its model for presets and Hub
-// models, which the link names instead). Never holds the token.
+// {"model", "revision", "hub", "scenario", "calibration": {"name", "hash"}} (the scenario without its model for presets
+// and Hub models, which the link names instead). Never holds the token.
 nlohmann::json ShareState(const AppState& state);
 
 // Loads a scenario document (v1 or gpu-mem-calculator's config format) into the controls. Fields
@@ -30,7 +31,8 @@ nlohmann::json ShareState(const AppState& state);
 // it is not a scenario the core accepts.
 bool ImportScenario(AppState& state, const nlohmann::json& doc);
 
-// Text from a file drop, the file picker or the paste box: a scenario or a model's config.json.
+// Text from a file drop, the file picker or the paste box: a scenario, a model's config.json or a
+// calibration file (gpumem calibrate's; decisions.h).
 bool LoadText(AppState& state, const std::string& text, const std::string& name);
 
 // The model and the settings that tell results apart ("Llama-3.1-8B, full bs 1 x 2048, 1 x

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "export/export.h"  // core/src: the export formats, whose labels name the combo's entries
 #include "imgui.h"
 #include "imgui_internal.h"
 
@@ -77,10 +78,33 @@ std::vector<NamedItem> MakeNamedItems()
         {"plan_gpus", "##plan_gpus"},
         {"plan_global_batch", "##plan_global_batch"},
         {"plan_top", "##plan_top"},
+        // What would make it fit, the chart, configs to run, calibration
+        {"fit_header", "###fit"},
+        {"fit_undo", "Undo##fit"},
+        {"sweep_header", "###sweep"},
+        {"sweep_size", "##sweep_size"},
+        {"sweep_batch", "##sweep_batch"},
+        {"sweep_size_svg", "Download SVG####sweep_size"},
+        {"export_header", "###export"},
+        {"export_format", "##export_format"},
+        {"export_copy", "Copy##export"},
+        {"export_download", "Download##export"},
+        {"export_text", "##export_text"},
+        {"export_error", "##export_error"},
+        {"calibration_header", "###calibration"},
+        {"load_calibration", "Load calibration..."},
+        {"remove_calibration", "Remove##calibration"},
+        {"calibration_message", "##calibration_message"},
+        {"calibration_notice", "##calibration_notice"},
+        {"calibration_notice_load", "Load calibration...##notice"},
     };
     for (const char* field :
          {"training.batch_size", "training.seq_len", "inference.batch_size", "inference.context_len"})
         items.push_back({std::string("maxfit_use_") + field, std::string("Use##") + field});
+    for (const auto& format : gpumem::detail::kExportFormats)  // export_format_vllm: the combo's entries
+        items.push_back({std::string("export_format_") + format.name, format.label});
+    for (int i = 1; i <= 64; i++)  // fit's suggestions
+        items.push_back({"fit_apply_" + std::to_string(i), "Apply##fit_" + std::to_string(i)});
     for (int rank = 1; rank <= 100; rank++)  // the planner shows at most 100 rows
         items.push_back({"plan_load_" + std::to_string(rank), "Load " + std::to_string(rank)});
     return items;

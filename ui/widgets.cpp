@@ -291,4 +291,197 @@ void EndStackedBars()
     ImGui::PopID();
 }
 
+//-----------------------------------------------------------------------------
+// [SECTION] Line chart
+//-----------------------------------------------------------------------------
+
+namespace {
+
+struct LinePlotLegendItem
+{
+    const char* label;
+    ImU32 color;
+};
+
+struct LinePlotContext
+{
+    bool open = false;
+    const char* x_label = "";
+    const char* y_unit = "";
+    double x_max = 2.0;
+    double y_max = 1.0;
+    ImRect frame;  // the whole item
+    ImRect plot;   // the data area inside the axes
+    bool hovered = false;
+    const double* xs = nullptr;  // the last line, for the hover tooltip
+    const double* ys = nullptr;
+    int count = 0;
+    ImVector<LinePlotLegendItem> legend;
+};
+
+LinePlotContext GLinePlot;
+
+ImVec2 PlotToScreen(const LinePlotContext& ctx, double x, double y)
+{
+    const double lx = std::log2(std::max(x, 1.0)) / std::log2(std::max(ctx.x_max, 2.0));
+    const double ly = std::clamp(y / ctx.y_max, 0.0, 1.0);
+    return ImVec2(ctx.plot.Min.x + static_cast<float>(lx) * ctx.plot.GetWidth(),
+                  ctx.plot.Max.y - static_cast<float>(ly) * ctx.plot.GetHeight());
+}
+
+// "512", "8K", "128K": a power of two as a tick label.
+std::string SizeLabel(double v)
+{
+    char buf[32];
+    if (v >= 1024.0 && std::fmod(v, 1024.0) == 0.0)
+        std::snprintf(buf, sizeof(buf), "%gK", v / 1024.0);
+    else
+        std::snprintf(buf, sizeof(buf), "%g", v);
+    return buf;
+}
+
+}  // namespace
+
+bool BeginLinePlot(const char* str_id, const char* x_label, const char* y_unit, double x_max, double y_max,
+                   float height)
+{
+    LinePlotContext& ctx = GLinePlot;
+    IM_ASSERT(!ctx.open && "BeginLinePlot() called twice without EndLinePlot()");
+    const float font = ImGui::GetFontSize();
+    const ImVec2 pos = ImGui::GetCursorScreenPos();
+    const ImVec2 size(ImGui::GetContentRegionAvail().x, height > 0.0f ? height : font * 14.0f);
+    ImGui::InvisibleButton(str_id, size);
+    if (!ImGui::IsItemVisible())
+        return false;
+    ctx.open = true;
+    ctx.x_label = x_label;
+    ctx.y_unit = y_unit;
+    ctx.x_max = std::max(x_max, 2.0);
+    ctx.y_max = y_max > 0.0 ? y_max : 1.0;
+    ctx.frame = ImRect(pos, ImVec2(pos.x + size.x, pos.y + size.y));
+    const float left = ImGui::CalcTextSize("000.0").x + font * 0.6f;
+    const float bottom = ImGui::GetTextLineHeightWithSpacing() * 2.0f + font * 0.35f;
+    ctx.plot = ImRect(ImVec2(pos.x + left, pos.y + font * 0.5f),
+                      ImVec2(pos.x + size.x - font * 1.5f, pos.y + size.y - bottom));
+    ctx.hovered = ImGui::IsItemHovered();
+    ctx.xs = ctx.ys = nullptr;
+    ctx.count = 0;
+    ctx.legend.resize(0);
+    ImGui::GetWindowDrawList()->AddRectFilled(ctx.plot.Min, ctx.plot.Max, ImGui::GetColorU32(ImGuiCol_FrameBg),
+                                              ImGui::GetStyle().FrameRounding);
+    return true;
+}
+
+void PlotLine(const char* label, const double xs[], const double ys[], int count, ImU32 color)
+{
+    LinePlotContext& ctx = GLinePlot;
+    IM_ASSERT(ctx.open);
+    ImDrawList* draw_list = ImGui::GetWindowDrawList();
+    const float thickness = std::max(2.0f, ImGui::GetFontSize() * 0.15f);
+    for (int i = 1; i < count; i++)
+        draw_list->AddLine(PlotToScreen(ctx, xs[i - 1], ys[i - 1]), PlotToScreen(ctx, xs[i], ys[i]), color, thickness);
+    for (int i = 0; i < count; i++)
+        draw_list->AddCircleFilled(PlotToScreen(ctx, xs[i], ys[i]), thickness * 1.3f, color);
+    ctx.xs = xs;
+    ctx.ys = ys;
+    ctx.count = count;
+    ctx.legend.push_back({label, color});
+}
+
+void PlotHLine(const char* label, double y, ImU32 color)
+{
+    LinePlotContext& ctx = GLinePlot;
+    IM_ASSERT(ctx.open);
+    const ImVec2 a = PlotToScreen(ctx, 1.0, y);
+    const ImVec2 b(ctx.plot.Max.x, a.y);
+    // Dashed, like a reference line.
+    const float dash = ImGui::GetFontSize() * 0.6f;
+    ImDrawList* draw_list = ImGui::GetWindowDrawList();
+    for (float x = a.x; x < b.x; x += dash * 1.6f)
+        draw_list->AddLine(ImVec2(x, a.y), ImVec2(std::min(x + dash, b.x), a.y), color, 2.0f);
+    ctx.legend.push_back({label, color});
+}
+
+void PlotMarker(const char* label, double x, double y, ImU32 color)
+{
+    LinePlotContext& ctx = GLinePlot;
+    IM_ASSERT(ctx.open);
+    const ImVec2 p = PlotToScreen(ctx, x, y);
+    const float r = ImGui::GetFontSize() * 0.45f;
+    ImDrawList* draw_list = ImGui::GetWindowDrawList();
+    draw_list->AddCircle(p, r, color, 0, 2.0f);
+    draw_list->AddLine(ImVec2(p.x, p.y + r), ImVec2(p.x, ctx.plot.Max.y), color, 1.0f);
+    ctx.legend.push_back({label, color});
+}
+
+void EndLinePlot()
+{
+    LinePlotContext& ctx = GLinePlot;
+    IM_ASSERT(ctx.open);
+    ImDrawList* draw_list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const float tick_h = font * 0.35f;
+    const ImU32 axis_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+
+    // y axis: nice steps of the unit, with light grid lines.
+    const double y_step = NiceStep(ctx.y_max, 5);
+    for (double v = 0.0; v <= ctx.y_max * 1.0001; v += y_step)
+    {
+        const float y = PlotToScreen(ctx, 1.0, v).y;
+        draw_list->AddLine(ImVec2(ctx.plot.Min.x, y), ImVec2(ctx.plot.Max.x, y), ImGui::GetColorU32(ImGuiCol_Border));
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%g", v);
+        const ImVec2 text = ImGui::CalcTextSize(buf);
+        draw_list->AddText(ImVec2(ctx.plot.Min.x - text.x - font * 0.3f, y - text.y * 0.5f), axis_col, buf);
+    }
+    draw_list->AddText(ImVec2(ctx.frame.Min.x, ctx.plot.Max.y + tick_h), axis_col, ctx.y_unit);
+
+    // x axis: powers of two, every other one labelled when they crowd.
+    draw_list->AddLine(ImVec2(ctx.plot.Min.x, ctx.plot.Max.y), ImVec2(ctx.plot.Max.x, ctx.plot.Max.y), axis_col);
+    const int decades = static_cast<int>(std::ceil(std::log2(ctx.x_max)));
+    const float per_tick = ctx.plot.GetWidth() / static_cast<float>(std::max(decades, 1));
+    const int every = per_tick < ImGui::CalcTextSize("128K ").x ? 2 : 1;
+    for (int k = 0; k <= decades; k++)
+    {
+        const double v = std::ldexp(1.0, k);
+        if (v > ctx.x_max * 1.0001)
+            break;
+        const float x = PlotToScreen(ctx, v, 0.0).x;
+        draw_list->AddLine(ImVec2(x, ctx.plot.Max.y), ImVec2(x, ctx.plot.Max.y + tick_h), axis_col);
+        if (k % every != 0)
+            continue;
+        const std::string label = SizeLabel(v);
+        const float w = ImGui::CalcTextSize(label.c_str()).x;
+        draw_list->AddText(ImVec2(x - w * 0.5f, ctx.plot.Max.y + tick_h), axis_col, label.c_str());
+    }
+
+    // The axis title and the legend on one line under the axis.
+    float x = ctx.plot.Min.x;
+    const float y = ctx.plot.Max.y + tick_h + ImGui::GetTextLineHeightWithSpacing();
+    draw_list->AddText(ImVec2(x, y), ImGui::GetColorU32(ImGuiCol_Text), ctx.x_label);
+    x += ImGui::CalcTextSize(ctx.x_label).x + font * 1.5f;
+    for (const LinePlotLegendItem& item : ctx.legend)
+    {
+        draw_list->AddRectFilled(ImVec2(x, y + font * 0.25f), ImVec2(x + font * 0.5f, y + font * 0.75f), item.color);
+        x += font * 0.8f;
+        draw_list->AddText(ImVec2(x, y), axis_col, item.label);
+        x += ImGui::CalcTextSize(item.label).x + font;
+    }
+
+    // Hover: the nearest point of the last line.
+    if (ctx.hovered && ctx.count > 0)
+    {
+        const float mouse_x = ImGui::GetIO().MousePos.x;
+        int best = 0;
+        for (int i = 1; i < ctx.count; i++)
+            if (std::fabs(PlotToScreen(ctx, ctx.xs[i], 0.0).x - mouse_x) <
+                std::fabs(PlotToScreen(ctx, ctx.xs[best], 0.0).x - mouse_x))
+                best = i;
+        const ImVec2 p = PlotToScreen(ctx, ctx.xs[best], ctx.ys[best]);
+        draw_list->AddCircle(p, font * 0.4f, ImGui::GetColorU32(ImGuiCol_Text), 0, 2.0f);
+        ImGui::SetTooltip("%s %s: %.2f %s", ctx.x_label, SizeLabel(ctx.xs[best]).c_str(), ctx.ys[best], ctx.y_unit);
+    }
+    ctx.open = false;
+}
+
 }  // namespace gpumem::ui

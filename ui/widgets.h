@@ -212,4 +212,26 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
 // Draws the value axis under the bars and closes the chart.
 void EndStackedBars();
 
+//-----------------------------------------------------------------------------
+// [SECTION] Line chart
+//-----------------------------------------------------------------------------
+// Peak memory against a size, in the same grammar:
+//
+//     if (BeginLinePlot("##sweep_seq_len", "Sequence length", "GiB", x_max, y_max))
+//     {
+//         PlotLine("Peak per GPU", xs, ys, count, color);      // one polyline, points marked
+//         PlotHLine("H100 80GB", capacity, color);             // a level across the chart
+//         PlotMarker("Max fit", x, y, color);                  // one labelled point
+//         EndLinePlot();                                       // axes, legend, hover tooltip
+//     }
+//
+// The x axis is logarithmic (base 2) from 1 to x_max: the sweeps step by powers of two. The chart is
+// one item (its ID is str_id), so tools following items by ID see its rectangle.
+bool BeginLinePlot(const char* str_id, const char* x_label, const char* y_unit, double x_max, double y_max,
+                   float height = 0.0f /* 0: 14 lines */);
+void PlotLine(const char* label, const double xs[], const double ys[], int count, ImU32 color);
+void PlotHLine(const char* label, double y, ImU32 color);
+void PlotMarker(const char* label, double x, double y, ImU32 color);
+void EndLinePlot();
+
 }  // namespace gpumem::ui

@@ -18,10 +18,12 @@
 //            JSON without its model when the model is a preset or a Hub id). /?model=Qwen/Qwen3-8B
 //            alone opens that model: a bundled preset at once, any other id from the Hub. A link's
 //            hub= is used for that visit only (the app shows it in a banner) and never saved; a
-//            link whose s= cannot be read opens with a message saying why.
+//            link whose s= cannot be read opens with a message saying why. &cal=HASH&cal_name=NAME
+//            names the calibration file the numbers were made with (never its content).
 //   saved    localStorage, under keys prefixed with this site's folder (two copies of the page on
 //            one origin keep apart): "state", the last URL query without hub=, restored when a
-//            visit has none; "hub_token", the Hub token, only while "remember" is ticked.
+//            visit has none; "hub_token", the Hub token, only while "remember" is ticked;
+//            "calibration:HASH", each calibration file loaded, applied when a link names its hash.
 //   token    the app hands it over with each Hub fetch; hub.js attaches it only for
 //            https://huggingface.co and the https origins the user confirmed this visit
 //            (trustHub, kept in this closure and never saved). Never in the URL or a log.
@@ -49,6 +51,9 @@
   const SITE = window.location.pathname.replace(/[^/]*$/, '');
   const STATE_KEY = `gpumem:${SITE}:state`;
   const TOKEN_KEY = `gpumem:${SITE}:hub_token`;
+  // Calibration files the user loaded, by hash: a link names one (cal=HASH) and this browser's copy
+  // is applied when it has it.
+  const calibrationKey = (hash) => `gpumem:${SITE}:calibration:${hash}`;
   // Origins the user confirmed for the token this visit (hub.js trusts the Hub's own anyway).
   const trustedOrigins = new Set();
 
@@ -106,7 +111,7 @@
   // to the app as text: the core's reader limits its depth and says what is wrong with it.
   function openRequest() {
     const saved = storage();
-    const fromLink = /[?&](model|s|hub)=/.test(window.location.search);
+    const fromLink = /[?&](model|s|hub|cal)=/.test(window.location.search);
     const query = fromLink ? window.location.search : (saved && saved.getItem(STATE_KEY)) || '';
     const params = new URLSearchParams(query);
     const request = {};
@@ -121,6 +126,12 @@
       const text = decodeText(encoded);
       if (text === null) request.link_problem = 'they are not base64url-encoded UTF-8 text';
       else request.scenario_text = text;
+    }
+    const calibration = params.get('cal');
+    if (calibration) {
+      request.calibration = { hash: calibration, name: params.get('cal_name') || '' };
+      const text = saved && saved.getItem(calibrationKey(calibration));
+      if (text) request.calibration_text = text;
     }
     const token = saved && saved.getItem(TOKEN_KEY);
     if (token) {
@@ -165,6 +176,10 @@
         if (share.revision) params.set('rev', share.revision);
         if (share.hub) params.set('hub', share.hub);
         if (share.scenario) params.set('s', encodeText(JSON.stringify(share.scenario)));
+        if (share.calibration) {
+          params.set('cal', share.calibration.hash);
+          if (share.calibration.name) params.set('cal_name', share.calibration.name);
+        }
         const query = queryText(params);
         try {
           window.history.replaceState(null, '', query + window.location.hash);
@@ -181,6 +196,14 @@
       setSummary(text) {
         const summary = document.getElementById('summary');
         if (summary && summary.textContent !== text) summary.textContent = text;
+      },
+      rememberCalibration(hash, text) {
+        const saved = storage();
+        try {
+          if (saved) saved.setItem(calibrationKey(hash), text);
+        } catch {
+          // storage full: the link still names it, and the file can be loaded again
+        }
       },
       copyText(text) {
         const fallback = () => {

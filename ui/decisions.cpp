@@ -1,0 +1,332 @@
+// The decision panels' requests and answers: see decisions.h. The core does the work (fit,
+// export_config, sweep, apply_calibration); this file builds the requests from the calculator's
+// scenario, reads each answer once, and moves suggestions into the calculator and back.
+
+#include "decisions.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "app.h"
+#include "export/export.h"  // core/src: the export formats' table
+#include "imgui.h"
+#include "share.h"
+
+#include <gpumem/gpumem.h>
+
+namespace gpumem::ui {
+
+namespace {
+
+using nlohmann::json;
+
+const json kNull;
+
+const json& At(const json& j, const char* key)
+{
+    return j.is_object() && j.contains(key) ? j[key] : kNull;
+}
+
+std::string Text(const json& j)
+{
+    return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+std::uint64_t Count(const json& j, const char* key)
+{
+    const json& v = At(j, key);
+    return v.is_number() ? static_cast<std::uint64_t>(std::max(0.0, v.get<double>())) : 0;
+}
+
+double Number(const json& j, const char* key)
+{
+    const json& v = At(j, key);
+    return v.is_number() ? v.get<double>() : 0.0;
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+SuggestionView ReadSuggestion(const json& s)
+{
+    SuggestionView view;
+    view.change = Text(At(s, "change"));
+    view.cost = Text(At(s, "cost"));
+    view.tier = Text(At(s, "tier"));
+    if (At(s, "set").is_object())
+        for (const auto& [field, value] : At(s, "set").items())
+            view.set += (view.set.empty() ? "" : ", ") + field + " = " + Text(value);
+    view.fits = At(s, "fits") == true;
+    view.device_total_bytes = Count(s, "device_total_bytes");
+    view.capacity_bytes = Count(At(At(s, "estimate"), "per_gpu"), "capacity_bytes");
+    view.saves_bytes = Number(s, "saves_bytes");
+    view.host_bytes = Count(s, "host_bytes");
+    view.scenario = At(s, "scenario");
+    return view;
+}
+
+// The scenario with one dotted field ("training.seq_len") set to `value`.
+json WithField(json scenario, const std::string& field, std::uint64_t value)
+{
+    const std::size_t dot = field.find('.');
+    json& section = scenario[field.substr(0, dot)];
+    if (!section.is_object())
+        section = json::object();
+    section[field.substr(dot + 1)] = value;
+    return scenario;
+}
+
+SweepView ReadSweep(const json& r, const std::string& field, const json& scenario)
+{
+    SweepView view;
+    view.field = field;
+    view.result = r;
+    view.ok = r.is_object() && r.value("ok", false);
+    if (!view.ok)
+    {
+        view.error = ErrorText(r);
+        return view;
+    }
+    view.label = Text(At(r, "label"));
+    view.capacity_gib = Number(r, "capacity_bytes") / kGiB;
+    view.max_fit = Count(r, "max_fit");
+    if (At(r, "points").is_array())
+        for (const json& p : At(r, "points"))
+        {
+            view.xs.push_back(Number(p, "value"));
+            view.ys.push_back(Number(p, "device_total_bytes") / kGiB);
+        }
+    view.current = Number(At(r, "current"), "value");
+    view.current_gib = Number(At(r, "current"), "device_total_bytes") / kGiB;
+    // The max fit is rarely a power of two: its own estimate places the marker.
+    if (view.max_fit > 0)
+        view.max_fit_gib =
+            Number(At(gpumem::estimate(WithField(scenario, field, view.max_fit)), "per_gpu"), "device_total_bytes") /
+            kGiB;
+    return view;
+}
+
+// A drag or a field being typed in: fit and the sweeps (tens of estimates) wait until it ends.
+bool Editing()
+{
+    return ImGui::GetCurrentContext() != nullptr &&
+           (ImGui::IsMouseDown(ImGuiMouseButton_Left) || ImGui::IsAnyItemActive());
+}
+
+}  // namespace
+
+//-----------------------------------------------------------------------------
+// [SECTION] What would make it fit
+//-----------------------------------------------------------------------------
+
+void UpdateFit(AppState& state)
+{
+    FitState& f = state.decisions.fit;
+    if (f.fit_for == state.scenario_text || Editing())
+        return;
+    const json r = gpumem::fit(state.scenario_json);
+    f.fit_for = state.scenario_text;
+    f.fit_count++;
+    f.ok = r.is_object() && r.value("ok", false);
+    f.suggestions.clear();
+    f.fit = r;
+    if (f.fit.is_object())
+        f.fit.erase("estimate");
+    if (!f.ok)
+    {
+        f.error = ErrorText(r);
+        return;
+    }
+    f.error.clear();
+    f.fits = At(r, "fits") == true;
+    f.device_total_bytes = Count(r, "device_total_bytes");
+    f.capacity_bytes = Count(r, "capacity_bytes");
+    f.headroom_bytes = Number(r, "headroom_bytes");
+    if (At(r, "suggestions").is_array())
+        for (const json& s : At(r, "suggestions"))
+            f.suggestions.push_back(ReadSuggestion(s));
+    if (f.fit["suggestions"].is_array())
+        for (json& s : f.fit["suggestions"])
+            s.erase("estimate");
+}
+
+void ApplySuggestion(AppState& state, int index)
+{
+    FitState& f = state.decisions.fit;
+    if (index < 0 || index >= static_cast<int>(f.suggestions.size()))
+        return;
+    const SuggestionView s = f.suggestions[index];  // a copy: the import may refresh the list
+    UndoEntry before{s.change, state.scenario};
+    json scenario = WithoutCalibration(state, s.scenario);
+    // The model stays the calculator's own (a Hub or pasted model is not a preset the import knows).
+    if (scenario.is_object())
+        scenario.erase("model");
+    if (!ImportScenario(state, scenario))
+    {
+        f.message = "Not applied: " + state.import_message;
+        return;
+    }
+    f.undo.push_back(std::move(before));
+    if (static_cast<int>(f.undo.size()) > kMaxUndo)
+        f.undo.erase(f.undo.begin());
+    f.message = "Applied: " + s.change + ".";
+}
+
+void UndoSuggestion(AppState& state)
+{
+    FitState& f = state.decisions.fit;
+    if (f.undo.empty())
+        return;
+    state.scenario = f.undo.back().scenario;
+    f.message = "Undone: " + f.undo.back().change + ".";
+    f.undo.pop_back();
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Configs to run
+//-----------------------------------------------------------------------------
+
+int ExportFormatIndex(const AppState& state)
+{
+    const ExportState& e = state.decisions.export_;
+    const int index = state.scenario.IsInference() ? e.inference_format : e.training_format;
+    return std::clamp(index, 0, static_cast<int>(std::size(gpumem::detail::kExportFormats)) - 1);
+}
+
+void SetExportFormat(AppState& state, int index)
+{
+    ExportState& e = state.decisions.export_;
+    (state.scenario.IsInference() ? e.inference_format : e.training_format) = index;
+}
+
+void UpdateExport(AppState& state)
+{
+    ExportState& e = state.decisions.export_;
+    const char* format = gpumem::detail::kExportFormats[ExportFormatIndex(state)].name;
+    const std::string key = state.scenario_text + "|" + format;
+    if (e.export_for == key)
+        return;
+    e.export_for = key;
+    json r = gpumem::export_config({{"format", format}, {"scenario", state.scenario_json}});
+    if (r.is_object())
+    {
+        r.erase("scenario");
+        r.erase("estimate");
+    }
+    e.result = r;
+    const bool ok = r.is_object() && r.value("ok", false);
+    e.text = ok ? Text(At(r, "text")) : "";
+    e.errors = ok ? "" : ErrorText(r);
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Peak memory against a size
+//-----------------------------------------------------------------------------
+
+void UpdateSweeps(AppState& state)
+{
+    SweepState& s = state.decisions.sweep;
+    if (s.sweep_for == state.scenario_text || Editing())
+        return;
+    s.sweep_for = state.scenario_text;
+    s.sweep_count++;
+    const bool inference = state.scenario.IsInference();
+    const std::string size_field = inference ? "inference.context_len" : "training.seq_len";
+    const std::string batch_field = inference ? "inference.batch_size" : "training.batch_size";
+    const json& scenario = state.scenario_json;
+    s.size = ReadSweep(gpumem::sweep({{"scenario", scenario}, {"field", size_field}}), size_field, scenario);
+    s.batch = ReadSweep(gpumem::sweep({{"scenario", scenario}, {"field", batch_field}}), batch_field, scenario);
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Calibration
+//-----------------------------------------------------------------------------
+
+bool LoadCalibration(AppState& state, const json& file)
+{
+    CalibrationState& c = state.decisions.calibration;
+    // The core checks the file (its format and the version that fitted it) on a scenario it can read.
+    const json r = gpumem::apply_calibration(json{{"version", 1}}, file);
+    if (!r.is_object() || !r.value("ok", false))
+    {
+        c.message = "calibration not loaded: " + ErrorText(r);
+        return false;
+    }
+    c.file = file;
+    c.name = Text(At(At(r, "calibration"), "name"));
+    c.hash = Text(At(At(r, "calibration"), "hash"));
+    c.message.clear();
+    if (c.hash == c.wanted_hash)
+    {
+        c.wanted_hash.clear();
+        c.wanted_name.clear();
+    }
+    state.scenario_text.clear();  // estimate again with it
+    return true;
+}
+
+void ClearCalibration(AppState& state)
+{
+    CalibrationState& c = state.decisions.calibration;
+    c.file = nullptr;
+    c.name.clear();
+    c.hash.clear();
+    c.message.clear();
+    state.scenario_text.clear();
+}
+
+json Calibrated(AppState& state, const json& scenario)
+{
+    CalibrationState& c = state.decisions.calibration;
+    if (c.file.is_null())
+        return scenario;
+    const json r = gpumem::apply_calibration(scenario, c.file);
+    if (r.is_object() && r.value("ok", false) && r.contains("scenario"))
+        return r["scenario"];
+    c.message = "calibration not applied: " + ErrorText(r);
+    return scenario;
+}
+
+json WithoutCalibration(const AppState& state, json scenario)
+{
+    const json& own = state.scenario.overheads;
+    const json& cal = At(state.decisions.calibration.file, "overheads");
+    if (!cal.is_object() || !scenario.is_object() || !At(scenario, "overheads").is_object())
+        return scenario;
+    json& o = scenario["overheads"];
+    for (const auto& [key, value] : cal.items())
+        if (!(own.is_object() && own.contains(key)) && o.contains(key) && o[key] == value)
+            o.erase(key);
+    if (o.empty())
+        scenario.erase("overheads");
+    return scenario;
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] For the test hooks
+//-----------------------------------------------------------------------------
+
+json DecisionsJson(const AppState& state)
+{
+    const DecisionState& d = state.decisions;
+    auto sweep = [](const SweepView& v) {
+        return json{{"ok", v.ok},       {"field", v.field},     {"label", v.label},
+                    {"error", v.error}, {"max_fit", v.max_fit}, {"points", v.xs.size()}};
+    };
+    return {
+        {"fit", d.fit.fit},
+        {"fit_count", d.fit.fit_count},
+        {"undo", d.fit.undo.size()},
+        {"message", d.fit.message},
+        {"export", d.export_.result},
+        {"export_format", gpumem::detail::kExportFormats[ExportFormatIndex(state)].name},
+        {"sweep", {{"count", d.sweep.sweep_count}, {"size", sweep(d.sweep.size)}, {"batch", sweep(d.sweep.batch)}}},
+        {"calibration",
+         {{"name", d.calibration.name},
+          {"hash", d.calibration.hash},
+          {"message", d.calibration.message},
+          {"wanted_name", d.calibration.wanted_name},
+          {"wanted_hash", d.calibration.wanted_hash}}},
+    };
+}
+
+}  // namespace gpumem::ui

@@ -1,0 +1,144 @@
+// The decision panels' state: what would make the scenario fit (gpumem::fit), the configs that run it
+// (gpumem::export_config), peak memory against a size (gpumem::sweep) and a calibration file
+// (gpumem::apply_calibration). Each answer is kept as JSON (for the test hooks) and read once into
+// the views panel_decisions.cpp draws; each is asked for again only when the scenario changes.
+//
+//     UpdateFit(state);                       // gpumem::fit of state.scenario_json, cached
+//     ApplySuggestion(state, 0);              // the first suggestion into the calculator...
+//     UndoSuggestion(state);                  // ...and back
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario_state.h"
+
+namespace gpumem::ui {
+
+// One of gpumem::fit's suggestions.
+struct SuggestionView
+{
+    std::string change;  // "training method: LoRA"
+    std::string cost;    // what the change costs the run
+    std::string tier;    // same_math, slower, numerics, data, hardware, method
+    std::string set;     // the fields it sets, "training.method = lora"
+    bool fits = false;
+    std::uint64_t device_total_bytes = 0;
+    std::uint64_t capacity_bytes = 0;  // of the suggestion's card (another card changes it)
+    double saves_bytes = 0.0;
+    std::uint64_t host_bytes = 0;
+    nlohmann::json scenario;  // what Apply puts into the calculator
+};
+
+// A scenario the calculator had before Apply, and what Apply changed.
+struct UndoEntry
+{
+    std::string change;
+    ScenarioState scenario;
+};
+
+struct FitState
+{
+    std::string fit_for;  // the scenario_text the answer is for
+    nlohmann::json fit;   // gpumem::fit's answer, less its scenarios and estimates (for tests)
+    bool ok = false;
+    std::string error;
+    bool fits = false;
+    std::uint64_t device_total_bytes = 0;
+    std::uint64_t capacity_bytes = 0;
+    double headroom_bytes = 0.0;
+    std::vector<SuggestionView> suggestions;
+    int fit_count = 0;  // how many times gpumem::fit ran (for tests)
+
+    std::vector<UndoEntry> undo;  // the newest last; kMaxUndo at most
+    std::string message;          // "Applied: ..." / "Undone: ..."
+};
+
+struct ExportState
+{
+    int training_format = 0;   // index into kExportFormats: the format shown for training...
+    int inference_format = 6;  // ...and for serving (vllm)
+    std::string export_for;    // scenario_text + format of the answer
+    nlohmann::json result;     // gpumem::export_config's answer, less its scenario and estimate
+    std::string text;          // result.text ("" on an error)
+    std::string errors;        // the core's messages, when not ok
+};
+
+// One sweep: peak memory per GPU against one size.
+struct SweepView
+{
+    bool ok = false;
+    std::string field;  // "training.seq_len", ...
+    std::string label;  // "Sequence length"
+    std::string error;
+    std::vector<double> xs, ys;  // the size, the peak in GiB
+    double capacity_gib = 0.0;
+    std::uint64_t max_fit = 0;  // 0: not even 1 fits
+    double max_fit_gib = 0.0;   // the peak at max_fit (its own estimate)
+    double current = 0.0;       // the scenario's own value, and its peak
+    double current_gib = 0.0;
+    nlohmann::json result;  // gpumem::sweep's answer (for the SVG and the tests)
+};
+
+struct SweepState
+{
+    std::string sweep_for;  // the scenario_text the sweeps are for
+    SweepView size;         // training.seq_len / inference.context_len
+    SweepView batch;        // training.batch_size / inference.batch_size
+    int sweep_count = 0;
+};
+
+struct CalibrationState
+{
+    nlohmann::json file;  // the loaded calibration (null when none)
+    std::string name, hash;
+    std::string message;  // why the last file was refused ("" if none)
+    // A link's calibration that the page does not have: load that file to see the link's numbers.
+    std::string wanted_name, wanted_hash;
+};
+
+struct DecisionState
+{
+    FitState fit;
+    ExportState export_;
+    SweepState sweep;
+    CalibrationState calibration;
+};
+
+struct AppState;
+
+inline constexpr int kMaxUndo = 16;
+
+// Asks gpumem::fit again when the scenario changed (not while a drag or a typed field is under way).
+void UpdateFit(AppState& state);
+// Puts suggestion `index` into the calculator, keeping the scenario before it for UndoSuggestion.
+void ApplySuggestion(AppState& state, int index);
+// Puts back the scenario the last Apply replaced.
+void UndoSuggestion(AppState& state);
+
+// The format shown for the current mode (an index into kExportFormats), and setting it.
+int ExportFormatIndex(const AppState& state);
+void SetExportFormat(AppState& state, int index);
+// Asks gpumem::export_config again when the scenario or the format changed.
+void UpdateExport(AppState& state);
+
+// Asks gpumem::sweep again, for both sizes, when the scenario changed (not during a drag or typing).
+void UpdateSweeps(AppState& state);
+
+// Reads a calibration file (gpumem calibrate's output). False, with calibration.message saying why,
+// when the core refuses it (not a calibration, or fitted by another gpumem version).
+bool LoadCalibration(AppState& state, const nlohmann::json& file);
+void ClearCalibration(AppState& state);
+// The scenario with the loaded calibration's overheads (as it is when none is loaded).
+nlohmann::json Calibrated(AppState& state, const nlohmann::json& scenario);
+// A scenario from the core (a suggestion, a plan row) without the overheads the calibration put
+// in: they stay the calibration's, not the scenario's own.
+nlohmann::json WithoutCalibration(const AppState& state, nlohmann::json scenario);
+
+// The decisions as the test hooks report them.
+nlohmann::json DecisionsJson(const AppState& state);
+
+}  // namespace gpumem::ui

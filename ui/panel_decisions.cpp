@@ -1,0 +1,274 @@
+// The decision panels: what would make the scenario fit (and Apply / Undo), the configs that run
+// it, peak memory against a size, and the calibration in use. decisions.cpp asks the core and
+// reads its answers; this file places them.
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdio>
+#include <iterator>
+#include <string>
+
+#include "app.h"
+#include "export/export.h"  // core/src: the export formats' table
+#include "imgui.h"
+#include "panels.h"
+#include "widgets.h"
+
+#include <gpumem/gpumem.h>
+
+namespace gpumem::ui {
+
+namespace {
+
+using gpumem::detail::kExportFormats;
+
+// "61.20 GiB (77 %)", coloured by the share of the card.
+void PeakCell(std::uint64_t bytes, std::uint64_t capacity)
+{
+    const double used = capacity > 0 ? static_cast<double>(bytes) / static_cast<double>(capacity) : 1.0;
+    ImGui::TextColored(UtilizationColor(used), "%s (%.0f %%)", FormatBytes(bytes).c_str(), used * 100.0);
+}
+
+void ShowSuggestionRow(AppState& state, int index, bool headroom)
+{
+    const FitState& f = state.decisions.fit;
+    const SuggestionView& s = f.suggestions[index];
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(s.change.c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Sets %s\nKind of change: %s%s", s.set.c_str(), s.tier.c_str(),
+                          s.host_bytes > 0 ? ("\nHost RAM: " + FormatBytes(s.host_bytes)).c_str() : "");
+    ImGui::TableNextColumn();
+    PeakCell(s.device_total_bytes, s.capacity_bytes > 0 ? s.capacity_bytes : f.capacity_bytes);
+    if (headroom)
+    {
+        ImGui::TableNextColumn();
+        ImGui::Text("%s", FormatBytes(static_cast<std::uint64_t>(std::max(0.0, s.saves_bytes))).c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", s.cost.c_str());
+    ImGui::PopStyleColor();
+    ImGui::TableNextColumn();
+    if (ImGui::SmallButton(("Apply##fit_" + std::to_string(index + 1)).c_str()))
+        ApplySuggestion(state, index);
+}
+
+// One sweep as a chart, with its SVG download.
+void ShowSweep(AppState& state, const SweepView& v, const char* str_id)
+{
+    if (!v.ok)
+    {
+        ImGui::TextDisabled("%s: %s", v.field.c_str(), v.error.c_str());
+        return;
+    }
+    const GpuEntry* gpu = CurrentGpu(state);
+    double y_max = v.capacity_gib;
+    for (double y : v.ys)
+        y_max = std::max(y_max, y);
+    const double x_max = v.xs.empty() ? 2.0 : v.xs.back();
+    ImGui::Text("%s:", v.label.c_str());
+    ImGui::SameLine();
+    if (v.max_fit > 0)
+        ImGui::TextDisabled("up to %llu fits (%.2f GiB)", static_cast<unsigned long long>(v.max_fit), v.max_fit_gib);
+    else
+        ImGui::TextColored(UtilizationColor(1.0), "not even 1 fits");
+    ImGui::SameLine();
+    if (ImGui::SmallButton((std::string("Download SVG##") + str_id).c_str()) && state.page.download != nullptr)
+    {
+        const std::string name = "gpumem-" + v.field.substr(v.field.find('.') + 1) + ".svg";
+        state.page.download(name, gpumem::sweep_svg(v.result));
+    }
+    if (BeginLinePlot(str_id, v.label.c_str(), "GiB", x_max, y_max * 1.1))
+    {
+        PlotLine("peak per GPU", v.xs.data(), v.ys.data(), static_cast<int>(v.xs.size()), IM_COL32(66, 133, 244, 255));
+        const std::string card = gpu != nullptr ? gpu->id : std::string("the card");
+        if (v.capacity_gib > 0.0)
+            PlotHLine(card.c_str(), v.capacity_gib, ImGui::GetColorU32(UtilizationColor(1.0)));
+        if (v.current >= 1.0)
+            PlotMarker("this scenario", v.current, v.current_gib, ImGui::GetColorU32(ImGuiCol_Text));
+        if (v.max_fit > 0)
+            PlotMarker("max fit", static_cast<double>(v.max_fit), v.max_fit_gib,
+                       ImGui::GetColorU32(UtilizationColor(0.0)));
+        EndLinePlot();
+    }
+}
+
+}  // namespace
+
+//-----------------------------------------------------------------------------
+// [SECTION] What would make it fit
+//-----------------------------------------------------------------------------
+
+void ShowFitPanel(AppState& state)
+{
+    FitState& f = state.decisions.fit;
+    const bool fits = state.view.fits;
+    if (!ImGui::CollapsingHeader(fits ? "Headroom: what each change saves###fit" : "What would make it fit###fit",
+                                 ImGuiTreeNodeFlags_DefaultOpen))
+        return;
+    UpdateFit(state);
+    if (!f.ok)
+    {
+        ImGui::TextWrapped("%s", f.error.c_str());
+        return;
+    }
+    const bool headroom = f.fits;
+    if (headroom)
+        ImGui::TextDisabled("Fits with %s to spare. Each change below lowers the peak by itself:",
+                            FormatBytes(static_cast<std::uint64_t>(std::max(0.0, f.headroom_bytes))).c_str());
+    else
+        ImGui::TextDisabled("%s over the card. Each change below fits by itself, the smallest change first:",
+                            FormatBytes(static_cast<std::uint64_t>(std::max(0.0, -f.headroom_bytes))).c_str());
+    ImGui::SameLine();
+    HelpMarker(
+        "Each change is estimated with the other settings as they are. They are ranked by how much of "
+        "the run they change: same math, slower, numerics, data, hardware, method. Hover a change for the "
+        "fields it sets; Apply puts it into the calculator, Undo takes it back.");
+
+    if (f.suggestions.empty())
+        ImGui::TextWrapped(headroom ? "No single change lowers the peak." : "No change short of another setup fits.");
+    else if (ImGui::BeginTable(
+                 "fit_table", headroom ? 5 : 4,
+                 ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp))
+    {
+        ImGui::TableSetupColumn("Change", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+        ImGui::TableSetupColumn("Peak per GPU", ImGuiTableColumnFlags_WidthFixed);
+        if (headroom)
+            ImGui::TableSetupColumn("Saves", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+        ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableHeadersRow();
+        for (int i = 0; i < static_cast<int>(f.suggestions.size()); i++)
+            ShowSuggestionRow(state, i, headroom);
+        ImGui::EndTable();
+    }
+
+    ImGui::BeginDisabled(f.undo.empty());
+    if (ImGui::Button("Undo##fit"))
+        UndoSuggestion(state);
+    ImGui::EndDisabled();
+    if (!f.undo.empty())
+    {
+        ImGui::SameLine();
+        ImGui::TextDisabled("takes back: %s", f.undo.back().change.c_str());
+    }
+    if (!f.message.empty())
+        ImGui::TextColored(ImVec4(0.45f, 0.8f, 0.45f, 1.0f), "%s", f.message.c_str());
+    ImGui::Spacing();
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Peak memory against a size
+//-----------------------------------------------------------------------------
+
+void ShowSweepPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Peak memory against size###sweep"))
+        return;
+    UpdateSweeps(state);
+    ImGui::TextDisabled("Peak per GPU (device total) at powers of two, the other settings as they are:");
+    ImGui::SameLine();
+    HelpMarker("Each point is one estimate. The dashed line is the card; the circle is the largest size that fits.");
+    ShowSweep(state, state.decisions.sweep.size, "##sweep_size");
+    ImGui::Spacing();
+    ShowSweep(state, state.decisions.sweep.batch, "##sweep_batch");
+    ImGui::Spacing();
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Configs to run
+//-----------------------------------------------------------------------------
+
+void ShowExportPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Configs to run###export"))
+        return;
+    ImGui::TextDisabled("This scenario as the config file or command line of what runs it:");
+    const int current = ExportFormatIndex(state);
+    FormRow("Format", "Each format writes only what the estimate depends on; the notes say what is left to you.");
+    if (ImGui::BeginCombo("##export_format", kExportFormats[current].label))
+    {
+        for (int i = 0; i < static_cast<int>(std::size(kExportFormats)); i++)
+        {
+            if (ImGui::Selectable(kExportFormats[i].label, i == current))
+                SetExportFormat(state, i);
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("%s", kExportFormats[i].help);
+            if (i == current)
+                ImGui::SetItemDefaultFocus();
+        }
+        ImGui::EndCombo();
+    }
+    UpdateExport(state);
+    ExportState& e = state.decisions.export_;
+    if (!e.errors.empty())
+    {
+        TextNotice("##export_error", UtilizationColor(1.0), e.errors.c_str());
+        return;
+    }
+    const std::string file_name = e.result.value("file_name", std::string("config.txt"));
+    const bool have_page = state.page.copy_text != nullptr;
+    ImGui::BeginDisabled(!have_page);
+    if (ImGui::Button("Copy##export"))
+        state.page.copy_text(e.text);
+    ImGui::SameLine();
+    if (ImGui::Button("Download##export") && state.page.download != nullptr)
+        state.page.download(file_name, e.text);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", file_name.c_str());
+
+    int lines = 1;
+    for (char c : e.text)
+        lines += c == '\n' ? 1 : 0;
+    const float height = ImGui::GetTextLineHeight() * static_cast<float>(std::clamp(lines, 3, 18) + 1);
+    // Read-only: ImGui does not write to the buffer.
+    ImGui::InputTextMultiline("##export_text", e.text.data(), e.text.size() + 1, ImVec2(-FLT_MIN, height),
+                              ImGuiInputTextFlags_ReadOnly);
+    if (e.result.contains("notes") && e.result["notes"].is_array())
+        for (const nlohmann::json& note : e.result["notes"])
+            BulletWrapped(note.is_string() ? note.get<std::string>() : note.dump());
+    ImGui::Spacing();
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Calibration
+//-----------------------------------------------------------------------------
+
+void ShowCalibrationPanel(AppState& state)
+{
+    const CalibrationState& c = state.decisions.calibration;
+    if (!ImGui::CollapsingHeader("Calibration###calibration"))
+        return;
+    if (c.hash.empty())
+        ImGui::TextWrapped(
+            "None: the runtime overheads are the estimator's defaults (under Assumptions). A file from "
+            "`gpumem calibrate` fits them to peaks measured on your machines.");
+    else
+        ImGui::Text("In use: %s (%s)", c.name.c_str(), c.hash.c_str());
+    ImGui::BeginDisabled(state.page.open_file == nullptr);
+    if (ImGui::Button("Load calibration...") && state.page.open_file != nullptr)
+        state.page.open_file();
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    HelpMarker(
+        "A calibration sets the overheads the scenario leaves open (CUDA context, allocator slack, NCCL "
+        "buffers, vLLM's CUDA graphs). It belongs to the gpumem version that fitted it. The link names it by "
+        "name and hash only; whoever opens the link loads the same file.");
+    if (!c.hash.empty())
+    {
+        ImGui::SameLine();
+        if (ImGui::Button("Remove##calibration"))
+            ClearCalibration(state);
+        if (c.file.contains("overheads") && c.file["overheads"].is_object())
+            for (const auto& [key, value] : c.file["overheads"].items())
+                ImGui::BulletText("%s: %s", key.c_str(), value.dump().c_str());
+    }
+    if (!c.message.empty())
+        TextNotice("##calibration_message", UtilizationColor(1.0), c.message.c_str());
+    ImGui::Spacing();
+}
+
+}  // namespace gpumem::ui
