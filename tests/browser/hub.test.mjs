@@ -386,7 +386,7 @@ test('a share link restores the scenario exactly, and settings persist between v
   await revisit.close();
 });
 
-test('export, then import the file: the scenario round-trips; a seed 001 file imports too', async () => {
+test('export, then import the file: the scenario round-trips; a gpu-mem-calculator config file imports too', async () => {
   const page = await openPage(`?model=Qwen/Qwen2.5-7B`);
   await click(page, 'mode_inference');
   const exported = await page.evaluate(() => window.gpumem.uiScenario());
@@ -406,7 +406,7 @@ test('export, then import the file: the scenario round-trips; a seed 001 file im
   await importFile(page, file);
   assert.deepEqual(await page.evaluate(() => window.gpumem.uiScenario()), exported, 'import restores it');
 
-  const seed = join(outDir, 'seed001-scenario.json');
+  const seed = join(outDir, 'gpu-mem-calculator-scenario.json');
   await writeFile(seed, JSON.stringify({ model: { num_parameters: '7B', num_layers: 32, hidden_size: 4096,
     num_attention_heads: 32 }, training: { batch_size: 2, seq_len: 1024, activation_checkpointing: 1 } }));
   await importFile(page, seed);

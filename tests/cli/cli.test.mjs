@@ -186,11 +186,11 @@ describe('estimate', () => {
     assert.equal(parseJson(r.stdout, 'hf_config').parameters.total, LLAMA3_8B_TOTAL);
   });
 
-  test("seed 001's config file (\"num_parameters\": \"7B\") is a valid scenario", () => {
-    const r = run(['estimate', '--scenario', scenarioFile('seed001-llama2-7b-deepspeed-zero3.json'), '--json']);
-    expectExit(r, 0, 'seed 001');
-    const res = parseJson(r.stdout, 'seed 001');
-    checkResult(res, 'seed 001');
+  test("gpu-mem-calculator's config file (\"num_parameters\": \"7B\") is a valid scenario", () => {
+    const r = run(['estimate', '--scenario', scenarioFile('gpu-mem-calculator-llama2-7b-deepspeed-zero3.json'), '--json']);
+    expectExit(r, 0, 'gpu-mem-calculator config');
+    const res = parseJson(r.stdout, 'gpu-mem-calculator config');
+    checkResult(res, 'gpu-mem-calculator config');
     assert.equal(res.parameters.total, 7e9);
     assert.ok(res.host_bytes > 0, 'optimizer offloaded to CPU needs host memory');
   });

@@ -238,7 +238,8 @@ TEST(CliArgs, QuickSizeIsInBillions) {
     Files files;
     Request r = build({"quick", "7", "--gpus", "8", "--engine", "deepspeed"}, files);
     EXPECT_EQ(r.document["model"], json::parse(R"({"name": "7B model", "num_parameters": 7e9})"));
-    EXPECT_EQ(r.document["engine"]["zero_stage"], 3);  // seed 001: DeepSpeed without a stage shards with ZeRO-3
+    // As gpu-mem-calculator reads it: DeepSpeed without a stage shards with ZeRO-3.
+    EXPECT_EQ(r.document["engine"]["zero_stage"], 3);
     // 1e300 x 1e9 is past the largest double: the size goes to the core as typed, which refuses
     // it by name, rather than as an infinity (printed "null").
     Request huge = build({"quick", "1e300"}, files);
