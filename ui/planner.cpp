@@ -14,35 +14,13 @@
 
 #include <gpumem/gpumem.h>
 
+#include "json_read.h"
+
 namespace gpumem::ui {
 
 namespace {
 
 using nlohmann::json;
-
-const json kNull;
-
-const json& At(const json& j, const char* key)
-{
-    return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
-
-std::string Text(const json& j)
-{
-    return j.is_string() ? j.get<std::string>() : j.dump();
-}
-
-std::uint64_t Count(const json& j, const char* key)
-{
-    const json& v = At(j, key);
-    return v.is_number() ? v.get<std::uint64_t>() : 0;
-}
-
-double Number(const json& j, const char* key)
-{
-    const json& v = At(j, key);
-    return v.is_number() ? v.get<double>() : 0.0;
-}
 
 // The request gpumem::plan reads: the calculator's scenario plus the panel's cluster.
 json PlanRequest(const AppState& state)

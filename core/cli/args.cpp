@@ -12,8 +12,9 @@
 #include <CLI/CLI.hpp>
 #include <gpumem/gpumem.h>
 
-#include "export/export.h"  // core/src: the export formats' table
-#include "settings.h"       // core/src: the settings tables the enumerated flags are checked against
+#include "catalogue/presets.h"  // core/src: edit_distance
+#include "export/export.h"      // core/src: the export formats' table
+#include "settings.h"           // core/src: the settings tables the enumerated flags are checked against
 
 namespace gpumem::cli {
 
@@ -550,22 +551,6 @@ void describe(CLI::App& app, Args& a, Command only) {
     }
 }
 
-// The number of single-character edits that turn `a` into `b` (Levenshtein).
-std::size_t edits(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
-}
-
 // The command that has `flag`, when another than the one typed: "--top" -> "plan".
 std::string owner_of(const std::string& flag, Command typed) {
     static const std::map<std::string, std::vector<Command>> owners = [] {
@@ -597,7 +582,7 @@ std::string unknown_option(const CLI::App& scope, Command typed, const std::stri
     std::size_t best = flag.size();
     for (const CLI::Option* option : scope.get_options()) {
         for (const std::string& name : option->get_lnames()) {
-            const std::size_t d = edits(flag, "--" + name);
+            const std::size_t d = detail::edit_distance(flag, "--" + name);
             if (d < best && d * 3 < name.size()) best = d, nearest = "--" + name;
         }
     }

@@ -176,21 +176,6 @@ std::optional<json> find_gpu(const std::string& id, std::string* note) {
 
 namespace {
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
-}
-
 // How far `key` (lower case) is from a bundled id or alias (lower case): the edit distance, or
 // the name parts' plus one (a wrong organisation), or 2 when the key is a variant that starts with
 // it ("qwen/qwen2.5-7b-instruct" for "qwen/qwen2.5-7b").
@@ -206,6 +191,22 @@ std::size_t preset_distance(const std::string& key, const std::string& alias) {
 }
 
 }  // namespace
+
+// The number of single-character edits that turn `a` into `b` (Levenshtein).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
 
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
     const std::string key = lower(id);

@@ -39,4 +39,8 @@ const std::vector<Format>& builtin_formats();
 // gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 
+// The number of single-character edits that turn `a` into `b` (Levenshtein): near misses of a
+// preset id, an alias or a command-line option.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
 }  // namespace gpumem::detail

@@ -856,45 +856,64 @@ struct Serve {
     std::uint64_t chunked_prefill = 8192, max_total_tokens = 4096, max_prefill_tokens = 4146, max_num_tokens = 8192;
 };
 
+// How vLLM and SGLang, which load the same checkpoint formats, are told the weights' and the KV
+// cache's formats: --dtype for plain floats, --quantization for what they quantize on load, nothing
+// for a checkpoint quantized beforehand (they read its quantization_config). `fp8_kv` is the
+// engine's name for an fp8 cache.
+struct ServedFormats {
+    std::string dtype, quantization, kv;
+    bool from_checkpoint = false;
+};
+
+ServedFormats served_formats(const Serve& v, const char* engine, const char* fp8_kv, Written& w) {
+    static const char* const kQuantization[][2] = {
+        {"fp8", "fp8"}, {"nf4", "bitsandbytes"}, {"fp4", "bitsandbytes"}, {"mxfp4", "mxfp4"}};
+    ServedFormats f;
+    if (v.weight_format == "bf16" || v.weight_format == "fp16" || v.weight_format == "fp32")
+        f.dtype = torch_dtype_name(v.weight_format);
+    for (const auto& row : kQuantization)
+        if (v.weight_format == row[0]) f.quantization = row[1];
+    f.from_checkpoint = v.weight_format == "int4" || v.weight_format == "nvfp4";
+    if (f.dtype.empty() && f.quantization.empty() && !f.from_checkpoint)
+        w.refuse("inference.weight_format",
+                 std::string(engine) +
+                     " serves bf16, fp16, fp32, fp8, nf4/fp4 (bitsandbytes), mxfp4, and "
+                     "GPTQ/AWQ (int4) or NVFP4 checkpoints",
+                 v.weight_format);
+    if (v.kv_dtype == "fp8") f.kv = fp8_kv;
+    else if (v.kv_dtype != "fp16" && v.kv_dtype != "bf16" && v.kv_dtype != "fp32")
+        w.refuse("inference.kv_cache_dtype",
+                 std::string(engine) + "'s --kv-cache-dtype is auto (the model's dtype) or fp8", v.kv_dtype);
+    return f;
+}
+
+// The note for a checkpoint quantized beforehand.
+void note_quantized_checkpoint(const ServedFormats& f, const Serve& v, const char* engine, Written& w) {
+    if (f.from_checkpoint)
+        w.notes.push_back("weights " + v.weight_format + ": serve a checkpoint quantized that way (" + engine +
+                          " reads its quantization_config)");
+}
+
 Written write_vllm(const Run& r) {
     Written w;
     w.file_name = "vllm_serve.sh";
     const Serve v(r.s);
-    static const char* const kQuantization[][2] = {
-        {"fp8", "fp8"}, {"nf4", "bitsandbytes"}, {"fp4", "bitsandbytes"}, {"mxfp4", "mxfp4"}};
-    std::string dtype, quantization;
-    if (v.weight_format == "bf16" || v.weight_format == "fp16" || v.weight_format == "fp32")
-        dtype = torch_dtype_name(v.weight_format);
-    for (const auto& row : kQuantization)
-        if (v.weight_format == row[0]) quantization = row[1];
-    const bool from_checkpoint = v.weight_format == "int4" || v.weight_format == "nvfp4";
-    if (dtype.empty() && quantization.empty() && !from_checkpoint)
-        w.refuse("inference.weight_format",
-                 "vLLM serves bf16, fp16, fp32, fp8, nf4/fp4 (bitsandbytes), mxfp4, and "
-                 "GPTQ/AWQ (int4) or NVFP4 checkpoints",
-                 v.weight_format);
-    std::string kv;
-    if (v.kv_dtype == "fp8") kv = "fp8";
-    else if (v.kv_dtype != "fp16" && v.kv_dtype != "bf16" && v.kv_dtype != "fp32")
-        w.refuse("inference.kv_cache_dtype", "vLLM's --kv-cache-dtype is auto (the model's dtype) or fp8", v.kv_dtype);
+    const ServedFormats f = served_formats(v, "vLLM", "fp8", w);
     if (!w.issues.empty()) return w;
 
     Command c({"vllm", "serve", r.model});
-    if (!dtype.empty()) c.option("--dtype", dtype);
-    if (!quantization.empty()) c.option("--quantization", quantization);
+    if (!f.dtype.empty()) c.option("--dtype", f.dtype);
+    if (!f.quantization.empty()) c.option("--quantization", f.quantization);
     c.option("--gpu-memory-utilization", v.utilization);
     c.option("--max-model-len", static_cast<double>(v.context));
     c.option("--max-num-seqs", static_cast<double>(v.batch));
     c.option("--max-num-batched-tokens", static_cast<double>(v.max_batched));
     c.option("--block-size", static_cast<double>(v.block_size));
-    if (!kv.empty()) c.option("--kv-cache-dtype", kv);
+    if (!f.kv.empty()) c.option("--kv-cache-dtype", f.kv);
     if (r.tp > 1) c.option("--tensor-parallel-size", static_cast<double>(r.tp));
     if (r.pp > 1) c.option("--pipeline-parallel-size", static_cast<double>(r.pp));
     w.text = c.text();
-    if (from_checkpoint)
-        w.notes.push_back("weights " + v.weight_format +
-                          ": serve a checkpoint quantized that way (vLLM reads its "
-                          "quantization_config)");
+    note_quantized_checkpoint(f, v, "vLLM", w);
     return w;
 }
 
@@ -905,42 +924,22 @@ Written write_sglang(const Run& r) {
     Written w;
     w.file_name = "sglang_serve.sh";
     const Serve v(r.s);
-    static const char* const kQuantization[][2] = {
-        {"fp8", "fp8"}, {"nf4", "bitsandbytes"}, {"fp4", "bitsandbytes"}, {"mxfp4", "mxfp4"}};
-    std::string dtype, quantization;
-    if (v.weight_format == "bf16" || v.weight_format == "fp16" || v.weight_format == "fp32")
-        dtype = torch_dtype_name(v.weight_format);
-    for (const auto& row : kQuantization)
-        if (v.weight_format == row[0]) quantization = row[1];
-    const bool from_checkpoint = v.weight_format == "int4" || v.weight_format == "nvfp4";
-    if (dtype.empty() && quantization.empty() && !from_checkpoint)
-        w.refuse("inference.weight_format",
-                 "SGLang serves bf16, fp16, fp32, fp8, nf4/fp4 (bitsandbytes), mxfp4, and GPTQ/AWQ (int4) or NVFP4 "
-                 "checkpoints",
-                 v.weight_format);
-    std::string kv;
-    if (v.kv_dtype == "fp8") kv = "fp8_e4m3";
-    else if (v.kv_dtype != "fp16" && v.kv_dtype != "bf16" && v.kv_dtype != "fp32")
-        w.refuse("inference.kv_cache_dtype", "SGLang's --kv-cache-dtype is auto (the model's dtype) or fp8",
-                 v.kv_dtype);
+    const ServedFormats f = served_formats(v, "SGLang", "fp8_e4m3", w);
     if (!w.issues.empty()) return w;
 
     Command c({"python", "-m", "sglang.launch_server"});
     c.option("--model-path", r.model);
-    if (!dtype.empty()) c.option("--dtype", dtype);
-    if (!quantization.empty()) c.option("--quantization", quantization);
+    if (!f.dtype.empty()) c.option("--dtype", f.dtype);
+    if (!f.quantization.empty()) c.option("--quantization", f.quantization);
     c.option("--mem-fraction-static", v.mem_fraction_static);
     c.option("--context-length", static_cast<double>(v.context));
     c.option("--max-running-requests", static_cast<double>(v.batch));
     c.option("--chunked-prefill-size", static_cast<double>(v.chunked_prefill));
-    if (!kv.empty()) c.option("--kv-cache-dtype", kv);
+    if (!f.kv.empty()) c.option("--kv-cache-dtype", f.kv);
     if (r.tp > 1) c.option("--tp-size", static_cast<double>(r.tp));
     if (r.pp > 1) c.option("--pp-size", static_cast<double>(r.pp));
     w.text = c.text();
-    if (from_checkpoint)
-        w.notes.push_back("weights " + v.weight_format +
-                          ": serve a checkpoint quantized that way (SGLang reads its "
-                          "quantization_config)");
+    note_quantized_checkpoint(f, v, "SGLang", w);
     return w;
 }
 
