@@ -403,6 +403,7 @@ std::string plan_json(const std::string& request_text);
 std::string fit_json(const std::string& scenario_text);                // fit()
 std::string calibrate_json(const std::string& request_text);           // calibrate()
 std::string sweep_json(const std::string& request_text);               // sweep()
+std::string sweep_svg_text(const std::string& sweep_text);             // sweep_svg(); "" for anything else
 std::string export_json(const std::string& request_text);              // export_config()
 std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
 
