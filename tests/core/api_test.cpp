@@ -55,8 +55,8 @@ TEST(Api, HostileDocumentsNeverThrow) {
                             "{\"model\": \"llama3-8b\", \"training\": {\"seq_len\": 1.5}}",
                             "{\"model\": {\"num_parameters\": \"1e15\"}}",
                             "{\"model\": {\"num_parameters\": \"NaN\"}}",
-                            "{\"model\": \"llama3-8b\", \"mode\": \"inference\", \"inference\": {\"context_len\": "
-                            "100000000, \"batch_size\": 1000000}}"};
+                            ("{\"model\": \"llama3-8b\", \"mode\": \"inference\", \"inference\": {\"context_len\": "
+                             "100000000, \"batch_size\": 1000000}}")};
     for (const char* in : inputs) {
         std::string out;
         ASSERT_NO_THROW(out = gpumem::estimate_json(in)) << in;
