@@ -243,7 +243,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (r.exit_code == kUsage) {
         // plan without --gpus, or a flag of the other mode than the scenario's
         if (a.command != Command::Plan && r.error.find(" does not apply to mode ") == std::string::npos) fail();
-        check_usage_error(r.error, words);
+        check_usage_error(r.error, words, a.command);
         return 0;
     }
     if (r.exit_code == kInvalid) {
