@@ -750,3 +750,47 @@ test('every result\'s own scenario runs again to the same figures', () => {
     assert.deepEqual(s.scenario, r.scenario, `${name}: reading it again changes nothing`);
   });
 });
+
+// The serving engines' memory settings as flags: each sets its field, moves the figure it governs, and
+// is an error under another engine (it would change nothing).
+describe('serving engine flags', () => {
+  const llama = ['estimate', '--model', 'llama3-8b', '--mode', 'inference', '--context-len', '8192', '--json'];
+  const serving = (args) => {
+    const r = run([...llama, ...args]);
+    expectExit(r, 0, args.join(' '));
+    return parseJson(r.stdout, args.join(' '));
+  };
+  for (const [engine, flag, field, low, high] of [
+    ['vllm', '--gpu-memory-utilization', 'gpu_memory_utilization', 0.6, 0.9],
+    ['sglang', '--mem-fraction-static', 'mem_fraction_static', 0.6, 0.85],
+    ['tgi', '--cuda-memory-fraction', 'cuda_memory_fraction', 0.6, 1],
+    ['tensorrt_llm', '--free-gpu-memory-fraction', 'free_gpu_memory_fraction', 0.6, 0.9],
+  ]) {
+    test(`${flag} (${engine}): sets inference.${field}; a larger share holds more KV tokens`, () => {
+      const a = serving(['--inference-engine', engine, flag, String(low)]);
+      const b = serving(['--inference-engine', engine, flag, String(high)]);
+      assert.equal(a.scenario.inference[field], low);
+      assert.equal(b.scenario.inference[field], high);
+      assert.ok(b.serving.kv_cache_tokens > a.serving.kv_cache_tokens, `${a.serving.kv_cache_tokens} -> ${b.serving.kv_cache_tokens}`);
+      const other = run([...llama, '--inference-engine', engine === 'vllm' ? 'sglang' : 'vllm', flag, String(low)]);
+      expectExit(other, 1, `${flag} under another engine`);
+      assert.match(other.stderr, new RegExp(`inference\\.${field}: applies to inference\\.engine ${engine} only`));
+    });
+  }
+  test('the step and block sizes: --max-total-tokens, --max-batch-prefill-tokens, --chunked-prefill-size, --max-num-tokens, --block-size, --ubatch', () => {
+    const cases = [
+      ['tgi', '--max-total-tokens', 'max_total_tokens', 16384],
+      ['tgi', '--max-batch-prefill-tokens', 'max_batch_prefill_tokens', 4096],
+      ['sglang', '--chunked-prefill-size', 'chunked_prefill_size', 4096],
+      ['tensorrt_llm', '--max-num-tokens', 'max_num_tokens', 4096],
+      ['vllm', '--block-size', 'block_size', 32],
+      ['llama.cpp', '--ubatch', 'ubatch', 256],
+    ];
+    for (const [engine, flag, field, value] of cases)
+      assert.equal(serving(['--inference-engine', engine, flag, String(value)]).scenario.inference[field], value, flag);
+    // TGI refuses a context above max_total_tokens; so does the estimate, naming both.
+    const r = run([...llama, '--inference-engine', 'tgi', '--max-total-tokens', '4096']);
+    expectExit(r, 1, 'context above max_total_tokens');
+    assert.match(r.stderr, /context_len: must be at most inference\.max_total_tokens \(4096\)/);
+  });
+});

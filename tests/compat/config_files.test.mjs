@@ -257,6 +257,41 @@ describe("gpu-mem-calculator's format, field by field", () => {
     assert.deepEqual(ok(exported).per_gpu, ok(data('llama2_7b_deepspeed.json')).per_gpu);
   });
 
+  test('its Megatron fields: use_distributed_optimizer and num_micro_batches are applied, not dropped', () => {
+    // 1024 GPUs / (tp 8 x pp 16) = dp 8. The distributed optimizer shards the fp32 master weights and
+    // both Adam moments over those 8 ranks; without it every rank keeps them whole: 8 x as much.
+    const on = ok(variant('gpt3_175b_megatron.json', (d) => (d.engine.use_distributed_optimizer = true)));
+    const off = ok(variant('gpt3_175b_megatron.json', (d) => (d.engine.use_distributed_optimizer = false)));
+    assert.equal(on.scenario.engine.use_distributed_optimizer, true);
+    assert.equal(off.scenario.engine.use_distributed_optimizer, false);
+    const states = (r) => r.per_gpu.components.optimizer_states;
+    assert.ok(Math.abs(states(off) / states(on) - 8) < 1e-9, `${states(off)} / ${states(on)}`);
+    // The shipped file leaves it out: Megatron's distributed optimizer, said in defaults_applied.
+    assert.ok(has(ok(data('gpt3_175b_megatron.json')).defaults_applied, 'use_distributed_optimizer = true'));
+    // On another engine it is meaningless: false (its web page writes it for every engine) is quiet, true warns.
+    const ds = ok(variant('llama2_7b_deepspeed.json', (d) => (d.engine.use_distributed_optimizer = true)));
+    assert.ok(has(ds.warnings, 'use_distributed_optimizer applies to megatron only'), ds.warnings.join('\n'));
+    // num_micro_batches is the step's micro-batches: gradient accumulation (and the pipeline's micro-batches,
+    // max(4, pp 16) = 16 here), said in defaults_applied.
+    const micro = ok(
+      variant('gpt3_175b_megatron.json', (d) => {
+        delete d.training.gradient_accumulation_steps;
+        d.engine.num_micro_batches = 4;
+      }),
+    );
+    assert.equal(micro.scenario.training.gradient_accumulation_steps, 4);
+    assert.ok(has(micro.defaults_applied, 'gradient_accumulation_steps = 4 (engine.num_micro_batches)'));
+    // Both given and different (its page writes num_micro_batches 1 beside any accumulation): the accumulation
+    // steps win, and a warning names both.
+    const clash = ok(variant('gpt3_175b_megatron.json', (d) => (d.engine.num_micro_batches = 4)));
+    assert.equal(clash.scenario.training.gradient_accumulation_steps, 1);
+    assert.ok(has(clash.warnings, 'num_micro_batches (4) differs from training.gradient_accumulation_steps (1)'));
+    // On another engine: ignored, and said when it would have mattered.
+    const ddp = ok(variant('pytorch_ddp_example.json', (d) => (d.engine.num_micro_batches = 8)));
+    assert.equal(ddp.scenario.training.gradient_accumulation_steps, 2);
+    assert.ok(has(ddp.warnings, 'num_micro_batches applies to megatron training only'), ddp.warnings.join('\n'));
+  });
+
   test('mixture of experts (its Mixtral preset): routed experts counted, top_k of them active', () => {
     const mixtral = {
       name: 'mixtral-8x7b',

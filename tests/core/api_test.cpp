@@ -179,6 +179,27 @@ TEST(Api, GpuNamesAsUsersTypeThem) {
         ASSERT_TRUE(r["ok"].get<bool>()) << typed << ": " << r.dump();
         EXPECT_EQ(r["scenario"]["hardware"]["gpu"], id) << typed;
     }
+    // Names as nvidia-smi --query-gpu=name prints them: model, form factor, memory.
+    const std::vector<std::pair<std::string, std::string>> smi = {
+        {"NVIDIA A100-SXM4-40GB", "A100-40GB"},
+        {"NVIDIA A100-SXM4-80GB", "A100-80GB"},
+        {"NVIDIA A100-PCIE-40GB", "A100-40GB"},
+        {"NVIDIA A100 80GB PCIe", "A100-80GB"},
+        {"Tesla V100-SXM2-16GB", "V100-16GB"},
+        {"Tesla V100-PCIE-32GB", "V100-32GB"},
+        {"Tesla T4", "T4-16GB"},
+        {"NVIDIA H100 80GB HBM3", "H100-80GB"},
+        {"NVIDIA H100 PCIe", "H100-PCIe-80GB"},
+        {"NVIDIA GH200 480GB", "GH200-96GB"},
+        {"NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada-48GB"}};
+    for (const auto& [typed, id] : smi) {
+        json r = read(typed);
+        ASSERT_TRUE(r["ok"].get<bool>()) << typed << ": " << r.dump();
+        EXPECT_EQ(r["scenario"]["hardware"]["gpu"], id) << typed;
+    }
+    EXPECT_NE(read("NVIDIA A100-SXM4-40GB")["defaults_applied"].dump().find("read as A100-40GB"), std::string::npos);
+    // A model and a size the catalogue does not have: not guessed.
+    EXPECT_FALSE(read("NVIDIA A100-SXM4-48GB")["ok"].get<bool>());
     // A family: its documented default, said in defaults_applied with the family's other cards.
     json a100 = read("A100");
     ASSERT_TRUE(a100["ok"].get<bool>());

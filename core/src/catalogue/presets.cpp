@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <functional>
 
 #include "catalogue/presets.h"
 
@@ -25,14 +26,15 @@ std::string lower(std::string s) {
 }
 
 // A GPU name as users type it, for matching: lower case, letters and digits only, without a
-// leading vendor or brand ("NVIDIA GeForce RTX 3090", "rtx-3090" and "RTX 3090" are all "rtx3090").
+// leading vendor or brand ("NVIDIA GeForce RTX 3090", "rtx-3090" and "RTX 3090" are all "rtx3090";
+// "Tesla T4" is "t4").
 std::string gpu_key(const std::string& name) {
     std::string key;
     for (unsigned char c : name)
         if (std::isalnum(c)) key += static_cast<char>(std::tolower(c));
     for (bool again = true; again;) {
         again = false;
-        for (const char* brand : {"nvidia", "geforce", "amd", "instinct", "intel", "radeon"})
+        for (const char* brand : {"nvidia", "tesla", "geforce", "amd", "instinct", "intel", "radeon"})
             if (key.size() > std::strlen(brand) && key.rfind(brand, 0) == 0) {
                 key.erase(0, std::strlen(brand));
                 again = true;
@@ -122,6 +124,48 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
 
 const std::vector<Format>& builtin_formats() { return catalogue().formats; }
 
+namespace {
+
+// A board name split into its words: the model's words, joined as gpu_key writes them, and the memory
+// size in GB ("80GB", "40G"; 0 when none is given). Form factors (SXM2/4/5, PCIe) are dropped: a
+// board's memory, not its connector, is what the estimate needs, and the catalogue keeps a separate
+// card only where the memory or the clocks differ (H100 PCIe, matched by its own name before this).
+std::optional<json> by_board_name(const std::string& typed, const json& gpus,
+                                  const std::function<std::vector<std::string>(const json&)>& names) {
+    std::string model, word;
+    double memory_gb = 0;
+    auto take = [&]() {
+        const std::string w = lower(word);
+        word.clear();
+        if (w.empty() || w == "sxm" || w == "sxm2" || w == "sxm3" || w == "sxm4" || w == "sxm5" || w == "pcie") return;
+        std::size_t digits = 0;
+        while (digits < w.size() && std::isdigit(static_cast<unsigned char>(w[digits]))) digits++;
+        if (digits > 0 && digits <= 4 && (w.substr(digits) == "gb" || w.substr(digits) == "g")) {
+            memory_gb = std::stod(w.substr(0, digits));
+            return;
+        }
+        model += w;
+    };
+    for (unsigned char c : typed) {
+        if (std::isalnum(c)) word += static_cast<char>(c);
+        else take();
+    }
+    take();
+    model = gpu_key(model);
+    if (model.size() < 2 || memory_gb == 0) return std::nullopt;
+    std::optional<json> found;
+    for (const json& g : gpus) {
+        bool named = false;
+        for (const std::string& k : names(g)) named = named || k.rfind(model, 0) == 0;
+        if (!named || g.value("memory_gb", 0.0) != memory_gb) continue;
+        if (found) return std::nullopt;  // two cards of that model and size: not this rule's to pick
+        found = g;
+    }
+    return found;
+}
+
+}  // namespace
+
 std::optional<json> find_gpu(const std::string& id, std::string* note) {
     const std::string key = gpu_key(id);
     if (key.empty()) return std::nullopt;
@@ -141,7 +185,14 @@ std::optional<json> find_gpu(const std::string& id, std::string* note) {
     for (const json& g : gpus)
         for (const std::string& k : names(g))
             if (k == key) return g;
-    // 2. A family name that covers several cards: its documented default.
+    // 2. A name as nvidia-smi prints it ("NVIDIA A100-SXM4-40GB", "Tesla V100-PCIE-32GB", "NVIDIA A100 80GB
+    //    PCIe"): the model, a board form factor that does not change the memory, and the memory size. The card
+    //    whose id, name or alias holds the model and whose memory is that size.
+    if (std::optional<json> g = by_board_name(id, gpus, names)) {
+        if (note != nullptr) *note = "\"" + id + "\" read as " + (*g)["id"].get<std::string>();
+        return g;
+    }
+    // 3. A family name that covers several cards: its documented default.
     const json& families = catalogue().gpu_families;
     std::vector<std::string> covered;
     for (const json& g : gpus)
@@ -162,7 +213,7 @@ std::optional<json> find_gpu(const std::string& id, std::string* note) {
         }
         if (g) return g;
     }
-    // 3. Part of exactly one card's id, name or alias ("4090", "H100 PCIe").
+    // 4. Part of exactly one card's id, name or alias ("4090", "H100 PCIe").
     if (covered.size() == 1) {
         if (note != nullptr) *note = "\"" + id + "\" read as " + covered[0];
         return by_id(covered[0]);

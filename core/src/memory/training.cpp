@@ -496,7 +496,9 @@ EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States
         return bytes * ((1 - expert_share) / e.shard_group + expert_share / expert_group);
     };
     why["expert_state_shard_group"] = expert_group;
-    if (type == EngineType::Megatron) {  // distributed optimizer: fp32 master + states sharded over DP x CP
+    // Megatron's distributed optimizer: fp32 master + states sharded over DP x CP; without it, every
+    // data-parallel rank keeps them whole.
+    if (type == EngineType::Megatron && eng.distributed_optimizer) {
         st.master = shard_state(st.master);
         st.states = shard_state(st.states);
     }

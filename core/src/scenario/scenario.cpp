@@ -210,8 +210,21 @@ void read_step(FieldReader& r, Defaults& d, Scenario& s) {
     TrainingSettings& x = s.training;
     x.method = read_setting(r, d, kMethodField);
     x.batch_size = d.apply(r.uint("batch_size", 1, 1000000), std::uint64_t{1}, "training.batch_size");
-    x.gradient_accumulation_steps = d.apply(r.uint("gradient_accumulation_steps", 1, 1000000), std::uint64_t{1},
-                                            "training.gradient_accumulation_steps");
+    auto accumulation = r.uint("gradient_accumulation_steps", 1, 1000000);
+    const std::uint64_t micro = s.engine.micro_batches;
+    // Megatron's micro-batches per step are its gradient accumulation; gpu-mem-calculator's page writes
+    // both fields (num_micro_batches 1 by default), so the explicit accumulation wins, said when they differ.
+    if (micro > 0 && accumulation && *accumulation != micro)
+        s.warnings.push_back("engine.num_micro_batches (" + std::to_string(micro) +
+                             ") differs from training.gradient_accumulation_steps (" + std::to_string(*accumulation) +
+                             "): the accumulation steps are used");
+    if (micro > 0 && !accumulation) {
+        accumulation = micro;
+        if (micro > 1)
+            s.defaults_applied.push_back("training.gradient_accumulation_steps = " + std::to_string(micro) +
+                                         " (engine.num_micro_batches)");
+    }
+    x.gradient_accumulation_steps = d.apply(accumulation, std::uint64_t{1}, "training.gradient_accumulation_steps");
     std::uint64_t fallback_seq =
         std::min<std::uint64_t>(2048, s.model.max_position_embeddings ? s.model.max_position_embeddings : 2048);
     // gpu-mem-calculator's config format has no training sequence length: it trains at model.max_seq_len.
@@ -537,6 +550,26 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
     x.ubatch =
         llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
     read_serving_engine_settings(r, s);
+    // A setting of another engine than the scenario's would change nothing: an error naming its engine.
+    static constexpr std::pair<const char*, InferenceEngine> kOwners[] = {
+        {"gpu_memory_utilization", InferenceEngine::Vllm},
+        {"max_num_batched_tokens", InferenceEngine::Vllm},
+        {"block_size", InferenceEngine::Vllm},
+        {"gpu_layers", InferenceEngine::LlamaCpp},
+        {"ubatch", InferenceEngine::LlamaCpp},
+        {"mem_fraction_static", InferenceEngine::Sglang},
+        {"chunked_prefill_size", InferenceEngine::Sglang},
+        {"max_total_tokens", InferenceEngine::Tgi},
+        {"max_batch_prefill_tokens", InferenceEngine::Tgi},
+        {"cuda_memory_fraction", InferenceEngine::Tgi},
+        {"free_gpu_memory_fraction", InferenceEngine::TensorrtLlm},
+        {"max_num_tokens", InferenceEngine::TensorrtLlm}};
+    for (const auto& [key, owner] : kOwners)
+        if (x.engine != owner && r.get(key) != nullptr)
+            r.fail(key,
+                   std::string("applies to inference.engine ") + name(owner) + " only (this scenario's engine is " +
+                       name(x.engine) + ")",
+                   r.get(key));
 }
 
 // The "inference" section, in the order its defaults are listed.
@@ -594,6 +627,20 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
         r.fail("offload_param", "needs DeepSpeed ZeRO stage 3 or FSDP", r.get("offload_param"));
     if (x.type == EngineType::Fsdp && x.offload_param == Offload::Nvme)
         r.fail("offload_param", "FSDP offloads to cpu only", r.get("offload_param"));
+    // Megatron's --use-distributed-optimizer and its micro-batches per step, under the names
+    // gpu-mem-calculator's config files give them (its web page writes both for every engine).
+    auto distributed = r.boolean("use_distributed_optimizer");
+    x.distributed_optimizer = distributed.value_or(true);
+    if (distributed && *distributed && x.type != EngineType::Megatron)
+        s.warnings.push_back("engine.use_distributed_optimizer applies to megatron only (" + std::string(name(x.type)) +
+                             " shards by its own settings): ignored");
+    else if (x.type == EngineType::Megatron && !distributed)
+        s.defaults_applied.push_back("engine.use_distributed_optimizer = true (Megatron's distributed optimizer)");
+    x.micro_batches = r.uint("num_micro_batches", 1, 1000000).value_or(0);
+    const bool megatron = x.type == EngineType::Megatron || x.type == EngineType::MegatronDeepSpeed;
+    if (x.micro_batches > 1 && (!megatron || s.mode != Mode::Training))
+        s.warnings.push_back("engine.num_micro_batches applies to megatron training only: ignored");
+    if (!megatron) x.micro_batches = 0;
 }
 
 // The parallel sizes and the GPU count: data parallelism from num_gpus when only that is given, or when
@@ -885,6 +932,7 @@ json Scenario::to_json() const {
                      {"fsdp_sharding", name(engine.fsdp_sharding)},
                      {"offload_optimizer", name(engine.offload_optimizer)},
                      {"offload_param", name(engine.offload_param)}};
+    if (engine.type == EngineType::Megatron) out["engine"]["use_distributed_optimizer"] = engine.distributed_optimizer;
     out["hardware"] = {{"gpu", hardware.gpu},
                        {"num_gpus", hardware.num_gpus},
                        {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};

@@ -96,6 +96,8 @@ struct EngineSettings {
     FsdpSharding fsdp_sharding = FsdpSharding::FullShard;
     Offload offload_optimizer = Offload::None;
     Offload offload_param = Offload::None;
+    bool distributed_optimizer = true;  // megatron: --use-distributed-optimizer (states sharded over DP x CP)
+    std::uint64_t micro_batches = 0;    // engine.num_micro_batches as given (Megatron's name), 0 when absent
 };
 
 struct Hardware {
