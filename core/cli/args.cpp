@@ -390,6 +390,10 @@ void describe(CLI::App& app, Args& a, Command only) {
                     ->group(kInput);
                 add_scenario_flags(sub, a, k.command);
                 sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
+                sub->add_flag("--explain", a.explain,
+                              "after the table, why each figure is what it is: its formula with this scenario's "
+                              "numbers and its source (--json always has it, as \"explain\")")
+                    ->group(kOutput);
                 sub->footer(std::string("The flags override the same fields of --scenario.\n") + kHubNote);
                 break;
             case Command::Maxfit:

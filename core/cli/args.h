@@ -98,6 +98,7 @@ struct Args {
     bool json_out = false;         // --json: the result document instead of the table
     bool jsonl = false;            // estimate --jsonl: one scenario per stdin line (nothing else is read)
     bool gb = false;               // --gb: GB (10^9 B) instead of GiB in the table
+    bool explain = false;          // --explain: each figure's formula, numbers and source after the table
     bool markdown = false;         // settings --markdown: docs/scenario.md as generated from the tables
     bool load_full_model = false;  // --load-full-model: accepted for the other calculator's command line; a note
 

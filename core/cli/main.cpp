@@ -43,6 +43,7 @@
 #include <gpumem/gpumem.h>
 
 #include "cli/args.h"
+#include "cli/explain_text.h"
 #include "cli/hub.h"
 #include "cli/settings_doc.h"
 #include "cli/table.h"
@@ -267,8 +268,12 @@ int emit(const json& result, const Args& o) {
         print_errors(result);
         return kInvalid;
     }
-    if (o.json_out) std::cout << to_json_text(result) << "\n";
-    else print_table(result, o.gb);
+    if (o.json_out) {
+        std::cout << to_json_text(result) << "\n";
+    } else {
+        print_table(result, o.gb);
+        if (o.explain) std::cout << gpumem::cli::explain_text(result);
+    }
     return kOk;
 }
 

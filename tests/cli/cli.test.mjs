@@ -794,3 +794,35 @@ describe('serving engine flags', () => {
     assert.match(r.stderr, /context_len: must be at most inference\.max_total_tokens \(4096\)/);
   });
 });
+
+// estimate --explain: after the table, each component at the peak as the sum of its figures, each
+// figure with this scenario's numbers and its source; the same figures as the JSON's "explain".
+describe('estimate --explain', () => {
+  const args = ['estimate', '--model', 'llama3-8b', '--precision', 'pure', '--dtype', 'bf16'];
+  test('each component at the peak, its figures with the numbers, and the phases', () => {
+    const r = run([...args, '--explain']);
+    expectExit(r, 0, '--explain');
+    const j = parseJson(run([...args, '--json']).stdout, '--json');
+    const text = r.stdout;
+    assert.ok(text.includes(`why each figure is what it is (the peak: ${j.per_gpu.peak_phase})`), text);
+    // Every component the table shows has its line, with the same GiB the JSON gives.
+    for (const [name, bytes] of Object.entries(j.per_gpu.components)) {
+      if (bytes === 0) continue;
+      const gib = (bytes / 2 ** 30).toFixed(2);
+      const terms = j.explain.peak[name].map((t) => t.figure).join(' + ');
+      assert.ok(text.includes(`\n${name} ${gib} GiB = ${terms}\n`), `${name} ${gib} GiB = ${terms}\n${text}`);
+    }
+    // The weights: 8,030,261,248 parameters x 2 bytes (bf16, pure recipe) = 14.96 GiB.
+    assert.match(text, /weights = 14\.96 GiB: the model's parameters on this GPU\n\s+parameters on this GPU × bytes per weight\n\s+= 8,030,261,248 params × 2 B\n\s+source: /);
+    for (const phase of j.per_gpu.timeline) assert.ok(text.includes(`  ${phase.phase}: `), phase.phase);
+    // Without --explain the table stands alone.
+    assert.ok(!run(args).stdout.includes('why each figure'));
+  });
+  test('inference engines and the overheads have theirs too', () => {
+    const r = run(['estimate', '--model', 'llama3-8b', '--mode', 'inference', '--inference-engine', 'vllm', '--explain']);
+    expectExit(r, 0, 'vllm --explain');
+    assert.match(r.stdout, /kv_cache \d+\.\d\d GiB = kv_cache\n\s+kv_cache = [\d.]+ GiB: vLLM's KV blocks/);
+    assert.match(r.stdout, /gpu_memory_utilization x card - weights - profile activations/);
+    assert.match(r.stdout, /overheads [\d.]+ GiB = allocator_slack \+ engine_claim_rest/);
+  });
+});

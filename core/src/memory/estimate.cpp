@@ -23,14 +23,29 @@ Figures evaluate(const Scenario& s) {
     double pooled = 0;
     if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache))
         pooled = tl[f.peak].bytes[Component::KvCache];
-    f.slack = (f.allocated - pooled) * s.tunable(Tunable::AllocatorFragmentation);
+    Explanation& ex = f.breakdown.explain;
+    const Factor per_gib{"bytes per GiB", static_cast<double>(kGiB)};
+    f.slack = ex.product("allocator_slack", "the caching allocator's slack on what it hands out piecemeal",
+                         {{"allocated at the peak, less a preallocated KV pool", f.allocated - pooled, "bytes"},
+                          {"allocator_fragmentation (tunable)", s.tunable(Tunable::AllocatorFragmentation)}},
+                         "PyTorch CUDACachingAllocator: reserved exceeds allocated (block rounding, splits); fitted to "
+                         "the published reserved-vs-allocated pairs");
     f.reserved = f.allocated + f.slack;
-    f.context = s.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
-    if (s.hardware.num_gpus > 1) f.context += s.tunable(Tunable::NcclBuffersGib) * static_cast<double>(kGiB);
+    f.context = ex.product("cuda_context", "the CUDA context and kernels, outside the allocator",
+                           {{"cuda_context_gib (tunable)", s.tunable(Tunable::CudaContextGib), "GiB"}, per_gib},
+                           "nvidia-smi minus torch.cuda.memory_reserved on an idle process (docs/memory-model.md)");
+    if (s.hardware.num_gpus > 1)
+        f.context += ex.product("nccl_buffers", "NCCL's communication buffers, outside the allocator",
+                                {{"nccl_buffers_gib (tunable)", s.tunable(Tunable::NcclBuffersGib), "GiB"}, per_gib},
+                                "NCCL_BUFFSIZE x channels x peers (docs/memory-model.md)");
     f.device = f.reserved + f.context + f.breakdown.outside_allocator;
     // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi.
     if (f.breakdown.claimed > 0) {
-        f.context = std::max(0.0, f.breakdown.claimed - f.reserved);
+        f.context = ex.rule("engine_claim_rest", "the rest of the engine's claim (context, graphs, unused pool)",
+                            std::max(0.0, f.breakdown.claimed - f.reserved),
+                            "max(0, the engine's claim - reserved at the peak)",
+                            {{"the engine's claim", f.breakdown.claimed, "bytes"}, {"reserved", f.reserved, "bytes"}},
+                            "the engine preallocates its share at start-up (nvidia-smi shows it)");
         f.device = f.breakdown.claimed;
     }
     f.fits = f.device <= static_cast<double>(s.hardware.gpu_memory_bytes) && f.breakdown.engine_fits;
@@ -157,6 +172,30 @@ json peak_components(const Figures& f) {
     return components;
 }
 
+// Why each figure is what it is: the recorded figures, each phase's components as sums of them, and
+// the peak's components, overheads included (slack + context, or the rest of an engine's claim).
+json explain_json(const detail::Scenario& s, const Figures& f) {
+    json doc = f.breakdown.explain.doc();
+    if (doc.is_null()) return nullptr;
+    const char* peak_name = f.breakdown.timeline[f.peak].name;
+    json peak = doc["phases"].contains(peak_name) ? doc["phases"][peak_name] : json::object();
+    if (f.breakdown.outside_allocator > 0) {
+        if (!peak.contains("optimizer_states")) peak["optimizer_states"] = json::array();
+        peak["optimizer_states"].push_back(
+            {{"figure", "paged_optimizer_state"}, {"bytes", f.breakdown.outside_allocator}});
+    }
+    // The overheads' terms: the figures evaluate() recorded, in the order it added them.
+    json overheads = json::array();
+    const char* terms[] = {"allocator_slack", f.breakdown.claimed > 0 ? "engine_claim_rest" : "cuda_context",
+                           f.breakdown.claimed > 0 || s.hardware.num_gpus == 1 ? nullptr : "nccl_buffers"};
+    for (const char* key : terms)
+        if (key != nullptr) overheads.push_back({{"figure", key}, {"bytes", doc["figures"][key]["value"]}});
+    peak["overheads"] = overheads;
+    doc["peak_phase"] = peak_name;
+    doc["peak"] = peak;
+    return doc;
+}
+
 json timeline_json(const Figures& f) {
     json timeline = json::array();
     for (const auto& p : f.breakdown.timeline) {
@@ -259,6 +298,7 @@ json detail::estimate_result(const Scenario& scenario) {
             {"warnings", warnings},
             {"defaults_applied", s.defaults_applied},
             {"assumptions", assumptions},
+            {"explain", explain_json(s, f)},
             {"scenario", s.to_json()}};
 }
 

@@ -49,7 +49,13 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
                           [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
     if (w.quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= w.shard.attention_linear_params;
     w.rest_bytes = dtype_bytes(m.checkpoint_dtype).value_or(2);
-    w.bytes = in_format * w.fb + (total_params - in_format) * w.rest_bytes;
+    w.bytes = out.explain.sum(
+        "weights", "the parameters on this GPU in their storage format",
+        {{"in the weight format",
+          {{"parameters", in_format, "params"}, {"bytes per weight (scales included)", w.fb, "B"}}},
+         {"kept in the checkpoint's dtype (embeddings, head, norms)",
+          {{"parameters", total_params - in_format, "params"}, {"bytes per weight", w.rest_bytes, "B"}}}},
+        "the weight format's bytes per parameter: presets/dtypes.json (or the scenario's formats)");
     out.assumptions["weight_bytes_per_param"] = w.fb;
     out.assumptions["params_in_weight_format"] = in_format;
     if (fmt.scope == FormatScope::Matrices && x.engine != InferenceEngine::LlamaCpp)
@@ -78,9 +84,26 @@ struct KvCache {
         }
         return total;
     }
+    // bytes(), recorded as the figure `key` with the rule and the inputs it read.
+    double recorded(Explanation& ex, const char* key, const char* what, double tokens, double seqs,
+                    std::uint64_t layers, double block) const {
+        const double cached = static_cast<double>(std::min<std::size_t>(layers, m->layer_attention.size()));
+        return ex.rule(
+            key, what, bytes(tokens, seqs, layers, block),
+            "sum over the cached layers of: bytes per token per layer x tokens (a sliding-window layer at "
+            "most its window; a paged cache in whole blocks) x sequences (x 2 for cross-attention)",
+            {{"bytes per token per layer", per_token_layer, "B"},
+             {"tokens per sequence", tokens, "tokens"},
+             {"sequences", seqs, "sequences"},
+             {"cached layers", cached - static_cast<double>(std::min<std::uint64_t>(first_cached, layers)), "layers"},
+             {"tokens per block", block > 1 ? block : 1, "tokens"},
+             {"sliding window (0: none)", static_cast<double>(m->sliding_window), "tokens"}},
+            "the KV cache as transformers' cache classes and the engines' block managers lay it out");
+    }
 };
 
-KvCache kv_cache(const Scenario& sc, Notes& why) {
+KvCache kv_cache(const Scenario& sc, Breakdown& out) {
+    Notes& why = out.assumptions;
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
     const double tp = static_cast<double>(sc.parallel.tp);
@@ -88,13 +111,23 @@ KvCache kv_cache(const Scenario& sc, Notes& why) {
     kv.m = &m;
     double kv_bytes = storage_bytes(x.kv_cache_dtype);
     double kv_heads = std::max(1.0, static_cast<double>(m.num_key_value_heads) / tp);  // replicated when kv < tp
-    kv.per_token_layer = 2 * kv_heads * static_cast<double>(m.head_dim) * kv_bytes;
+    kv.per_token_layer = out.explain.product("kv_bytes_per_token_per_layer", "K and V of one token on one layer",
+                                             {{"K and V", 2},
+                                              {"kv heads on this GPU", kv_heads, "heads"},
+                                              {"head dimension", static_cast<double>(m.head_dim), "elements"},
+                                              {"bytes per element (KV cache dtype)", kv_bytes, "B"}},
+                                             "transformers DynamicCache / the engines' paged KV caches");
     if (m.kv_lora_rank > 0) {
         // MLA under transformers: the cache holds the up-projected keys (nope + rope dims) and values
         // for every head, not the latent (kv_lora_rank + qk_rope_head_dim) that vLLM/SGLang keep.
         double heads = static_cast<double>(m.num_attention_heads) / tp;
-        kv.per_token_layer =
-            heads * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) * kv_bytes;
+        kv.per_token_layer = out.explain.product(
+            "kv_bytes_per_token_per_layer", "MLA under transformers: up-projected keys and values per head",
+            {{"heads on this GPU", heads, "heads"},
+             {"qk_nope + qk_rope + v head dims",
+              static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim), "elements"},
+             {"bytes per element", kv_bytes, "B"}},
+            "transformers DeepseekV3Attention caches key_states and value_states");
         why["mla_latent_bytes_per_token_per_layer"] =
             static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
     }
@@ -110,15 +143,21 @@ KvCache kv_cache(const Scenario& sc, Notes& why) {
     if (latent && m.kv_lora_rank > 0) {
         // vLLM, SGLang (MLATokenToKVPool) and TensorRT-LLM keep MLA's latent: kv_lora_rank + qk_rope_head_dim
         // values per token per layer, on every TP rank.
-        kv.per_token_layer = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes;
+        kv.per_token_layer = out.explain.product(
+            "kv_bytes_per_token_per_layer", "MLA's latent: kv_lora_rank + qk_rope_head_dim per token",
+            {{"latent width", static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim), "elements"},
+             {"bytes per element", kv_bytes, "B"}},
+            "vLLM / SGLang MLATokenToKVPool / TensorRT-LLM keep the compressed latent");
     }
     why["kv_bytes_per_token_per_layer"] = kv.per_token_layer;
+    out.explain.set_unit("kv_bytes_per_token_per_layer", "B");
     return kv;
 }
 
 // Encoding the images: the tower runs layer by layer over each image's patches (SDPA: no s²
 // scores), then hands the projected features to the language model. 0 without images.
-double image_encode_bytes(const Scenario& sc, double a, Notes& why) {
+double image_encode_bytes(const Scenario& sc, double a, Breakdown& out) {
+    Notes& why = out.assumptions;
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
     if (!x.images) return 0;
@@ -131,7 +170,14 @@ double image_encode_bytes(const Scenario& sc, double a, Notes& why) {
     double features = static_cast<double>(x.images * x.image_tokens) * b * static_cast<double>(m.hidden_size) * a;
     why["image_tokens_per_sequence"] = static_cast<double>(x.images * x.image_tokens);
     why["vision_encode_bytes"] = layer + features;
-    return layer + features;
+    return out.explain.rule(
+        "image_encoding", "encoding the images: one vision layer at a time, then the features", layer + features,
+        "patches x (2a x vision hidden + max(attention, MLP)) + image tokens x hidden x a",
+        {{"patches (all images of the batch)", patches, "tokens"},
+         {"vision hidden size on this GPU", vh, "elements"},
+         {"image tokens per sequence x batch", static_cast<double>(x.images * x.image_tokens) * b, "tokens"},
+         {"bytes per element", a, "B"}},
+        "the vision tower under SDPA (no s² scores), layer by layer");
 }
 
 // One forward over T tokens (the transient peak): one layer's working set at a time: the residual
@@ -139,10 +185,19 @@ double image_encode_bytes(const Scenario& sc, double a, Notes& why) {
 // act(gate)·up), whichever is larger; eager attention adds the fp32 scores over `keys` positions.
 struct Forward {
     double a = 2, h = 0, q = 0, kvd = 0, heads = 0, mlp = 0;
-    double bytes(double T, double keys, bool eager) const {
+    double per_token(double keys, bool eager) const {
         double attn = a * (2 * q + 2 * kvd) + 4 * h;
         if (eager) attn += (4 + a) * heads * keys;
-        return T * (2 * a * h + std::max(attn, mlp));
+        return 2 * a * h + std::max(attn, mlp);
+    }
+    double bytes(double T, double keys, bool eager) const { return T * per_token(keys, eager); }
+    // bytes(), recorded as the figure `key`: tokens x the working set per token.
+    double recorded(Explanation& ex, const char* key, const char* what, double T, double keys, bool eager) const {
+        return ex.product(
+            key, what,
+            {{"tokens in the forward", T, "tokens"},
+             {"bytes per token: residual and normed copy (2ah) + max(attention, MLP)", per_token(keys, eager), "B"}},
+            "one layer's working set at a time (the forward frees each layer's intermediates)");
     }
 };
 
@@ -185,8 +240,14 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     const double weights = v.w.bytes, a = v.w.a;
     double budget = x.gpu_memory_utilization * static_cast<double>(sc.hardware.gpu_memory_bytes);
     double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
-    double acts = v.fwd.bytes(static_cast<double>(x.max_num_batched_tokens), 0, false);
-    double logits = 256 * v.V * (a + 4);
+    Explanation& ex = out.explain;
+    double acts = v.fwd.recorded(ex, "profile_activations", "the profiling step's forward working set",
+                                 static_cast<double>(x.max_num_batched_tokens), 0, false);
+    double logits = ex.product("profile_logits", "the profiling step's logits for up to 256 sampled sequences",
+                               {{"sequences sampled", 256, "sequences"},
+                                {"vocabulary on this GPU", v.V, "elements"},
+                                {"bytes per logit: compute dtype + fp32", a + 4, "B"}},
+                               "vllm/v1/worker/gpu_model_runner.py profile_run (_dummy_sampler_run)");
     double non_torch =
         (sc.tunable(Tunable::VllmCudaGraphGib) + sc.tunable(Tunable::CudaContextGib)) * static_cast<double>(kGiB);
     double pool = budget - weights - acts - logits - non_torch;
@@ -198,7 +259,15 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     double blocks = pool > 0 && per_block > 0 ? std::floor(pool / per_block) : 0;
     double per_sequence = v.kv.bytes(v.ctx, 1, layers_here, block);
     double max_seqs = per_sequence > 0 && pool > 0 ? std::floor(pool / per_sequence) : 0;
-    double kv_pool = std::max(0.0, pool);
+    double kv_pool = ex.rule("kv_cache", "vLLM's KV blocks: what its share of the card leaves", std::max(0.0, pool),
+                             "gpu_memory_utilization x card - weights - profile activations - profile logits - CUDA "
+                             "graphs and context",
+                             {{"gpu_memory_utilization x card", budget, "bytes"},
+                              {"weights", weights, "bytes"},
+                              {"profile activations", acts, "bytes"},
+                              {"profile logits", logits, "bytes"},
+                              {"CUDA graphs + context (tunables)", non_torch, "bytes"}},
+                             "vllm/v1/worker/gpu_worker.py determine_available_memory");
     out.claimed = budget;
     out.engine_fits = pool > 0 && max_seqs >= v.b;
     out.serving = {{"engine", "vllm"},
@@ -218,13 +287,15 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
         out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
                                " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
                                std::to_string(x.batch_size) + ": vLLM would queue the rest");
-    out.timeline.push_back({"load", {{C::Weights, weights}}});
+    const Term w{"weights", weights}, kv{"kv_cache", kv_pool}, act{"profile_activations", acts};
+    push_phase(out, "load", {{C::Weights, {w}}});
     if (v.encode > 0)
-        out.timeline.push_back(
-            {"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, v.encode}}});
-    out.timeline.push_back({"profile", {{C::Weights, weights}, {C::Activations, acts}, {C::Logits, logits}}});
-    out.timeline.push_back(
-        {"serve", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, acts}, {C::Logits, logits}}});
+        push_phase(out, "encode_images",
+                   {{C::Weights, {w}}, {C::KvCache, {kv}}, {C::Activations, {{"image_encoding", v.encode}}}});
+    push_phase(out, "profile", {{C::Weights, {w}}, {C::Activations, {act}}, {C::Logits, {{"profile_logits", logits}}}});
+    push_phase(
+        out, "serve",
+        {{C::Weights, {w}}, {C::KvCache, {kv}}, {C::Activations, {act}}, {C::Logits, {{"profile_logits", logits}}}});
 }
 
 // What a pool engine (SGLang, TGI, TensorRT-LLM) reserves beside its KV pool, and how it sizes it.
@@ -249,7 +320,7 @@ void pool_engine(const Scenario& sc, const Serving& v, const Pool& p, Breakdown&
     double blocks = p.pool > 0 && per_block > 0 ? std::floor(p.pool / per_block) : 0;
     double per_sequence = v.kv.bytes(v.ctx, 1, layers_here, p.block);
     double max_seqs = per_sequence > 0 && p.pool > 0 ? std::floor(p.pool / per_sequence) : 0;
-    double kv_pool = std::max(0.0, p.pool);
+    double kv_pool = out.explain.scale("kv_cache", p.pool, {"kept when positive (max with 0)", p.pool > 0 ? 1.0 : 0.0});
     double context = sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
     // The allocator's slack on everything but the pool (one block), as evaluate() counts it.
     double rest = (weights + p.acts + p.logits + p.outside) * (1 + sc.tunable(Tunable::AllocatorFragmentation));
@@ -268,17 +339,19 @@ void pool_engine(const Scenario& sc, const Serving& v, const Pool& p, Breakdown&
         out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
                                " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
                                std::to_string(x.batch_size) + ": " + p.engine + " would queue the rest");
-    out.timeline.push_back({"load", {{C::Weights, weights}}});
+    const Term w{"weights", weights}, kv{"kv_cache", kv_pool}, act{"profile_activations", p.acts};
+    const Term logits{"profile_logits", p.logits};
+    push_phase(out, "load", {{C::Weights, {w}}});
     if (v.encode > 0)
-        out.timeline.push_back(
-            {"encode_images", {{C::Weights, weights}, {C::KvCache, kv_pool}, {C::Activations, v.encode}}});
-    out.timeline.push_back({"profile", {{C::Weights, weights}, {C::Activations, p.acts}, {C::Logits, p.logits}}});
-    out.timeline.push_back({"serve",
-                            {{C::Weights, weights},
-                             {C::KvCache, kv_pool},
-                             {C::Activations, p.acts},
-                             {C::Logits, p.logits},
-                             {C::Temporaries, p.outside}}});
+        push_phase(out, "encode_images",
+                   {{C::Weights, {w}}, {C::KvCache, {kv}}, {C::Activations, {{"image_encoding", v.encode}}}});
+    push_phase(out, "profile", {{C::Weights, {w}}, {C::Activations, {act}}, {C::Logits, {logits}}});
+    push_phase(out, "serve",
+               {{C::Weights, {w}},
+                {C::KvCache, {kv}},
+                {C::Activations, {act}},
+                {C::Logits, {logits}},
+                {C::Temporaries, {{"engine_cuda_graphs", p.outside}}}});
 }
 
 // SGLang: mem_fraction_static of the memory free at start-up (the card less the CUDA context)
@@ -295,10 +368,25 @@ void sglang(const Scenario& sc, const Serving& v, Breakdown& out) {
     p.engine = "sglang";
     // What the engine measures after loading is what the allocator reserved: the weights and its slack.
     const double slack = 1 + sc.tunable(Tunable::AllocatorFragmentation);
-    p.pool = x.mem_fraction_static * free_at_start - v.w.bytes * slack;
-    p.acts = v.fwd.bytes(static_cast<double>(x.chunked_prefill_size), 0, false);
-    p.logits = std::min<double>(static_cast<double>(x.chunked_prefill_size), 256) * v.V * (v.w.a + 4);
-    p.outside = sc.tunable(Tunable::VllmCudaGraphGib) * static_cast<double>(kGiB);
+    Explanation& ex = out.explain;
+    p.pool = ex.rule("kv_cache", "SGLang's token KV pool", x.mem_fraction_static * free_at_start - v.w.bytes * slack,
+                     "mem_fraction_static x (card - CUDA context) - weights x (1 + allocator slack)",
+                     {{"mem_fraction_static", x.mem_fraction_static},
+                      {"free at start (card - CUDA context)", free_at_start, "bytes"},
+                      {"weights", v.w.bytes, "bytes"},
+                      {"1 + allocator slack", slack}},
+                     "sglang/srt/model_executor/model_runner.py profile_max_num_token");
+    p.acts = v.fwd.recorded(ex, "profile_activations", "one chunked-prefill step's forward working set",
+                            static_cast<double>(x.chunked_prefill_size), 0, false);
+    p.logits = ex.product("profile_logits", "the chunk's logits (up to 256 positions) in compute dtype and fp32",
+                          {{"positions", std::min<double>(static_cast<double>(x.chunked_prefill_size), 256), "tokens"},
+                           {"vocabulary on this GPU", v.V, "elements"},
+                           {"bytes per logit: compute dtype + fp32", v.w.a + 4, "B"}},
+                          "sglang/srt/layers/logits_processor.py");
+    p.outside = ex.product("engine_cuda_graphs", "CUDA graphs and buffers outside the pool",
+                           {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"},
+                            {"bytes per GiB", static_cast<double>(kGiB)}},
+                           "measured CUDA graph capture of the serving engines (docs/memory-model.md)");
     p.refused = "SGLang has no room for the KV pool: the weights need more than mem_fraction_static of the free memory";
     out.assumptions["sglang_static_bytes"] = x.mem_fraction_static * free_at_start;
     pool_engine(sc, v, p, out);
@@ -314,15 +402,30 @@ void tgi(const Scenario& sc, const Serving& v, Breakdown& out) {
     const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
     Pool p;
     p.engine = "tgi";
-    p.acts = v.fwd.bytes(static_cast<double>(x.max_batch_prefill_tokens), 0, false);
-    p.logits = v.V * (v.w.a + 4);  // the warm-up samples its one sequence's last position
+    Explanation& ex = out.explain;
+    p.acts = v.fwd.recorded(ex, "profile_activations", "the warm-up prefill's forward working set",
+                            static_cast<double>(x.max_batch_prefill_tokens), 0, false);
+    // the warm-up samples its one sequence's last position
+    p.logits = ex.product(
+        "profile_logits", "the warm-up's logits for one position",
+        {{"vocabulary on this GPU", v.V, "elements"}, {"bytes per logit: compute dtype + fp32", v.w.a + 4, "B"}},
+        "text_generation_server/models/flash_causal_lm.py warmup()");
     // torch.cuda.mem_get_info sees what the allocator reserved: the tensors and their slack.
     const double slack = 1 + sc.tunable(Tunable::AllocatorFragmentation);
     double used =
         sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB) + (v.w.bytes + p.acts + p.logits) * slack;
     double free = std::max(0.0, cap - used - (1 - x.cuda_memory_fraction) * cap);
-    p.pool = 0.90 * free;
-    p.outside = sc.tunable(Tunable::VllmCudaGraphGib) * static_cast<double>(kGiB);  // its CUDA graphs, in the 10%
+    p.pool = ex.product("kv_cache", "TGI's KV blocks: 90 % of what the warm-up leaves",
+                        {{"TGI_WIGGLE_ROOM", 0.90},
+                         {"free after warm-up: card - context - (weights + warm-up) x (1 + slack) - (1 - "
+                          "cuda_memory_fraction) x card",
+                          free, "bytes"}},
+                        "text_generation_server/models/globals.py TGI_WIGGLE_ROOM; flash_causal_lm.py warmup()");
+    // its CUDA graphs, in the 10%
+    p.outside = ex.product("engine_cuda_graphs", "CUDA graphs and buffers outside the pool",
+                           {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"},
+                            {"bytes per GiB", static_cast<double>(kGiB)}},
+                           "measured CUDA graph capture of the serving engines (docs/memory-model.md)");
     p.refused = "TGI has no room left for the KV cache after its warm-up prefill: lower max_batch_prefill_tokens";
     out.assumptions["tgi_free_after_warmup_bytes"] = free;
     pool_engine(sc, v, p, out);
@@ -338,13 +441,25 @@ void tensorrt_llm(const Scenario& sc, const Serving& v, Breakdown& out) {
     Pool p;
     p.engine = "tensorrt_llm";
     p.block = 32;
-    p.acts = v.fwd.bytes(static_cast<double>(x.max_num_tokens), 0, false);
-    p.logits = std::min<double>(static_cast<double>(x.max_num_tokens), static_cast<double>(x.batch_size)) * v.V * 4;
+    Explanation& ex = out.explain;
+    p.acts = v.fwd.recorded(ex, "profile_activations", "the engine's activation buffers for max_num_tokens",
+                            static_cast<double>(x.max_num_tokens), 0, false);
+    p.logits = ex.product(
+        "profile_logits", "fp32 logits for one position per sequence",
+        {{"positions: min(max_num_tokens, batch)",
+          std::min<double>(static_cast<double>(x.max_num_tokens), static_cast<double>(x.batch_size)), "tokens"},
+         {"vocabulary on this GPU", v.V, "elements"},
+         {"bytes per fp32 logit", 4, "B"}},
+        "tensorrt_llm runtime: logits in fp32 (gather_generation_logits off)");
     // The free memory it measures is after the allocator's reservations: the tensors and their slack.
     const double slack = 1 + sc.tunable(Tunable::AllocatorFragmentation);
     double free =
         cap - sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB) - (v.w.bytes + p.acts + p.logits) * slack;
-    p.pool = x.free_gpu_memory_fraction * std::max(0.0, free);
+    p.pool = ex.product(
+        "kv_cache", "TensorRT-LLM's KV blocks",
+        {{"free_gpu_memory_fraction", x.free_gpu_memory_fraction},
+         {"free: card - context - (weights + buffers + logits) x (1 + slack)", std::max(0.0, free), "bytes"}},
+        "tensorrt_llm/llmapi/llm_args.py KvCacheConfig.free_gpu_memory_fraction");
     p.refused = "TensorRT-LLM has no room for the KV cache: the weights and activation buffers fill the card";
     out.assumptions["tensorrt_llm_free_bytes"] = free;
     pool_engine(sc, v, p, out);
@@ -373,23 +488,43 @@ void llama_cpp(const Scenario& sc, const Serving& v, Breakdown& out) {
         if (t.layers == Layers::None && (t.group == Group::LmHead || t.group == Group::Norm)) head += n;
     }
     if (m.tie_word_embeddings) head += embed;  // the output uses the embedding matrix: a GPU copy
-    double gpu_weights = layer_bytes * static_cast<double>(on_gpu) + (on_gpu == L ? head * fb : 0);
+    Explanation& ex = out.explain;
+    double gpu_weights =
+        ex.sum("weights", "the GPU's layers in the format, and the output matrix when every layer is there",
+               {{"layers on the GPU",
+                 {{"bytes per layer", layer_bytes, "bytes"}, {"layers", static_cast<double>(on_gpu), "layers"}}},
+                {"output matrix and final norm",
+                 {{"parameters", on_gpu == L ? head : 0, "params"}, {"bytes per weight", fb, "B"}}}},
+               "llama.cpp llama_model_load: -ngl layers offloaded; token embeddings stay on the host");
     double host_weights = std::max(0.0, v.w.bytes + (m.tie_word_embeddings ? head * fb : 0) - gpu_weights);
     double n_ctx = v.b * v.ctx;
-    double kv_gpu = x.kv_cache ? v.kv.bytes(n_ctx, 1, on_gpu, 256) : 0;  // n_ctx padded to 256
+    // n_ctx padded to 256
+    double kv_gpu = x.kv_cache ? v.kv.recorded(ex, "kv_cache", "the whole context's cache for the GPU's layers", n_ctx,
+                                               1, on_gpu, 256)
+                               : 0;
     double kv_host = x.kv_cache ? v.kv.bytes(n_ctx, 1, L, 256) - kv_gpu : 0;
     double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
     bool flash = x.attention == Attention::Flash || x.attention == Attention::Sdpa;
     double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
-    double compute =
-        ub * 4 * (2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size))) +
-        ub * 4 * v.V * (on_gpu == L ? 1 : 0);
+    double compute = ex.sum(
+        "compute_buffer", "llama.cpp's compute buffer: one ubatch's graph in f32",
+        {{"intermediates",
+          {{"ubatch tokens", ub, "tokens"},
+           {"f32", 4, "B"},
+           {"per token: 2h + max(KQ scores over the context, MLP)",
+            2 * h + std::max(scores, (m.gated_mlp ? 3 : 2) * static_cast<double>(m.intermediate_size)), "elements"}}},
+         {"logits",
+          {{"ubatch tokens", ub, "tokens"},
+           {"f32", 4, "B"},
+           {"vocabulary (with the output on the GPU)", v.V * (on_gpu == L ? 1 : 0), "elements"}}}},
+        "ggml-backend graph allocator (ggml_gallocr) over llama_build_graph");
     out.host_bytes = host_weights + kv_host;
     why["llama_cpp_gpu_layers"] = static_cast<double>(on_gpu);
     why["llama_cpp_n_ctx"] = n_ctx;
     why["llama_cpp_compute_buffer_bytes"] = compute;
-    out.timeline.push_back({"load", {{C::Weights, gpu_weights}, {C::KvCache, kv_gpu}}});
-    out.timeline.push_back({"prompt", {{C::Weights, gpu_weights}, {C::KvCache, kv_gpu}, {C::Temporaries, compute}}});
+    const Term w{"weights", gpu_weights}, kv{"kv_cache", kv_gpu};
+    push_phase(out, "load", {{C::Weights, {w}}, {C::KvCache, {kv}}});
+    push_phase(out, "prompt", {{C::Weights, {w}}, {C::KvCache, {kv}}, {C::Temporaries, {{"compute_buffer", compute}}}});
     if (v.encode > 0) out.warnings.push_back("llama.cpp encodes images with its own projector (mmproj): not modelled");
     if (on_gpu < L)
         out.warnings.push_back(std::to_string(L - on_gpu) + " layers run on the CPU from host RAM (host_bytes)");
@@ -399,16 +534,28 @@ void llama_cpp(const Scenario& sc, const Serving& v, Breakdown& out) {
 // (taken here as the whole context: the upper bound); logits only for the last position, upcast to fp32.
 void transformers_generate(const Scenario& sc, const Serving& v, Breakdown& out) {
     const InferenceSettings& x = sc.inference;
-    const double weights = v.w.bytes;
-    double kv = x.kv_cache ? v.kv.bytes(v.ctx, v.b, static_cast<std::uint64_t>(v.w.shard.layers), 0) : 0;
-    double acts = v.fwd.bytes(v.b * v.ctx, v.ctx, x.attention == Attention::Eager);
-    double logits = v.b * v.V * (v.w.a + 4);
+    Explanation& ex = out.explain;
+    double kv = x.kv_cache ? v.kv.recorded(ex, "kv_cache", "the KV cache grown to the context", v.ctx, v.b,
+                                           static_cast<std::uint64_t>(v.w.shard.layers), 0)
+                           : 0;
+    double acts = v.fwd.recorded(ex, "prefill_activations", "the prefill's forward working set (the whole prompt)",
+                                 v.b * v.ctx, v.ctx, x.attention == Attention::Eager);
+    double logits = ex.product("last_logits", "the last position's logits, upcast to fp32",
+                               {{"sequences", v.b, "sequences"},
+                                {"vocabulary on this GPU", v.V, "elements"},
+                                {"bytes per logit: compute dtype + fp32", v.w.a + 4, "B"}},
+                               "transformers GenerationMixin: logits[:, -1, :].float()");
     out.assumptions["prefill_tokens"] = v.b * v.ctx;
-    out.timeline.push_back({"load", {{C::Weights, weights}}});
-    if (v.encode > 0) out.timeline.push_back({"encode_images", {{C::Weights, weights}, {C::Activations, v.encode}}});
-    out.timeline.push_back(
-        {"prefill", {{C::Weights, weights}, {C::KvCache, kv}, {C::Activations, acts}, {C::Logits, logits}}});
-    out.timeline.push_back({"decode", {{C::Weights, weights}, {C::KvCache, kv}, {C::Logits, logits}}});
+    const Term w{"weights", v.w.bytes}, cache{"kv_cache", kv}, last{"last_logits", logits};
+    push_phase(out, "load", {{C::Weights, {w}}});
+    if (v.encode > 0)
+        push_phase(out, "encode_images", {{C::Weights, {w}}, {C::Activations, {{"image_encoding", v.encode}}}});
+    push_phase(out, "prefill",
+               {{C::Weights, {w}},
+                {C::KvCache, {cache}},
+                {C::Activations, {{"prefill_activations", acts}}},
+                {C::Logits, {last}}});
+    push_phase(out, "decode", {{C::Weights, {w}}, {C::KvCache, {cache}}, {C::Logits, {last}}});
     if (!x.kv_cache)
         out.warnings.push_back(
             "without a KV cache every generated token re-runs the whole prefix: memory stays at the prefill's");
@@ -425,11 +572,11 @@ Breakdown inference_memory(const Scenario& sc) {
     Breakdown out(sc);
     Serving v;
     v.w = stored_weights(sc, out);
-    v.kv = kv_cache(sc, out.assumptions);
+    v.kv = kv_cache(sc, out);
     // Image tokens (multimodal prompts) join each sequence's context.
     v.ctx = static_cast<double>(x.context_len + x.images * x.image_tokens);
     v.b = static_cast<double>(x.batch_size);
-    v.encode = image_encode_bytes(sc, v.w.a, out.assumptions);
+    v.encode = image_encode_bytes(sc, v.w.a, out);
     if (m.structure == ModelSpec::Structure::Encoder)
         out.warnings.push_back("an encoder-only model generates nothing: no KV cache; context_len is its input length");
     v.fwd = forward_shape(m, v.w.a, tp);

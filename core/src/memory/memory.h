@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/explain.h"
 #include "model/model.h"
 #include "scenario/scenario.h"
 
@@ -135,7 +136,8 @@ private:
 
 struct Breakdown {
     Breakdown() = default;
-    explicit Breakdown(const Scenario& s) : assumptions(s.details), serving(s.details), warnings(s.details) {}
+    explicit Breakdown(const Scenario& s)
+        : assumptions(s.details), serving(s.details), warnings(s.details), explain(s.details) {}
     Timeline timeline;
     double outside_allocator = 0;  // on the GPU but not in PyTorch's allocator (paged optimizer state)
     double host_bytes = 0;         // CPU RAM for offloaded state
@@ -146,7 +148,21 @@ struct Breakdown {
     bool engine_fits = true;       // false when the engine cannot hold the requested load
     double trainable_params = 0;   // training: parameters this GPU trains, before data-parallel sharding
     Messages warnings;
+    Explanation explain;  // each figure's factors, and each phase's components as sums of figures
 };
+
+// A phase whose components are each the sum of the figures named: {{Component::Weights, {{"weights", w}}}, ...}.
+struct ComponentTerms {
+    Component component;
+    std::initializer_list<Term> terms;
+};
+inline void push_phase(Breakdown& out, const char* phase, std::initializer_list<ComponentTerms> components) {
+    Phase p;
+    p.name = phase;
+    for (const ComponentTerms& c : components)
+        p.bytes.set(c.component, out.explain.component(phase, name(c.component), c.terms));
+    out.timeline.push_back(p);
+}
 
 Breakdown training_memory(const Scenario& s);
 Breakdown inference_memory(const Scenario& s);

@@ -87,8 +87,15 @@ double state_bytes(Optimizer opt, double state_dtype_bytes, double rows, double 
 // Bytes autograd keeps for one decoder layer per token, for the block as
 // transformers builds it. `s` is the sequence length one rank sees.
 struct LayerActivations {
-    double per_token = 0;         // everything saved for backward
-    double attention_scores = 0;  // of which the eager s² terms (Megatron's selective recompute drops them)
+    double per_token = 0;         // everything saved for backward: the sum of the parts below, in their order
+    double norms = 0;             // the norms' saved inputs and outputs
+    double sandwich_norms = 0;    // the extra norms of a sandwich block (gemma2/3)
+    double attention = 0;         // q, k, v, the kernel's output and log-sum-exp, o_proj's input
+    double repeated_kv = 0;       // eager attention: k and v copied up to every head
+    double attention_scores = 0;  // the eager s² terms (Megatron's selective recompute drops them)
+    double mlp = 0;               // the MLP's (or the routed experts') intermediates
+    double dropout_masks = 0;     // residual dropout masks
+    double lora = 0;              // the adapters' own
     double op_selective = 0;      // what per-op selective checkpointing keeps (see below)
 };
 
@@ -159,26 +166,25 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // chain) in the backward instead of saving them (He, "Min-cut optimal recomputation with
     // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
     if (t.compile != Compile::None) norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
-    out.per_token += norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
+    out.norms = norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
     // Sandwich norms (gemma2/3: post_attention_layernorm and post_feedforward_layernorm, litgpt's post_attention_norm
     // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
     // the residual add (saves nothing) instead of a matmul.
-    if (m.norms_per_layer >= 4) out.per_token += 2 * (norm - a * h_part);
+    if (m.norms_per_layer >= 4) out.sandwich_norms = 2 * (norm - a * h_part);
     // Attention: rotated q and k, v, the kernel's output and its log-sum-exp (fp32 per head), and
     // o_proj's input (the output made contiguous after the head transpose).
-    out.per_token += a * (3 * q + 2 * kv) + 4 * heads;
+    out.attention = a * (3 * q + 2 * kv) + 4 * heads;
     // Attention-logit softcapping (gemma2) cannot run in SDPA: litgpt then computes attention by hand
     // whatever was asked (litgpt/model.py CausalSelfAttention.scaled_dot_product_attention, "with softcapping
     // we cannot use SDPA", @00af8b0d), and the tanh between the scores and the softmax keeps its output.
     const bool softcap = m.attn_logit_softcapping > 0;
     if (t.attention == Attention::Eager || (softcap && t.framework == Framework::Litgpt)) {
         // repeat_kv copies k and v up to every head; scores softmax in fp32, cast back, and dropout.
-        out.per_token += a * 2 * (q - kv);
+        out.repeated_kv = a * 2 * (q - kv);
         double probs = (a == 4 ? 4 : 4 + a) * heads * s;
         if (softcap) probs += a * heads * s;  // tanh(scores / cap) saves its output for backward
         if (m.attention_dropout > 0) probs += (1 + a) * heads * s;
         out.attention_scores = probs;
-        out.per_token += probs;
     }
     // MLP: gated keeps gate, act(gate), up and their product; plain keeps fc1's output and act.
     // An MoE layer does that for each of the top-k experts a token visits, keeps the router's fp32
@@ -190,14 +196,17 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
         double moe_mlp = per_mlp * a * static_cast<double>(m.moe_intermediate_size) / tp * k + 4 * E + a * h * k +
                          per_mlp * a * static_cast<double>(m.shared_expert_intermediate_size) / tp;
         double moe_share = static_cast<double>(layer_count(m, Layers::Moe)) / static_cast<double>(m.num_layers);
-        out.per_token += moe_share * moe_mlp + (1 - moe_share) * dense_mlp;
+        out.mlp = moe_share * moe_mlp + (1 - moe_share) * dense_mlp;
     } else {
-        out.per_token += dense_mlp;
+        out.mlp = dense_mlp;
     }
-    if (m.hidden_dropout > 0) out.per_token += 2 * h_part;  // two 1-byte residual dropout masks
+    if (m.hidden_dropout > 0) out.dropout_masks = 2 * h_part;  // two 1-byte residual dropout masks
     out.op_selective = op_selective_per_token(m, a, tp, h_part, q, kv, heads, I);
-    if (t.method == Method::Lora || t.method == Method::Qlora)
-        add_lora_activations(out.per_token, m, t, a, tp, h, q, I);
+    if (t.method == Method::Lora || t.method == Method::Qlora) add_lora_activations(out.lora, m, t, a, tp, h, q, I);
+    out.per_token = 0;
+    for (double part : {out.norms, out.sandwich_norms, out.attention, out.repeated_kv, out.attention_scores, out.mlp,
+                        out.dropout_masks, out.lora})
+        out.per_token += part;
     return out;
 }
 
@@ -311,52 +320,115 @@ std::pair<double, double> model_optimizer_totals(const Scenario& sc, double stat
 }
 
 // A QLoRA base: the layers' linear matrices in the bitsandbytes format, the rest in the compute dtype.
-double qlora_base_bytes(const Scenario& sc, const Params& p, const Recipe& rc, States& st, Notes& why) {
+// Returns the format's bytes per quantized parameter; sets the dequantized matrix's transient.
+double qlora_bytes_per_param(const Scenario& sc, const Params& p, States& st, Breakdown& out) {
     const TrainingSettings& t = sc.training;
     // bitsandbytes on the layers' linear matrices, sized by the format catalogue; 4-bit with the
     // QLoRA paper's double quant (an 8-bit absmax per 64 plus an fp32 scale per 256 of them).
-    // The rest stays in the compute dtype.
-    // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
-    double linear = std::min(p.shard.linear_params + p.head_copy, p.frozen);
     Format base_format = *sc.format(weight_format_of(t.quantization));
     // Double quant: off by default in transformers' BitsAndBytesConfig and litgpt's bnb.nf4.
     if (t.double_quant) apply_double_quant(base_format);
     double bytes4 = base_format.bytes_per_param();
-    why["qlora_bytes_per_quantized_param"] = bytes4;
+    out.assumptions["qlora_bytes_per_quantized_param"] = bytes4;
     // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
     // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
     // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
-    st.dequant_temp = std::max(p.largest_layer_matrix, p.head_copy) * compute_bytes(t.dtype);
-    why["qlora_dequantized_matrix_bytes"] = st.dequant_temp;
-    return linear * bytes4 + (p.frozen - linear) * rc.frozen_weight;
+    st.dequant_temp = out.explain.product(
+        "qlora_dequantized_matrix", "the largest quantized matrix, dequantized for its matmul",
+        {{"elements of the largest matrix", std::max(p.largest_layer_matrix, p.head_copy), "elements"},
+         {"bytes per element (compute dtype)", compute_bytes(t.dtype), "B"}},
+        "bitsandbytes MatMul4Bit: F.dequantize_4bit(B).to(A.dtype) in forward and backward");
+    out.assumptions["qlora_dequantized_matrix_bytes"] = st.dequant_temp;
+    return bytes4;
 }
 
-States model_states(const Scenario& sc, const Params& p, Notes& why) {
+States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
     const TrainingSettings& t = sc.training;
+    Notes& why = out.assumptions;
+    Explanation& ex = out.explain;
     States st;
     st.rc = recipe_of(t);
     const Recipe& rc = st.rc;
     double state_dtype = storage_bytes(t.optimizer_state_dtype);  // int8: 8-bit optimizers
+    const std::string recipe_text = std::string("the precision recipe: training.precision ") + name(t.precision) +
+                                    ", training.dtype " + name(t.dtype) + " (docs/memory-model.md, precision recipes)";
+    const char* recipe = recipe_text.c_str();
     if (p.adapters) {
-        double base = t.method == Method::Qlora ? qlora_base_bytes(sc, p, rc, st, why) : p.frozen * rc.frozen_weight;
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
-        st.weights = base + p.lora * kFp32;
-        st.grads = p.lora * kFp32;
+        const char* peft = "PEFT LoraModel: adapters in fp32 (autocast_adapter_dtype=True)";
+        if (t.method == Method::Qlora) {
+            // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
+            const double linear = std::min(p.shard.linear_params + p.head_copy, p.frozen);
+            const double bytes4 = qlora_bytes_per_param(sc, p, st, out);
+            st.weights =
+                ex.sum("weights", "the quantized base, the rest of the base and the adapters",
+                       {{"quantized linear matrices",
+                         {{"linear parameters", linear, "params"}, {"bytes per quantized weight", bytes4, "B"}}},
+                        {"the rest of the base (embeddings, norms)",
+                         {{"parameters", p.frozen - linear, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
+                        {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}}},
+                       "QLoRA (Dettmers et al. 2023): 4-bit base, bf16 compute; bitsandbytes formats from "
+                       "presets/dtypes.json");
+        } else {
+            st.weights = ex.sum(
+                "weights", "the frozen base and the adapters",
+                {{"frozen base", {{"parameters", p.frozen, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
+                 {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}}},
+                peft);
+        }
+        st.grads = ex.product("gradients", "the adapters' gradients",
+                              {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}, peft);
         state_dtype = storage_bytes(is_8bit(t.optimizer) ? StateDtype::Int8 : StateDtype::Fp32);
-        st.states = state_bytes(t.optimizer, state_dtype, p.lora, 1);
+        st.states = ex.rule("optimizer_states", "the optimizer's state for the adapters",
+                            state_bytes(t.optimizer, state_dtype, p.lora, 1),
+                            "states per parameter by optimizer (Adam family: 2 moments) x state dtype bytes",
+                            {{"adapter parameters", p.lora, "params"}, {"state dtype bytes", state_dtype, "B"}},
+                            "torch.optim and bitsandbytes optimizers (8-bit: 2 bytes + an fp32 absmax per 2048)");
     } else if (p.partial) {
-        st.weights = p.frozen * rc.frozen_weight + p.trainable * rc.weight;
-        st.grads = p.trainable * rc.grad;
-        st.master = p.trainable * rc.master;
-        st.states = state_bytes(t.optimizer, state_dtype, p.trainable, 1);
+        st.weights =
+            ex.sum("weights", "the frozen and the trained parameters",
+                   {{"frozen", {{"parameters", p.frozen, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
+                    {"trained", {{"parameters", p.trainable, "params"}, {"bytes per weight", rc.weight, "B"}}}},
+                   recipe);
+        st.grads =
+            ex.product("gradients", "the trained parameters' gradients",
+                       {{"trained parameters", p.trainable, "params"}, {"bytes per gradient", rc.grad, "B"}}, recipe);
+        if (rc.master > 0)
+            st.master =
+                ex.product("master_weights", "fp32 master copies of the trained parameters",
+                           {{"trained parameters", p.trainable, "params"}, {"bytes per copy", rc.master, "B"}}, recipe);
+        st.states = ex.rule("optimizer_states", "the optimizer's state for the trained parameters",
+                            state_bytes(t.optimizer, state_dtype, p.trainable, 1),
+                            "states per parameter by optimizer (Adam family: 2 moments) x state dtype bytes",
+                            {{"trained parameters", p.trainable, "params"}, {"state dtype bytes", state_dtype, "B"}},
+                            "torch.optim");
     } else {
-        st.weights = p.P_gpu * rc.weight;
-        st.grads = p.P_gpu * rc.grad;
-        st.master = p.P_gpu * rc.master;
+        st.weights =
+            ex.product("weights", "the model's parameters on this GPU",
+                       {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per weight", rc.weight, "B"}}, recipe);
+        st.grads =
+            ex.product("gradients", "one gradient per parameter",
+                       {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per gradient", rc.grad, "B"}}, recipe);
+        if (rc.master > 0)
+            st.master =
+                ex.product("master_weights", "fp32 master copies (mixed precision)",
+                           {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per copy", rc.master, "B"}}, recipe);
         // Optimizer state by tensor shape for the whole tensor-parallel shard, scaled to this GPU's stage.
         auto [model_tp, model_states] = model_optimizer_totals(sc, state_dtype);
-        st.states =
-            model_tp > 0 ? model_states * p.P_gpu / model_tp : state_bytes(t.optimizer, state_dtype, p.P_gpu, 1);
+        if (model_tp > 0)
+            st.states = ex.product(
+                "optimizer_states", "the optimizer's state, tensor by tensor, for this GPU's parameters",
+                {{"state bytes of the tensor-parallel shard (summed tensor by tensor)", model_states, "bytes"},
+                 {"parameters on this GPU", p.P_gpu, "params"},
+                 {"parameters of the tensor-parallel shard", model_tp, "params", true}},
+                "per tensor: Adam family 2 moments; Adafactor factored rows + columns; Shampoo 1024-blocks; Muon 1 "
+                "for matrices; bitsandbytes 8-bit 2 bytes + absmax per 2048");
+        else
+            st.states =
+                ex.rule("optimizer_states", "the optimizer's state", state_bytes(t.optimizer, state_dtype, p.P_gpu, 1),
+                        "states per parameter by optimizer x state dtype bytes",
+                        {{"parameters on this GPU", p.P_gpu, "params"}, {"state dtype bytes", state_dtype, "B"}},
+                        "torch.optim");
     }
     why["bytes_per_trainable_param"] = {{"weights", p.adapters ? kFp32 : rc.weight},
                                         {"gradients", p.adapters ? kFp32 : rc.grad},
@@ -377,7 +449,9 @@ struct EngineBytes {
 };
 
 // FSDP's root unit, which stays gathered after forward: litgpt (FSDP1 through Fabric) and torchtitan (FSDP2).
-void root_units(const Scenario& sc, const Params& p, const States& st, EngineBytes& e, Notes& why) {
+void root_units(const Scenario& sc, const Params& p, const States& st, EngineBytes& e, Breakdown& out) {
+    Notes& why = out.assumptions;
+    Explanation& ex = out.explain;
     const ModelSpec& m = sc.model;
     const TrainingSettings& t = sc.training;
     const double a = compute_bytes(t.dtype), tp = static_cast<double>(sc.parallel.tp);
@@ -388,7 +462,10 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
         // (torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: "Do not free the root's parameters
         // in the post-forward for FULL_SHARD"): its gathered flat parameter, a buffer apart from the shard, stays
         // in the compute dtype through forward, loss and backward.
-        e.fsdp1_root = p.shard.non_layer_params * a;
+        e.fsdp1_root = ex.product(
+            "fsdp_root_gathered", "FSDP1's root unit (embeddings, final norm, head), kept gathered",
+            {{"root parameters", p.shard.non_layer_params, "params"}, {"bytes per element (compute dtype)", a, "B"}},
+            "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard (root not freed)");
         // The root's gradient: its parameters are views (split) of the flat parameter, so autograd assembles
         // the flat gradient at the end of backward from the per-parameter gradients (split's backward: a cat),
         // both alive at once, and, inside no_sync with a gradient already there, adds it to that one.
@@ -397,10 +474,20 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
         // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
         // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
         // enabled=is_accumulating)).
-        if (t.gradient_accumulation_steps > 1) e.nosync_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
+        if (t.gradient_accumulation_steps > 1)
+            e.nosync_grads = ex.product("fsdp1_no_sync_gradients",
+                                        "every unsharded gradient, kept by no_sync while gradients accumulate",
+                                        {{"trained parameters on this GPU", p.trainable, "params"},
+                                         {"bytes per gradient", p.adapters ? kFp32 : st.rc.grad, "B"}},
+                                        "lightning/fabric/strategies/fsdp.py _FSDPBackwardSyncControl (FSDP1 no_sync)");
         if (!p.adapters)
-            e.root_grad_assembly =
-                p.shard.non_layer_params * st.rc.grad * (t.gradient_accumulation_steps == 2 ? 1.0 : 2.0);
+            e.root_grad_assembly = ex.product("fsdp1_root_gradient_assembly",
+                                              "the root's flat gradient assembled from its views' gradients",
+                                              {{"root parameters", p.shard.non_layer_params, "params"},
+                                               {"bytes per gradient", st.rc.grad, "B"},
+                                               {"copies alive (1 with 2 accumulation steps, else 2)",
+                                                t.gradient_accumulation_steps == 2 ? 1.0 : 2.0}},
+                                              "autograd: split's backward is a cat (FSDP1 flat parameter views)");
         why["fsdp1_root_gathered_bytes"] = e.fsdp1_root;
         why["fsdp1_no_sync_unsharded_gradient_bytes"] = e.nosync_grads;
     }
@@ -412,15 +499,26 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
         // after forward"), so that group stays gathered in param_dtype through forward and backward, and its
         // post-backward (the reduce-scatter) runs in the final callback: the output weight's unsharded gradient,
         // produced first, lives through the whole backward.
-        e.fsdp1_root = p.shard.non_layer_params * a;
-        e.root_grads_backward = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp * a;
+        e.fsdp1_root = ex.product(
+            "fsdp_root_gathered", "FSDP2's root group (embeddings, final norm, output), kept gathered",
+            {{"root parameters", p.shard.non_layer_params, "params"}, {"bytes per element (compute dtype)", a, "B"}},
+            "torch/distributed/_composable/fsdp/_fsdp_state.py _lazy_init (root not resharded)");
+        e.root_grads_backward =
+            ex.product("fsdp_root_output_gradient", "the output weight's unsharded gradient, alive through backward",
+                       {{"vocabulary", static_cast<double>(m.vocab_size), "elements"},
+                        {"hidden size", static_cast<double>(m.hidden_size), "elements"},
+                        {"tensor-parallel size", tp, "x", true},
+                        {"bytes per element (compute dtype)", a, "B"}},
+                       "torchtitan parallelize_llama.py: fully_shard on the whole model; FSDP2 root post-backward");
         why["fsdp_root_gathered_bytes"] = e.fsdp1_root;
         why["fsdp_root_output_gradient_bytes"] = e.root_grads_backward;
     }
 }
 
 // ZeRO-3 and FSDP's full shard: the gathered units and their unsharded gradients.
-void gathered_units(const Scenario& sc, const Params& p, const States& st, EngineBytes& e, Notes& why) {
+void gathered_units(const Scenario& sc, const Params& p, const States& st, EngineBytes& e, Breakdown& out) {
+    Notes& why = out.assumptions;
+    Explanation& ex = out.explain;
     const ModelSpec& m = sc.model;
     const TrainingSettings& t = sc.training;
     const EngineType type = sc.engine.type;
@@ -440,13 +538,22 @@ void gathered_units(const Scenario& sc, const Params& p, const States& st, Engin
     double running_unit = layer_gpu;
     if (type == EngineType::Fsdp && t.framework == Framework::Torchtune && !p.adapters && sc.parallel.pp == 1)
         running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
-    e.gathered = (running_unit + prefetched) * a;
+    e.gathered = ex.sum(
+        "gathered_layers", "the running unit and the prefetched one, gathered in the compute dtype",
+        {{"running unit", {{"parameters", running_unit, "params"}, {"bytes per element", a, "B"}}},
+         {"prefetched unit",
+          {{"parameters (FSDP: the next unit; DeepSpeed: up to stage3_prefetch_bucket_size)", prefetched, "params"},
+           {"bytes per element", a, "B"}}}},
+        "FSDP2 implicit prefetch / FSDP1 BACKWARD_PRE; DeepSpeed stage3_prefetch_bucket_size");
     // FSDP in backward: the running unit's unsharded gradients, in the reduce dtype, until their
     // reduce-scatter has sharded them (FSDP2 frees the unsharded gradient after the reduce-scatter;
     // the fp32 upcast when param_dtype differs from reduce_dtype). DeepSpeed's equivalent is its
     // reduce bucket (shard_over_data_parallel).
     if (type == EngineType::Fsdp && !p.adapters) {
-        e.fsdp_unsharded_grads = running_unit * st.rc.grad;
+        e.fsdp_unsharded_grads = ex.product(
+            "fsdp_unsharded_gradients", "the running unit's unsharded gradients until their reduce-scatter",
+            {{"unit parameters", running_unit, "params"}, {"bytes per gradient (reduce dtype)", st.rc.grad, "B"}},
+            "FSDP2 post-backward: reduce-scatter, then free");
         why["fsdp_unsharded_gradient_bytes"] = e.fsdp_unsharded_grads;
     }
     if (type == EngineType::Fsdp && sc.parallel.pp > 1) {
@@ -454,24 +561,34 @@ void gathered_units(const Scenario& sc, const Params& p, const States& st, Engin
         // and gradient sync off until the last micro-batch; torchtitan: reshard_after_forward off with
         // PP): the stage's parameters stay gathered in the compute dtype for the whole step, and its
         // unsharded gradients accumulate in the reduce dtype (FSDP2 upcasts them to reduce_dtype).
-        e.gathered = p.P_gpu * a;
-        e.pp_unsharded_grads = p.trainable * (p.adapters ? kFp32 : st.rc.grad);
+        e.gathered = ex.product("gathered_layers", "the stage's parameters, gathered for the whole step",
+                                {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per element", a, "B"}},
+                                "torch.distributed.pipelining with FSDP: reshard_after_forward off");
+        e.pp_unsharded_grads = ex.product("fsdp_pipeline_unsharded_gradients",
+                                          "the stage's unsharded gradients, accumulated over the micro-batches",
+                                          {{"trained parameters on this GPU", p.trainable, "params"},
+                                           {"bytes per gradient", p.adapters ? kFp32 : st.rc.grad, "B"}},
+                                          "torch.distributed.pipelining: gradient sync off until the last micro-batch");
         why["fsdp_pipeline_unsharded_gradient_bytes"] = e.pp_unsharded_grads;
     }
     why["zero3_gathered_bytes"] = e.gathered;
-    if (type == EngineType::Fsdp && sc.parallel.pp == 1) root_units(sc, p, st, e, why);
+    if (type == EngineType::Fsdp && sc.parallel.pp == 1) root_units(sc, p, st, e, out);
 }
 
 // The states sharded over data parallelism (ZeRO stages, FSDP shardings, Megatron's distributed
 // optimizer), and the engine's own buffers.
-EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States& st, Notes& why) {
+EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States& st, Breakdown& out) {
+    Notes& why = out.assumptions;
     const Parallelism& par = sc.parallel;
     const EngineSettings& eng = sc.engine;
     const EngineType type = eng.type;
     EngineBytes e;
     double bucket_elems = std::min(sc.tunable(Tunable::ZeroReduceBucketElements), p.trainable);
     if (type == EngineType::Ddp && sc.tunable(Tunable::DdpBucketView) == 0 && par.dp > 1) {
-        e.temporaries_persistent += st.grads;  // the reducer's flat bucket copy of every gradient
+        // the reducer's flat bucket copy of every gradient
+        e.temporaries_persistent += out.explain.rule(
+            "ddp_bucket_copy", "DDP's flat bucket copy of every gradient", st.grads, "the gradients' bytes, once more",
+            {{"gradients", st.grads, "bytes"}}, "torch DistributedDataParallel without gradient_as_bucket_view");
         why["ddp_bucket_copy_bytes"] = st.grads;
     }
     // State shards over every rank that holds the same model slice: data x context parallel
@@ -492,29 +609,29 @@ EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States
     double expert_share =
         (!p.adapters && !p.partial && p.P_gpu > 0) ? std::min(1.0, p.shard.expert_params / p.P_gpu) : 0.0;
     double expert_group = std::max(1.0, e.shard_group / static_cast<double>(par.ep));
-    auto shard_state = [&](double bytes) {
-        return bytes * ((1 - expert_share) / e.shard_group + expert_share / expert_group);
-    };
+    const Factor share{"share this GPU keeps (sharded over the data-parallel ranks)",
+                       (1 - expert_share) / e.shard_group + expert_share / expert_group, "share"};
+    Explanation& ex = out.explain;
     why["expert_state_shard_group"] = expert_group;
     // Megatron's distributed optimizer: fp32 master + states sharded over DP x CP; without it, every
     // data-parallel rank keeps them whole.
-    if (type == EngineType::Megatron && eng.distributed_optimizer) {
-        st.master = shard_state(st.master);
-        st.states = shard_state(st.states);
-    }
-    if (e.stage >= 1) {
-        st.master = shard_state(st.master);
-        st.states = shard_state(st.states);
+    if ((type == EngineType::Megatron && eng.distributed_optimizer) || e.stage >= 1) {
+        st.master = ex.scale("master_weights", st.master, share);
+        st.states = ex.scale("optimizer_states", st.states, share);
     }
     if (e.stage >= 2) {
-        double g = shard_state(st.grads);
+        double g = ex.scale("gradients", st.grads, share);
         if (type != EngineType::Fsdp)
-            e.temporaries_persistent += bucket_elems * (st.grads / std::max(p.trainable, 1.0));
+            e.temporaries_persistent += ex.product(
+                "zero_reduce_bucket", "DeepSpeed's reduce bucket for the gradients",
+                {{"bucket elements (min of reduce_bucket_size and the trained parameters)", bucket_elems, "elements"},
+                 {"bytes per gradient", st.grads / std::max(p.trainable, 1.0), "B"}},
+                "DeepSpeed ZeRO stage 1-2: reduce_bucket_size (tunable zero_reduce_bucket_elements)");
         st.grads = g;
     }
     if (e.stage == 3) {
-        st.weights = shard_state(st.weights);
-        gathered_units(sc, p, st, e, why);
+        st.weights = ex.scale("weights", st.weights, share);
+        gathered_units(sc, p, st, e, out);
     }
     why["zero_stage_effective"] = e.stage;
     why["shard_group"] = e.shard_group;
@@ -524,22 +641,27 @@ EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States
 // Offload: optimizer (and master) to host or NVMe, and the weights with ZeRO-3 or FSDP.
 void offload(const Scenario& sc, const Params& p, const EngineBytes& e, States& st, Breakdown& out) {
     const EngineSettings& eng = sc.engine;
+    Explanation& ex = out.explain;
+    // What moves leaves the GPU: its figure is multiplied by 0, and the host (or NVMe) holds it.
     if (eng.offload_optimizer != Offload::None) {
+        const Factor away{"on the GPU after offload_optimizer (moved to the host or NVMe)", 0};
         double moved = st.master + st.states;
         (eng.offload_optimizer == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += moved;
         // ZeRO-Offload keeps fp32 gradients on the host too.
         out.host_bytes += (sc.training.precision == Precision::MixedMasterFp32 ? p.P_gpu / e.shard_group * kFp32 : 0);
-        st.master = st.states = 0;
+        st.master = ex.scale("master_weights", st.master, away);
+        st.states = ex.scale("optimizer_states", st.states, away);
     }
     if (eng.offload_param != Offload::None) {
+        const Factor away{"on the GPU after offload_param (moved to the host or NVMe)", 0};
         (eng.offload_param == Offload::Cpu ? out.host_bytes : out.nvme_bytes) += st.weights;
-        st.weights = 0;
+        st.weights = ex.scale("weights", st.weights, away);
         if (eng.type == EngineType::Fsdp) {
             // FSDP's CPU offload moves the sharded gradients with the parameters (FSDP1
             // CPUOffload(offload_params=True), FSDP2 CPUOffloadPolicy: "offloads parameters, gradients and optimizer
             // step to CPU").
             out.host_bytes += st.grads;
-            st.grads = 0;
+            st.grads = ex.scale("gradients", st.grads, away);
         }
     }
 }
@@ -561,6 +683,7 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
     const TrainingSettings& t = sc.training;
     const Parallelism& par = sc.parallel;
     Notes& why = out.assumptions;
+    Explanation& ex = out.explain;
     const double tp = static_cast<double>(par.tp);
     const bool megatron_engine =
         sc.engine.type == EngineType::Megatron || sc.engine.type == EngineType::MegatronDeepSpeed;
@@ -570,12 +693,38 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
     x.tokens = static_cast<double>(t.batch_size) * s;
     const double tokens = x.tokens, a = compute_bytes(t.dtype);
     LayerActivations la = layer_activations(m, t, s, tp, par.sequence_parallel);
-    x.layer_full = la.per_token * tokens;
-    double layer_saved = x.layer_full;
+    const char* block = "the saved tensors of the block as transformers builds it (Korthikanti et al. 2022, Table 2)";
+    const double per_token =
+        ex.sum("activation_bytes_per_token_per_layer", "what one layer saves for backward, per token",
+               {{"norms", {{"bytes", la.norms, "B"}}},
+                {"sandwich norms", {{"bytes", la.sandwich_norms, "B"}}},
+                {"attention: q, k, v, output, log-sum-exp", {{"bytes", la.attention, "B"}}},
+                {"eager attention: k and v repeated to every head", {{"bytes", la.repeated_kv, "B"}}},
+                {"eager attention: scores and probabilities", {{"bytes", la.attention_scores, "B"}}},
+                {"MLP intermediates", {{"bytes", la.mlp, "B"}}},
+                {"residual dropout masks", {{"bytes", la.dropout_masks, "B"}}},
+                {"LoRA adapters", {{"bytes", la.lora, "B"}}}},
+               block);
+    ex.set_unit("activation_bytes_per_token_per_layer", "B");
+    x.layer_full = per_token * tokens;
+    double saved_per_token = per_token;
     if (t.activation_checkpointing == Checkpointing::Full)
-        layer_saved = a * static_cast<double>(m.hidden_size) * tokens / (par.sequence_parallel ? tp : 1);
+        saved_per_token = ex.product("saved_bytes_per_token_per_layer", "full checkpointing keeps each layer's input",
+                                     {{"bytes per element", a, "B"},
+                                      {"hidden size", static_cast<double>(m.hidden_size), "elements"},
+                                      {"sequence-parallel split", par.sequence_parallel ? tp : 1, "x", true}},
+                                     "torch.utils.checkpoint / Megatron --recompute-granularity full");
     else if (t.activation_checkpointing == Checkpointing::Selective)
-        layer_saved = (megatron_engine ? la.per_token - la.attention_scores : la.op_selective) * tokens;
+        saved_per_token = ex.rule(
+            "saved_bytes_per_token_per_layer", "selective checkpointing's saved tensors per token",
+            megatron_engine ? per_token - la.attention_scores : la.op_selective,
+            megatron_engine ? "everything but the attention scores (recomputed)"
+                            : "the layer input, the attention output and log-sum-exp, every other matmul output",
+            {{"all saved bytes per token", per_token, "B"}, {"attention scores per token", la.attention_scores, "B"}},
+            megatron_engine ? "Megatron --recompute-granularity selective (Korthikanti et al. 2022)"
+                            : "torchtitan activation checkpointing mode \"op\" (save-policy checkpointing)");
+    if (t.activation_checkpointing != Checkpointing::None) ex.set_unit("saved_bytes_per_token_per_layer", "B");
+    double layer_saved = saved_per_token * tokens;
     why["selective_checkpointing"] = megatron_engine
                                          ? "Megatron: recompute the attention core (s² terms)"
                                          : "per-op policy: keep every other matmul output and the attention output";
@@ -588,16 +737,32 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
     x.act_layers = p.shard.layers;
     if (p.partial && t.trainable_input_parameters == 0)
         x.act_layers = std::min(static_cast<double>(t.trainable_layers), p.shard.layers);
-    x.acts = layer_saved * x.act_layers * x.in_flight;
+    x.acts = ex.product(
+        "activations_saved", "the tensors autograd keeps for backward, every layer in flight",
+        {{t.activation_checkpointing == Checkpointing::None ? "saved bytes per token per layer"
+                                                            : "saved bytes per token per layer (checkpointed)",
+          saved_per_token, "B"},
+         {"tokens of one micro-batch on this GPU", tokens, "tokens"},
+         {"layers keeping activations", x.act_layers, "layers"},
+         {"micro-batches in flight (1F1B: min(pp, micro-batches))", x.in_flight}},
+        block);
     if (t.activation_offloading) {
         // Saved tensors stream to pinned host memory as the forward goes and come back one layer ahead in
         // backward (torchtune OffloadActivations with streams): about two layers' worth stays on the GPU.
         double on_gpu = std::min(x.acts, layer_saved * std::min(2.0, x.act_layers));
         out.host_bytes += x.acts - on_gpu;
         why["offloaded_activation_bytes"] = x.acts - on_gpu;
-        x.acts = on_gpu;
+        x.acts = ex.rule("activations_saved", "the saved tensors left on the GPU by activation offloading", on_gpu,
+                         "min(every layer's saved tensors, two layers' worth): the rest streams to the host",
+                         {{"every layer's saved tensors", x.acts, "bytes"}, {"one layer's", layer_saved, "bytes"}},
+                         "torchtune OffloadActivations (use_streams)");
     }
-    x.recompute = t.activation_checkpointing == Checkpointing::None || x.act_layers == 0 ? 0 : x.layer_full;
+    x.recompute = t.activation_checkpointing == Checkpointing::None || x.act_layers == 0
+                      ? 0
+                      : ex.product("recompute_one_layer", "one layer rebuilt in backward under checkpointing",
+                                   {{"saved bytes per token per layer (everything)", per_token, "B"},
+                                    {"tokens", tokens, "tokens"}},
+                                   "torch.utils.checkpoint: the layer's forward runs again before its backward");
     // Gradients alive while one layer is differentiated: the gradient of its output and of its
     // residual input, plus the MLP's intermediates (gate, up and their product) or attention's
     // q, k, v and output, whichever is larger.
@@ -607,11 +772,16 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
         tp;
     x.qd = static_cast<double>(m.num_attention_heads * m.head_dim) / tp;
     double kvd = static_cast<double>(m.num_key_value_heads * m.head_dim) / tp;
-    x.layer_grad_work =
-        a * tokens *
-        (2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * x.I_tp, 2 * x.qd + 2 * kvd));
-    why["activation_bytes_per_token_per_layer"] = la.per_token;
-    if (x.act_layers == 0) x.layer_grad_work = 0;
+    if (x.act_layers > 0)
+        x.layer_grad_work = ex.product(
+            "layer_gradient_work", "the gradients alive while one layer is differentiated",
+            {{"bytes per element", a, "B"},
+             {"tokens", tokens, "tokens"},
+             {"per token: output and residual gradients (2h) + max(MLP intermediates, q k v o)",
+              2 * static_cast<double>(m.hidden_size) + std::max((m.gated_mlp ? 3 : 2) * x.I_tp, 2 * x.qd + 2 * kvd),
+              "elements"}},
+            "autograd's backward of one decoder layer");
+    why["activation_bytes_per_token_per_layer"] = per_token;
     why["activation_layers_on_gpu"] = x.act_layers * x.in_flight;
     return x;
 }
@@ -622,38 +792,72 @@ struct Logits {
     double peak = 0;     // the loss's high point (its gradients in backward)
 };
 
-Logits logits_and_loss(const Scenario& sc, double tokens, Notes& why) {
+Logits logits_and_loss(const Scenario& sc, double tokens, Breakdown& out) {
     const TrainingSettings& t = sc.training;
+    Explanation& ex = out.explain;
     const double a = compute_bytes(t.dtype);
     double V = static_cast<double>(sc.model.vocab_size) / static_cast<double>(sc.parallel.tp);
     double copies = sc.tunable(Tunable::LossFp32Copies);
+    const Factor T{"tokens", tokens, "tokens"}, vocab{"vocabulary entries on this GPU", V, "elements"};
+    const Factor logit{"bytes per logit (compute dtype)", a, "B"}, fp32{"bytes per fp32 value", 4, "B"};
+    const char* loss_source = "torch.nn.functional.cross_entropy: log_softmax in fp32, then its gradient";
     Logits l;
     // A compiled loss (torch.compile of the cross-entropy) fuses the fp32 upcast and log-softmax into
     // reductions over the logits: the forward keeps the logits and a log-sum-exp per token, and the
     // backward writes the logits' gradient in the compute dtype from one kernel (softmax - one-hot).
     const bool compiled_loss = t.compile == Compile::LayersAndLoss;
     if (t.loss == Loss::Standard && compiled_loss) {
-        l.forward = a * tokens * V + 4 * tokens;
-        l.peak = 2 * a * tokens * V + 4 * tokens;
+        const char* inductor = "torch.compile of the loss: log-softmax fused into reductions";
+        l.forward = ex.sum("logits_forward", "the logits and a log-sum-exp per token",
+                           {{"logits", {logit, T, vocab}}, {"log-sum-exp", {fp32, T}}}, inductor);
+        l.peak = ex.sum("logits_loss", "the logits, their gradient and the log-sum-exp",
+                        {{"logits and their gradient", {{"copies", 2}, logit, T, vocab}}, {"log-sum-exp", {fp32, T}}},
+                        inductor);
     } else if (t.loss == Loss::Standard) {
-        l.forward = (a + 4) * tokens * V;        // the logits and log_softmax's saved output
-        l.peak = (a + 4 * copies) * tokens * V;  // plus the loss gradients in backward
+        l.forward =
+            ex.product("logits_forward", "the logits and log_softmax's saved fp32 output",
+                       {{"bytes per logit: compute dtype + fp32 log-softmax", a + 4, "B"}, T, vocab}, loss_source);
+        l.peak = ex.product(
+            "logits_loss", "the logits and the loss's fp32 copies at its gradient",
+            {{"bytes per logit: compute dtype + 4 x fp32 copies (tunable loss_fp32_copies)", a + 4 * copies, "B"},
+             T,
+             vocab},
+            loss_source);
     } else if (t.loss == Loss::Chunked) {
-        double chunks = std::max(1.0, sc.tunable(Tunable::ChunkedLossChunks));
-        l.forward = a * tokens * V + (compiled_loss ? 4 * tokens : 4 * tokens * V / chunks);
-        l.peak = a * tokens * V + (compiled_loss ? a : 4 * copies) * tokens * V / chunks;
+        const Factor chunks{"chunks (tunable chunked_loss_chunks)",
+                            std::max(1.0, sc.tunable(Tunable::ChunkedLossChunks)), "x", true};
+        const char* chunked = "torchtune CEWithChunkedOutputLoss: fp32 upcast one chunk at a time";
+        l.forward =
+            compiled_loss
+                ? ex.sum("logits_forward", "the logits and a log-sum-exp per token",
+                         {{"logits", {logit, T, vocab}}, {"log-sum-exp", {fp32, T}}}, chunked)
+                : ex.sum("logits_forward", "the logits and one chunk's fp32 log-softmax",
+                         {{"logits", {logit, T, vocab}}, {"one chunk in fp32", {fp32, T, vocab, chunks}}}, chunked);
+        l.peak = ex.sum("logits_loss", "the logits and one chunk's fp32 copies",
+                        {{"logits", {logit, T, vocab}},
+                         {"one chunk's copies",
+                          {{compiled_loss ? "bytes per gradient (compute dtype)" : "bytes: 4 x fp32 copies",
+                            compiled_loss ? a : 4 * copies, "B"},
+                           T,
+                           vocab,
+                           chunks}}},
+                        chunked);
     } else {  // fused linear + cross-entropy: logits exist one token chunk at a time
         l.forward = 0;
-        l.peak = 4 * copies * tokens * static_cast<double>(sc.model.hidden_size);
+        l.peak = ex.product("logits_loss", "fused linear + cross-entropy: one chunk's fp32 work over the hidden size",
+                            {{"bytes: 4 x fp32 copies", 4 * copies, "B"},
+                             T,
+                             {"hidden size", static_cast<double>(sc.model.hidden_size), "elements"}},
+                            "Liger FusedLinearCrossEntropy / Cut Cross-Entropy (Wijmans et al. 2024)");
     }
-    why["logits_elements"] = tokens * V;
+    out.assumptions["logits_elements"] = tokens * V;
     return l;
 }
 
 // The foreach Adam-family step's temporary: one tensor the size of the second moment, on the GPU's
 // share of the state. DeepSpeed and Megatron step with their own fused Adam kernels: no temporary.
 // So does torchtune, whose recipes' configs build torch.optim.AdamW with fused=True.
-double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st) {
+double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st, Explanation& ex) {
     const TrainingSettings& t = sc.training;
     const EngineType type = sc.engine.type;
     const Optimizer opt = t.optimizer;
@@ -664,7 +868,10 @@ double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st
     if (t.optimizer_in_backward) return 0;  // each parameter steps alone from its gradient hook
     if (!foreach_adam || !torch_optimizer || sc.engine.offload_optimizer != Offload::None) return 0;
     double per_state = p.trainable > 0 ? st.states / (opt == Optimizer::Amsgrad ? 3 : 2) : 0;
-    return per_state * sc.tunable(Tunable::OptimizerStepTempCopies);
+    return ex.product("optimizer_step_temporary", "the foreach step's temporary, the size of one state",
+                      {{"one state's bytes (the states ÷ their number)", per_state, "bytes"},
+                       {"copies (tunable optimizer_step_temp_copies)", sc.tunable(Tunable::OptimizerStepTempCopies)}},
+                      "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq");
 }
 
 // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
@@ -673,18 +880,27 @@ double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st
 // Function keeps on ctx, which live as long as the graph. bitsandbytes' MatMul4Bit keeps its input
 // that way (ctx.tensors = (A, B)), so with QLoRA every quantized matmul's input stays: the attention
 // and MLP inputs (one each when the block shares its norm), o_proj's and down_proj's inputs.
-double retained_previous_step(const Scenario& sc, const Params& p, const Activations& x, Notes& why) {
+double retained_previous_step(const Scenario& sc, const Params& p, const Activations& x, Breakdown& out) {
+    Notes& why = out.assumptions;
     const ModelSpec& m = sc.model;
     const TrainingSettings& t = sc.training;
     if (!t.retains_previous_step) return 0;
     const double a = compute_bytes(t.dtype),
                  V = static_cast<double>(m.vocab_size) / static_cast<double>(sc.parallel.tp);
-    double retained = a * x.tokens * V;
-    if (t.method == Method::Qlora) {
-        double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
-        double inputs = shared_norm * static_cast<double>(m.hidden_size) + x.qd + (m.num_experts ? 0 : x.I_tp);
-        retained += a * x.tokens * inputs * p.shard.layers;
-    }
+    double shared_norm = m.norms_per_layer == 1 ? 1 : 2;
+    double inputs = t.method == Method::Qlora
+                        ? shared_norm * static_cast<double>(m.hidden_size) + x.qd + (m.num_experts ? 0 : x.I_tp)
+                        : 0;
+    double retained = out.explain.sum(
+        "previous_step_retained", "the previous step's logits and what its graph still owns",
+        {{"logits",
+          {{"bytes per element", a, "B"}, {"tokens", x.tokens, "tokens"}, {"vocabulary on this GPU", V, "elements"}}},
+         {"QLoRA matmul inputs kept on ctx",
+          {{"bytes per element", a, "B"},
+           {"tokens", x.tokens, "tokens"},
+           {"elements per token per layer", inputs, "elements"},
+           {"layers", p.shard.layers, "layers"}}}},
+        "litgpt's loops keep the loss referenced; bitsandbytes MatMul4Bit saves its input on ctx");
     why["previous_step_retained_bytes"] = retained;
     return retained;
 }
@@ -695,61 +911,99 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
                    const Logits& logits, Breakdown& out) {
     const TrainingSettings& t = sc.training;
     Notes& why = out.assumptions;
+    Explanation& ex = out.explain;
     bool paged = is_paged(t.optimizer);  // paged optimizers live in CUDA unified memory, outside PyTorch's allocator
     double opt_total = st.master + st.states;
-    double opt_alloc = paged ? 0 : opt_total;
-    if (paged) out.outside_allocator = opt_total;
-    double step_temp = optimizer_step_temp(sc, p, st);
+    if (paged)
+        out.outside_allocator =
+            ex.rule("paged_optimizer_state", "paged optimizer state, in CUDA unified memory", opt_total,
+                    "master weights + optimizer states, outside torch's allocator",
+                    {{"master weights", st.master, "bytes"}, {"optimizer states", st.states, "bytes"}},
+                    "bitsandbytes paged optimizers (cudaMallocManaged)");
+    double step_temp = optimizer_step_temp(sc, p, st, ex);
     double grads = st.grads;
-    double grads_live_fwd =
-        t.gradient_accumulation_steps > 1 || sc.tunable(Tunable::ZeroGradSetToNone) == 0 ? grads : 0;
-    // Optimizer in backward: a gradient lives from its accumulation until its parameter has stepped, so at
-    // most about the largest tensor's gradient is alive (and nothing accumulates across micro-batches).
-    double grads_peak = grads;
+    // Gradients alive through the forward: accumulation keeps them between micro-batches (and so does
+    // zero_grad without set_to_none). Optimizer in backward: a gradient lives from its accumulation until
+    // its parameter has stepped, so at most about the largest tensor's gradient is alive.
+    const bool accumulating = t.gradient_accumulation_steps > 1 || sc.tunable(Tunable::ZeroGradSetToNone) == 0;
+    double accumulated = accumulating && !t.optimizer_in_backward ? grads : 0;
+    double in_backward = 0;
     if (t.optimizer_in_backward) {
         double per_param = p.trainable > 0 ? grads / p.trainable : 0;
-        grads_peak = std::min(grads, per_param * (p.partial || p.adapters ? p.trainable : p.largest_tensor));
-        grads_live_fwd = 0;
-        why["optimizer_in_backward_gradient_bytes"] = grads_peak;
+        in_backward = ex.rule("optimizer_in_backward_gradients", "the gradients alive with the optimizer in backward",
+                              std::min(grads, per_param * (p.partial || p.adapters ? p.trainable : p.largest_tensor)),
+                              "min(all gradients, the largest tensor's gradient; all of them for adapters)",
+                              {{"gradients", grads, "bytes"}, {"largest tensor", p.largest_tensor, "elements"}},
+                              "torchtune optimizer_in_bwd: each parameter steps in its gradient hook");
+        why["optimizer_in_backward_gradient_bytes"] = in_backward;
     }
-    auto phase = [&](const char* name, double w, double g, double o, double act, double logit, double temp) {
-        out.timeline.push_back({name,
-                                {{Component::Weights, w},
-                                 {Component::Gradients, g},
-                                 {Component::OptimizerStates, o},
-                                 {Component::Activations, act},
-                                 {Component::Logits, logit},
-                                 {Component::Temporaries, temp}}});
-    };
-    double persistent_temp = e.temporaries_persistent + e.gathered;
-    double retained = retained_previous_step(sc, p, x, why);
-    // FSDP under a pipeline: the unsharded gradients stay from the first micro-batch's backward to the last one's.
-    grads_live_fwd += e.pp_unsharded_grads;
     // FSDP1 no_sync (litgpt): from the second micro-batch on, every unsharded gradient is live, through the
     // forward and the whole backward, in place of the sharded ones (zero_grad freed those at the last step).
-    if (e.nosync_grads > 0) {
-        grads_live_fwd = e.nosync_grads;
-        grads_peak = e.nosync_grads;
-    }
-    const double weights = st.weights, acts = x.acts;
-    phase("forward", weights, grads_live_fwd, opt_alloc, acts, logits.forward,
-          persistent_temp + st.dequant_temp + retained + e.fsdp1_root);
-    phase("loss", weights, grads_live_fwd, opt_alloc, acts, logits.peak, persistent_temp + e.fsdp1_root);
+    const double nosync = e.nosync_grads;
+    if (nosync > 0) accumulated = in_backward = 0;
+    const double grads_peak = nosync > 0 ? nosync : t.optimizer_in_backward ? in_backward : grads;
+    const double pp_grads = nosync > 0 ? 0 : e.pp_unsharded_grads;
+    // Each component of each phase is the sum of the figures named (Explanation::component).
+    auto phase = [&](const char* name, std::initializer_list<Term> w, std::initializer_list<Term> g,
+                     std::initializer_list<Term> o, std::initializer_list<Term> act, std::initializer_list<Term> logit,
+                     std::initializer_list<Term> temp) {
+        out.timeline.push_back({name,
+                                {{Component::Weights, ex.component(name, "weights", w)},
+                                 {Component::Gradients, ex.component(name, "gradients", g)},
+                                 {Component::OptimizerStates, ex.component(name, "optimizer_states", o)},
+                                 {Component::Activations, ex.component(name, "activations", act)},
+                                 {Component::Logits, ex.component(name, "logits", logit)},
+                                 {Component::Temporaries, ex.component(name, "temporaries", temp)}}});
+    };
+    const Term weights{"weights", st.weights}, acts{"activations_saved", x.acts};
+    const Term master{"master_weights", paged ? 0 : st.master}, states{"optimizer_states", paged ? 0 : st.states};
+    const Term persistent{sc.engine.type == EngineType::Ddp ? "ddp_bucket_copy" : "zero_reduce_bucket",
+                          e.temporaries_persistent};
+    const Term gathered{"gathered_layers", e.gathered}, dequant{"qlora_dequantized_matrix", st.dequant_temp};
+    const Term root{"fsdp_root_gathered", e.fsdp1_root};
+    const Term retained{"previous_step_retained", retained_previous_step(sc, p, x, out)};
+    const std::initializer_list<Term> forward_grads = {{"fsdp1_no_sync_gradients", nosync},
+                                                       {"gradients", accumulated},
+                                                       {"fsdp_pipeline_unsharded_gradients", pp_grads}};
+    const double live_fwd = accumulated + pp_grads + nosync;
+    phase("forward", {weights}, forward_grads, {master, states}, {acts}, {{"logits_forward", logits.forward}},
+          {persistent, gathered, dequant, retained, root});
+    phase("loss", {weights}, forward_grads, {master, states}, {acts}, {{"logits_loss", logits.peak}},
+          {persistent, gathered, root});
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
     double head_grads = std::min(grads_peak, grads * (p.shard.non_layer_params / std::max(1.0, p.P_gpu)));
-    double start = acts + std::max(grads_live_fwd, head_grads);
+    double start = x.acts + std::max(live_fwd, head_grads);
     double layers_alive = std::max(1.0, x.act_layers * x.in_flight);
-    double end = grads_peak + e.pp_unsharded_grads + e.root_grad_assembly + (acts / layers_alive);
-    double back_temp =
-        persistent_temp + st.dequant_temp + e.fsdp_unsharded_grads + e.fsdp1_root + e.root_grads_backward;
-    if (start >= end)
-        phase("backward", weights, std::max(grads_live_fwd, head_grads), opt_alloc,
-              acts + x.recompute + x.layer_grad_work, 0, back_temp);
-    else
-        phase("backward", weights, grads_peak + e.pp_unsharded_grads + e.root_grad_assembly, opt_alloc,
-              acts / layers_alive + x.recompute + x.layer_grad_work, 0, back_temp);
-    if (!t.optimizer_in_backward) phase("optimizer_step", weights, grads, opt_alloc, 0, 0, persistent_temp + step_temp);
+    double end = grads_peak + pp_grads + e.root_grad_assembly + (x.acts / layers_alive);
+    const std::initializer_list<Term> back_temp = {persistent, gathered,
+                                                   dequant,    {"fsdp_unsharded_gradients", e.fsdp_unsharded_grads},
+                                                   root,       {"fsdp_root_output_gradient", e.root_grads_backward}};
+    const Term recompute{"recompute_one_layer", x.recompute}, work{"layer_gradient_work", x.layer_grad_work};
+    if (start >= end) {
+        const double at_start = ex.rule(
+            "gradients_at_backward_start", "the gradients alive as backward starts", std::max(live_fwd, head_grads),
+            "max(the gradients alive through the forward, the head's and embeddings' gradients)",
+            {{"alive through the forward", live_fwd, "bytes"}, {"the head's and embeddings'", head_grads, "bytes"}},
+            "autograd computes the head's gradients first");
+        phase("backward", {weights}, {{"gradients_at_backward_start", at_start}}, {master, states},
+              {acts, recompute, work}, {}, back_temp);
+    } else {
+        const double one_layer = ex.product("activations_one_layer", "the last layer's saved tensors, as backward ends",
+                                            {{"saved tensors of every layer in flight", x.acts, "bytes"},
+                                             {"layers in flight", layers_alive, "layers", true}},
+                                            "autograd frees each layer's saved tensors once its backward has run");
+        phase("backward", {weights},
+              {{"fsdp1_no_sync_gradients", nosync},
+               {"optimizer_in_backward_gradients", nosync > 0 ? 0 : in_backward},
+               {"gradients", nosync > 0 || t.optimizer_in_backward ? 0 : grads},
+               {"fsdp_pipeline_unsharded_gradients", pp_grads},
+               {"fsdp1_root_gradient_assembly", e.root_grad_assembly}},
+              {master, states}, {{"activations_one_layer", one_layer}, recompute, work}, {}, back_temp);
+    }
+    if (!t.optimizer_in_backward)
+        phase("optimizer_step", {weights}, {{"gradients", grads}}, {master, states}, {}, {},
+              {persistent, gathered, {"optimizer_step_temporary", step_temp}});
     why["optimizer_step_temp_bytes"] = step_temp;
     if (paged)
         out.warnings.push_back(
@@ -766,12 +1020,12 @@ Breakdown training_memory(const Scenario& sc) {
     Breakdown out(sc);
     Notes& why = out.assumptions;
     const Params p = trained_params(sc, why);
-    States st = model_states(sc, p, why);
+    States st = model_states(sc, p, out);
     out.trainable_params = p.trainable;
-    const EngineBytes e = shard_over_data_parallel(sc, p, st, why);
+    const EngineBytes e = shard_over_data_parallel(sc, p, st, out);
     offload(sc, p, e, st, out);
     const Activations x = activations(sc, p, out);
-    const Logits logits = logits_and_loss(sc, x.tokens, why);
+    const Logits logits = logits_and_loss(sc, x.tokens, out);
     step_timeline(sc, p, st, e, x, logits, out);
     if (sc.training.dtype == Dtype::Fp8)
         out.warnings.push_back(
