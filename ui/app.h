@@ -130,6 +130,8 @@ struct AppState
     // For main.cpp and the browser tests: what the headline says.
     std::string displayed_peak;  // the peak figure exactly as drawn, e.g. "17.51 GiB"
     std::uint64_t displayed_peak_bytes = 0;
+    // The lines of "Why these figures" drawn in the last frame, by open component (and "phases").
+    nlohmann::json explain_shown = nlohmann::json::object();
 };
 
 // Reads the catalogues, picks meta-llama/Llama-3.1-8B (or the first preset) and the core's

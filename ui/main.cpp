@@ -313,6 +313,7 @@ std::string UiState()
           {"search", planner.plan.is_object() ? planner.plan.value("search", nlohmann::json()) : nlohmann::json()}}},
         {"maxfit", planner.maxfit},
         {"decisions", gpumem::ui::DecisionsJson(app)},
+        {"explain_shown", app.explain_shown},
         {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
     }
         .dump();

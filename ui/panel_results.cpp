@@ -133,6 +133,106 @@ void ShowSummaryPanel(AppState& state)
     ImGui::Spacing();
 }
 
+namespace {
+
+// One figure of the explanation: what it is, its rule, the numbers, its source; each line drawn is
+// also kept in `shown` for the browser tests.
+void ExplainFigure(const std::string& key, const nlohmann::json& figures, nlohmann::json& shown)
+{
+    auto line = [&shown](const std::string& text, bool dim) {
+        shown.push_back(text);
+        if (dim)
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", text.c_str());
+        if (dim)
+            ImGui::PopStyleColor();
+    };
+    if (!figures.contains(key))
+        return;
+    const nlohmann::json& f = figures[key];
+    auto text = [](const nlohmann::json& v, const char* name) {
+        return v.contains(name) && v[name].is_string() ? v[name].get<std::string>() : std::string();
+    };
+    auto list = [](const nlohmann::json& v, const char* name) {
+        return v.contains(name) && v[name].is_array() ? v[name] : nlohmann::json::array();
+    };
+    const std::string kind = text(f, "kind");
+    line(key + " = " + text(f, "text") + ": " + text(f, "what"), false);
+    ImGui::Indent();
+    if (kind != "sum")
+        line(text(f, "formula"), true);
+    if (kind == "product")
+        line("= " + text(f, "with"), false);
+    for (const nlohmann::json& part : list(f, "parts"))
+        line("+ " + text(part, "name") + ": " + text(part, "with"), false);
+    for (const nlohmann::json& input : list(f, "inputs"))
+        line(text(input, "name") + " = " + text(input, "text"), false);
+    for (const nlohmann::json& by : list(f, "scaled_by"))
+        line(std::string(by.value("divides", false) ? "÷ " : "× ") + text(by, "name") + " = " + text(by, "text"),
+             false);
+    if (f.contains("source"))
+        line("source: " + text(f, "source"), true);
+    ImGui::Unindent();
+}
+
+// "Why these figures": each component at the peak opens to the figures it adds up, and the
+// timeline's phases to theirs (the result's "explain", built by the code that computes them).
+void ShowExplanation(AppState& state)
+{
+    state.explain_shown = nlohmann::json::object();
+    const nlohmann::json& e = state.view.explain;
+    if (!e.is_object() || !e.contains("peak") || !e.contains("figures") ||
+        !ImGui::CollapsingHeader("Why these figures###why"))
+        return;
+    ImGui::TextDisabled("Each component is the sum of the figures listed; each figure is computed as shown.");
+    const nlohmann::json& figures = e["figures"];
+    for (int i = 0; i < kComponentCount; i++)
+    {
+        const char* key = kComponentKeys[i];
+        const std::uint64_t bytes = state.view.components[i];
+        if (bytes == 0 || !e["peak"].contains(key))
+            continue;
+        const std::string label = std::string(kComponents[i].label) + "  " + FormatBytes(bytes) + "###why_" + key;
+        if (!ImGui::TreeNode(label.c_str()))
+            continue;
+        nlohmann::json& shown = state.explain_shown[key];
+        shown = nlohmann::json::array();
+        for (const nlohmann::json& term : e["peak"][key])
+            ExplainFigure(term.value("figure", std::string()), figures, shown);
+        ImGui::TreePop();
+    }
+    if (!ImGui::TreeNode("Each phase, by the figures it adds up###why_phases"))
+        return;
+    nlohmann::json& shown = state.explain_shown["phases"];
+    shown = nlohmann::json::array();
+    const nlohmann::json& phases = e.contains("phases") ? e["phases"] : nlohmann::json::object();
+    for (const PhaseView& phase : state.view.timeline)
+    {
+        const std::string head = std::string(PhaseLabel(phase.phase)) + ": " + FormatBytes(phase.allocated_bytes);
+        shown.push_back(head);
+        ImGui::TextUnformatted(head.c_str());
+        if (!phases.contains(phase.phase))
+            continue;
+        ImGui::Indent();
+        for (int i = 0; i < kComponentCount; i++)
+        {
+            const nlohmann::json& terms = phases[phase.phase].value(kComponentKeys[i], nlohmann::json::array());
+            if (terms.empty())
+                continue;
+            std::string line = std::string(kComponents[i].label) + ":";
+            for (std::size_t t = 0; t < terms.size(); t++)
+                line += std::string(t == 0 ? " " : " + ") + terms[t].value("figure", std::string()) + " " +
+                        FormatBytes(static_cast<std::uint64_t>(terms[t].value("bytes", 0.0)));
+            shown.push_back(line);
+            ImGui::TextDisabled("%s", line.c_str());
+        }
+        ImGui::Unindent();
+    }
+    ImGui::TreePop();
+}
+
+}  // namespace
+
 void ShowBreakdownPanel(AppState& state)
 {
     if (!ImGui::CollapsingHeader("Breakdown per GPU", ImGuiTreeNodeFlags_DefaultOpen))
@@ -197,6 +297,7 @@ void ShowBreakdownPanel(AppState& state)
         }
         ImGui::EndTable();
     }
+    ShowExplanation(state);
     ImGui::Spacing();
 }
 

@@ -404,6 +404,8 @@ ResultView ReadResult(const json& r)
     }
     view.warnings = Texts(Find(r, "warnings"));
     view.defaults_applied = Texts(Find(r, "defaults_applied"));
+    if (const json* e = Find(r, "explain"); e != nullptr && e->is_object())
+        view.explain = *e;
     if (const json* a = Find(r, "assumptions"))
         ReadAssumptions(view, *a);
     if (const json* model = Find(r, "model"); model != nullptr && Find(*model, "name") != nullptr)

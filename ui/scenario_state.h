@@ -234,6 +234,7 @@ struct ResultView
     std::vector<std::string> defaults_applied;
     std::vector<std::pair<std::string, std::string>> factors;  // assumptions: key, value as JSON text
     std::vector<FactorView> overhead_factors;                  // assumptions.overheads
+    nlohmann::json explain;                                    // why each figure is what it is (result "explain")
     std::string model_name;
 
     // The scenario with every default filled in, as the core resolved it, and typed.

@@ -12,6 +12,7 @@
 #include "export/export.h"  // core/src: the export formats, whose labels name the combo's entries
 #include "imgui.h"
 #include "imgui_internal.h"
+#include "scenario_state.h"  // kComponentKeys: the explanation's entries
 
 namespace gpumem::ui {
 
@@ -97,7 +98,12 @@ std::vector<NamedItem> MakeNamedItems()
         {"calibration_message", "##calibration_message"},
         {"calibration_notice", "##calibration_notice"},
         {"calibration_notice_load", "Load calibration...##notice"},
+        // Why these figures
+        {"why_header", "###why"},
+        {"why_phases", "###why_phases"},
     };
+    for (const char* component : kComponentKeys)  // why_weights: a component's explanation
+        items.push_back({std::string("why_") + component, std::string("###why_") + component});
     for (const char* field :
          {"training.batch_size", "training.seq_len", "inference.batch_size", "inference.context_len"})
         items.push_back({std::string("maxfit_use_") + field, std::string("Use##") + field});
