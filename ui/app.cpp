@@ -102,6 +102,14 @@ bool UpdateEstimate(AppState& state)
     return true;
 }
 
+nlohmann::json GpuHardware(const GpuEntry& gpu)
+{
+    nlohmann::json hardware = {{"gpu", gpu.id}};
+    if (gpu.imported)
+        hardware["gpu_memory_gb"] = gpu.memory_gb;
+    return hardware;
+}
+
 const GpuEntry* CurrentGpu(const AppState& state)
 {
     for (const GpuEntry& gpu : state.gpus)

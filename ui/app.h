@@ -29,12 +29,15 @@ struct PresetEntry
     bool gated = false;
 };
 
-// One card, from gpumem::list_gpus().
+// One card, from gpumem::list_gpus(), or the user's own from an imported gpu_types.json (or a
+// scenario naming a card the catalogue lacks): the core takes any name with gpu_memory_gb.
 struct GpuEntry
 {
-    std::string id;                  // "H100-80GB"
+    std::string id;                  // "H100-80GB"; an imported card's name
     std::string name;                // "NVIDIA H100 80GB HBM3"
     std::uint64_t memory_bytes = 0;  // what the card has, per GPU
+    bool imported = false;           // the user's: the scenario names it with its gpu_memory_gb
+    double memory_gb = 0.0;          // an imported card's gpu_memory_gb (GiB-sized units, as the core reads it)
 };
 
 // A result kept for comparison with the current one.
@@ -99,6 +102,7 @@ struct AppState
     HubState hub;
     char preset_filter[64] = "";
     std::string import_message;  // why the last import or drop was refused ("" if none)
+    std::string import_note;     // import_message when it says what an import added (not shown as an error)
     std::string link_message;    // why the link's settings were ignored ("" if none)
     std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
 
@@ -143,6 +147,9 @@ bool UpdateEstimate(AppState& state);
 
 // The card the estimate is for (nullptr when the catalogue is empty).
 const GpuEntry* CurrentGpu(const AppState& state);
+
+// A scenario's "hardware" naming `gpu`: {"gpu": id}, with "gpu_memory_gb" for an imported card.
+nlohmann::json GpuHardware(const GpuEntry& gpu);
 
 // The whole page: one window filling the display, controls beside (or above) the results.
 void ShowApp(AppState& state);

@@ -272,9 +272,19 @@ std::string UiScenario()
     return g_platform.app.scenario_text;
 }
 
+// The cards an import added to the GPU combo: [{"name", "memory_gb", "memory_bytes"}].
+nlohmann::json ImportedGpus(const gpumem::ui::AppState& app)
+{
+    nlohmann::json out = nlohmann::json::array();
+    for (const gpumem::ui::GpuEntry& gpu : app.gpus)
+        if (gpu.imported)
+            out.push_back({{"name", gpu.name}, {"memory_gb", gpu.memory_gb}, {"memory_bytes", gpu.memory_bytes}});
+    return out;
+}
+
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
-// "import_message", "link_message", "share", "pinned", "markdown", "plan", "maxfit", "decisions"
+// "import_message", "imported_gpus", "link_message", "share", "pinned", "markdown", "plan", "maxfit", "decisions"
 // (decisions.h: fit, export, sweeps, calibration),
 // "keyboard_focus": the recorded widget keyboard navigation is on}.
 std::string UiState()
@@ -300,6 +310,7 @@ std::string UiState()
           {"base_from_link", hub.base_from_link},
           {"token_withheld", hub.token_withheld}}},
         {"import_message", app.import_message},
+        {"imported_gpus", ImportedGpus(app)},
         {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},

@@ -316,7 +316,8 @@ void ShowModelPanel(AppState& state)
     }
     if (!state.import_message.empty())
     {
-        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
+        const bool refusal = state.import_message != state.import_note;  // a note says what was added
+        ImGui::PushStyleColor(ImGuiCol_Text, refusal ? UtilizationColor(1.0) : ImGui::GetStyleColorVec4(ImGuiCol_Text));
         ImGui::TextWrapped("%s", state.import_message.c_str());
         ImGui::PopStyleColor();
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "app.h"
 #include "imgui.h"
@@ -80,14 +81,34 @@ void ShowHardwarePanel(AppState& state)
     if (!ImGui::CollapsingHeader("Hardware", ImGuiTreeNodeFlags_DefaultOpen))
         return;
 
-    FormRow("GPU");
-    const char* preview = state.gpus.empty() ? "(no GPUs)" : state.gpus[state.scenario.hardware.gpu_index].name.c_str();
-    if (ImGui::BeginCombo("##gpu", preview, ImGuiComboFlags_HeightLarge))
+    FormRow("GPU",
+            "The catalogue's cards, and those you imported (a gpu_types.json, under Share, import "
+            "and export), marked as such.");
+    // An imported card says so; its ID is its place among them (###imported_gpu_N), for the tests.
+    auto label = [&state](int i) {
+        std::string text = state.gpus[i].name;
+        if (state.gpus[i].imported)
+        {
+            int n = 0;
+            for (int k = 0; k <= i; k++)
+                n += state.gpus[k].imported ? 1 : 0;
+            text += " (imported)###imported_gpu_" + std::to_string(n);
+        }
+        return text;
+    };
+    const std::string preview = state.gpus.empty() ? "(no GPUs)" : label(state.scenario.hardware.gpu_index);
+    if (ImGui::BeginCombo("##gpu", preview.substr(0, preview.find("###")).c_str(), ImGuiComboFlags_HeightLarge))
     {
-        for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
+        // The user's own cards first: the catalogue's are many.
+        std::vector<int> order;
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
+                if (state.gpus[i].imported == (pass == 0))
+                    order.push_back(i);
+        for (int i : order)
         {
             const bool selected = i == state.scenario.hardware.gpu_index;
-            if (ImGui::Selectable(state.gpus[i].name.c_str(), selected))
+            if (ImGui::Selectable(label(i).c_str(), selected))
                 state.scenario.hardware.gpu_index = i;
             ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize("000.0 GiB").x);
             ImGui::TextDisabled("%s", FormatBytes(state.gpus[i].memory_bytes).c_str());

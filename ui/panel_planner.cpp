@@ -105,8 +105,9 @@ void ShowPlanGpuCombo(AppState& state)
         return;
     if (ImGui::Selectable(own_label.c_str(), own))
         p.gpu_index = -1;
+    // The plan names a catalogue card; an imported one is planned for as the calculator's card.
     for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
-        if (ImGui::Selectable(state.gpus[i].name.c_str(), i == p.gpu_index))
+        if (!state.gpus[i].imported && ImGui::Selectable(state.gpus[i].name.c_str(), i == p.gpu_index))
             p.gpu_index = i;
     ImGui::EndCombo();
 }

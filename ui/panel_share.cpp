@@ -34,7 +34,15 @@ void ShowSharePanel(AppState& state)
         state.page.open_file();
     ImGui::EndDisabled();
 
-    ImGui::TextDisabled("Or paste a scenario (v1 or gpu-mem-calculator's config format) or a model's config.json:");
+    ImGui::PushTextWrapPos(0.0f);  // at the column's edge
+    ImGui::TextDisabled(
+        "Files: a scenario, a model's config.json, a calibration, or vram_calculator.py's "
+        "data_types.json and gpu_types.json (weight formats and GPUs, as gpumem table "
+        "--config-dir reads them).");
+    ImGui::TextDisabled(
+        "Or paste a scenario (v1 or gpu-mem-calculator's config format), a model's config.json, "
+        "or one of those two files:");
+    ImGui::PopTextWrapPos();
     ImGui::InputTextMultiline("##paste", state.paste_buffer.data(), state.paste_buffer.size(),
                               ImVec2(-FLT_MIN, ImGui::GetTextLineHeight() * 6.0f));
     if (ImGui::Button("Load pasted JSON"))
@@ -51,7 +59,8 @@ void ShowSharePanel(AppState& state)
     if (!state.import_message.empty())
     {
         ImGui::SameLine();
-        ImGui::PushStyleColor(ImGuiCol_Text, UtilizationColor(1.0));
+        const bool refusal = state.import_message != state.import_note;  // a note says what was added
+        ImGui::PushStyleColor(ImGuiCol_Text, refusal ? UtilizationColor(1.0) : ImGui::GetStyleColorVec4(ImGuiCol_Text));
         ImGui::TextWrapped("%s", state.import_message.c_str());
         ImGui::PopStyleColor();
     }

@@ -35,7 +35,8 @@ FitView Estimate(const nlohmann::json& scenario)
 // One cell of the GPU table: the current model estimated on `gpu` alone for one task.
 FitView EstimateOn(nlohmann::json scenario, const GpuEntry& gpu)
 {
-    scenario["hardware"] = {{"gpu", gpu.id}, {"num_gpus", 1}};
+    scenario["hardware"] = GpuHardware(gpu);
+    scenario["hardware"]["num_gpus"] = 1;
     scenario.erase("parallelism");
     if (scenario.contains("engine"))
         scenario.erase("engine");
@@ -48,6 +49,8 @@ nlohmann::json TaskVariant(const AppState& state, const nlohmann::json& current,
 {
     const bool inference = state.scenario.IsInference();
     nlohmann::json s = {{"version", 1}, {"model", current.contains("model") ? current["model"] : nlohmann::json()}};
+    if (current.contains("formats"))
+        s["formats"] = current["formats"];  // the scenario's own weight formats (an imported data_types.json)
     const std::string t = task;
     if (t == "inference")
     {

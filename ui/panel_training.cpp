@@ -142,7 +142,8 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
     const std::string preview = !in.own_weight_format.empty() ? in.own_weight_format
                                 : in.weight_format            ? SettingLabel(*in.weight_format)
                                                               : default_label;
-    if (!ImGui::BeginCombo("##weight_format", preview.c_str()))
+    // Tall enough for the catalogue's formats and a few of the scenario's own below them.
+    if (!ImGui::BeginCombo("##weight_format", preview.c_str(), ImGuiComboFlags_HeightLarge))
         return;
     if (ImGui::Selectable(default_label.c_str(), !in.weight_format && in.own_weight_format.empty()))
     {
@@ -155,11 +156,14 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
     const nlohmann::json& formats =
         state.scenario.extra.contains("formats") ? state.scenario.extra["formats"] : nlohmann::json();
     if (formats.is_array())
-        for (const nlohmann::json& f : formats)
+        for (std::size_t i = 0; i < formats.size(); i++)
         {
+            const nlohmann::json& f = formats[i];
             const std::string id =
                 f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : "";
-            if (!id.empty() && ImGui::Selectable(id.c_str(), in.own_weight_format == id))
+            // Its ID is its place in "formats" (###own_format_N, for the tests): ids are the user's text.
+            const std::string label = id + "###own_format_" + std::to_string(i + 1);
+            if (!id.empty() && ImGui::Selectable(label.c_str(), in.own_weight_format == id))
             {
                 in.own_weight_format = id;
                 in.weight_format.reset();

@@ -483,10 +483,16 @@ json BuildScenario(const AppState& state)
 
     const HardwareSettings& hws = sc.hardware;
     json& hw = Section(s, "hardware");
-    if (!state.gpus.empty())
-        hw["gpu"] = state.gpus[hws.gpu_index].id;
     hw["num_gpus"] = hws.num_gpus;
     SetUnless(hw, "gpu_memory_gb", static_cast<double>(hws.custom_gpu_gb), 0.0);
+    // The card: a catalogue id, or an imported card's name and size (a custom size above wins).
+    if (!state.gpus.empty())
+    {
+        const GpuEntry& gpu = state.gpus[hws.gpu_index];
+        hw["gpu"] = gpu.id;
+        if (gpu.imported && hws.custom_gpu_gb <= 0.0f)
+            hw["gpu_memory_gb"] = gpu.memory_gb;
+    }
 
     if (sc.overheads.is_object() && !sc.overheads.empty())
     {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "widgets.h"
 
 #include <gpumem/gpumem.h>
+
+#include "catalogue/user_catalogue.h"  // core/src: data_types.json and gpu_types.json, read as the CLI reads them
 
 namespace gpumem::ui {
 
@@ -123,6 +126,93 @@ void OpenCalibration(AppState& state, const nlohmann::json& request)
                 gpumem::parse_json(request["calibration_text"].get<std::string>(), error))
             if (gpumem::calibration_hash(*file) == hash)
                 LoadCalibration(state, *file);
+}
+
+bool EndsWith(const std::string& s, const std::string& tail)
+{
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A card the user brought (gpu_types.json, or a scenario naming a card the catalogue lacks) joins
+// the GPU list, marked as imported; one of the same name is updated. Returns its index.
+int AddImportedGpu(AppState& state, const std::string& name, double memory_gb, std::uint64_t memory_bytes)
+{
+    GpuEntry entry;
+    entry.id = name;
+    entry.name = name;
+    entry.memory_bytes = memory_bytes;
+    entry.imported = true;
+    entry.memory_gb = memory_gb;
+    for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
+        if (state.gpus[i].imported && state.gpus[i].id == name)
+        {
+            state.gpus[i] = entry;
+            return i;
+        }
+    state.gpus.push_back(entry);
+    return static_cast<int>(state.gpus.size()) - 1;
+}
+
+// What an import added: shown where refusals are, but not as one.
+void SetImportNote(AppState& state, const std::vector<std::string>& notes)
+{
+    std::string text;
+    for (const std::string& note : notes)
+        text += (text.empty() ? "" : "; ") + note;
+    state.import_message = text;
+    state.import_note = text;
+}
+
+// data_types.json: each dtype becomes one of the scenario's own weight formats ("formats"), which
+// the weight-format combo lists; one already there under that id is replaced.
+bool ImportDtypes(AppState& state, const nlohmann::json& doc, const std::string& name)
+{
+    nlohmann::json rows;
+    std::vector<std::string> notes;
+    std::string error;
+    if (!gpumem::detail::read_user_dtypes(doc, name, rows, notes, error))
+    {
+        state.import_message = error;
+        return false;
+    }
+    nlohmann::json& extra = state.scenario.extra;
+    if (!extra.is_object())
+        extra = nlohmann::json::object();
+    if (!extra.contains("formats") || !extra["formats"].is_array())
+        extra["formats"] = nlohmann::json::array();
+    nlohmann::json& formats = extra["formats"];
+    for (const nlohmann::json& row : rows)
+    {
+        const nlohmann::json format = gpumem::detail::user_format(row);
+        // The core reads format ids without case (scenario.cpp, read_formats).
+        auto same = std::find_if(formats.begin(), formats.end(), [&](const nlohmann::json& f) {
+            return f.is_object() && Lower(StringOr(f, "id", "")) == Lower(format["id"].get<std::string>());
+        });
+        if (same != formats.end())
+            *same = format;
+        else
+            formats.push_back(format);
+    }
+    SetImportNote(state, notes);
+    return true;
+}
+
+// gpu_types.json: each card becomes a choice of the GPU combo, marked as imported.
+bool ImportGpus(AppState& state, const nlohmann::json& doc, const std::string& name)
+{
+    nlohmann::json rows;
+    std::vector<std::string> notes;
+    std::string error;
+    if (!gpumem::detail::read_user_gpus(doc, name, rows, notes, error))
+    {
+        state.import_message = error;
+        return false;
+    }
+    for (const nlohmann::json& row : rows)
+        AddImportedGpu(state, row["name"].get<std::string>(), row["memory_gb"].get<double>(),
+                       row["memory_bytes"].get<std::uint64_t>());
+    SetImportNote(state, notes);
+    return true;
 }
 
 // The largest components of a result, biggest first, with their labels.
@@ -261,10 +351,29 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc)
     ReadScenario(s, raw, resolved);
     if (resolved.contains("hardware") && resolved["hardware"].is_object())
     {
-        const std::string gpu = Lower(StringOr(resolved["hardware"], "gpu", ""));
+        const nlohmann::json& hardware = resolved["hardware"];
+        const std::string gpu = StringOr(hardware, "gpu", "");
+        int found = -1;
         for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
-            if (Lower(state.gpus[i].id) == gpu)
-                s.hardware.gpu_index = i;
+            if (Lower(state.gpus[i].id) == Lower(gpu))
+                found = i;
+        // A card the catalogue lacks, named with its size (an imported gpu_types.json's card in a
+        // link or a file; the core keeps such a name as given): it joins the list.
+        const bool named = doc.contains("hardware") && doc["hardware"].is_object() &&
+                           StringOr(doc["hardware"], "gpu", "") == gpu && !gpu.empty();
+        if (found < 0 && named && hardware.contains("gpu_memory_gb") && hardware["gpu_memory_gb"].is_number())
+        {
+            const double gb = hardware["gpu_memory_gb"].get<double>();
+            found = AddImportedGpu(state, gpu, gb, static_cast<std::uint64_t>(gb * static_cast<double>(gpumem::kGiB)));
+        }
+        if (found >= 0)
+        {
+            s.hardware.gpu_index = found;
+            // An imported card's own size is no custom size.
+            const GpuEntry& entry = state.gpus[found];
+            if (entry.imported && std::fabs(static_cast<double>(s.hardware.custom_gpu_gb) - entry.memory_gb) < 1e-3)
+                s.hardware.custom_gpu_gb = 0.0f;
+        }
     }
     state.import_message.clear();
     return true;
@@ -280,6 +389,16 @@ bool LoadText(AppState& state, const std::string& text, const std::string& name)
         return false;
     }
     nlohmann::json doc = std::move(*parsed);
+    // vram_calculator.py's data_types.json and gpu_types.json (what `gpumem table --config-dir` reads),
+    // known by the file's name or, for pasted and dropped text, by their shape.
+    const std::string lower = Lower(name);
+    const std::string kind = EndsWith(lower, "data_types.json")  ? "data_types.json"
+                             : EndsWith(lower, "gpu_types.json") ? "gpu_types.json"
+                                                                 : gpumem::detail::user_catalogue_kind(doc);
+    if (kind == "data_types.json")
+        return ImportDtypes(state, doc, name);
+    if (kind == "gpu_types.json")
+        return ImportGpus(state, doc, name);
     if (!doc.is_object())
     {
         state.import_message = name + ": not a JSON object (a scenario or a model's config.json was expected)";

@@ -63,6 +63,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"context_len", "##context_len"},
         {"zero_stage", "##zero_stage"},
         {"gpu", "##gpu"},
+        {"weight_format", "##weight_format"},
         {"num_gpus", "##num_gpus"},
         // Results
         {"gpus_header", "Which GPUs fit"},
@@ -109,6 +110,11 @@ std::vector<NamedItem> MakeNamedItems()
         items.push_back({std::string("maxfit_use_") + field, std::string("Use##") + field});
     for (const auto& format : gpumem::detail::kExportFormats)  // export_format_vllm: the combo's entries
         items.push_back({std::string("export_format_") + format.name, format.label});
+    for (int i = 1; i <= 16; i++)  // imported cards in the GPU combo; the scenario's own weight formats
+    {
+        items.push_back({"imported_gpu_" + std::to_string(i), "###imported_gpu_" + std::to_string(i)});
+        items.push_back({"own_format_" + std::to_string(i), "###own_format_" + std::to_string(i)});
+    }
     for (int i = 1; i <= 64; i++)  // fit's suggestions
         items.push_back({"fit_apply_" + std::to_string(i), "Apply##fit_" + std::to_string(i)});
     for (int rank = 1; rank <= 100; rank++)  // the planner shows at most 100 rows

@@ -260,7 +260,8 @@
     else app.ui_load_text(name, text);
   }
 
-  // Files dropped anywhere on the page: a scenario or a config.json.
+  // Files dropped anywhere on the page: a scenario, a config.json, a calibration, a data_types.json or a
+  // gpu_types.json (ui/share.cpp, LoadText, knows them by the file's name and shape).
   function acceptDrops(app) {
     document.addEventListener('dragover', (event) => event.preventDefault());
     document.addEventListener('drop', (event) => {

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include <gpumem/gpumem.h>
+
+#include "catalogue/user_catalogue.h"
 
 namespace gpumem::cli {
 
@@ -42,12 +43,7 @@ const json* user_dtype(const TableOptions& o, const std::string& id) {
 // The scenario of one cell: the model, the sizes, and for a user's dtype its format.
 json base_scenario(const TableOptions& o, const std::string& dtype) {
     json s = {{"model", o.model}};
-    if (const json* d = user_dtype(o, dtype)) {
-        s["formats"] = json::array({{{"id", dtype},
-                                     {"bits", (*d)["bytes_per_param"].get<double>() * 8},
-                                     {"scope", "all"},
-                                     {"about", (*d).value("about", "")}}});
-    }
+    if (const json* d = user_dtype(o, dtype)) s["formats"] = json::array({gpumem::detail::user_format(*d)});
     return s;
 }
 
@@ -349,12 +345,6 @@ std::string types_text(const json& types) {
 
 namespace {
 
-// A name as the catalogue ids are written: "RTX 5090" -> "RTX-5090".
-std::string as_id(std::string name) {
-    std::replace(name.begin(), name.end(), ' ', '-');
-    return name;
-}
-
 bool read_json(const std::string& path, const ReadFile& read, json& doc, bool& found, std::string& error) {
     std::string why;
     std::optional<std::string> text = read(path, why);
@@ -374,82 +364,21 @@ bool read_json(const std::string& path, const ReadFile& read, json& doc, bool& f
 
 }  // namespace
 
+// The files read here; what they say is read by the core's reader (catalogue/user_catalogue.h), the
+// page's file import's too.
 bool read_config_dir(const std::string& dir, const ReadFile& read, json& dtypes, json& gpus,
                      std::vector<std::string>& notes, std::string& error) {
     dtypes = json::array();
     gpus = json::array();
     const std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
-    json known = json::object();
-    for (const json& f : gpumem::list_formats()) known[f["id"].get<std::string>()] = f["bytes_per_param"];
-
     json doc;
     bool found = false;
     const std::string dtype_file = base + "data_types.json";
     if (!read_json(dtype_file, read, doc, found, error)) return false;
-    if (found) {
-        json entries = json::array();
-        if (doc.is_object() && doc.contains("formats") && doc["formats"].is_array()) {
-            for (const json& f : doc["formats"]) {
-                if (!f.is_object() || !f.contains("id") || !f["id"].is_string()) {
-                    error = dtype_file + ": formats[]: each needs an \"id\"";
-                    return false;
-                }
-                double bytes = f.value("bytes_per_param",
-                                       f.contains("bits") && f["bits"].is_number() ? f["bits"].get<double>() / 8 : 0.0);
-                entries.push_back({{"id", f["id"]}, {"bytes_per_param", bytes}, {"about", f.value("about", "")}});
-            }
-        } else if (doc.is_object()) {
-            for (auto it = doc.begin(); it != doc.end(); ++it) {
-                if (!it->is_object()) continue;  // "about" and other remarks
-                const json& bpp = (*it).contains("bytes_per_param") ? (*it)["bytes_per_param"] : json(nullptr);
-                entries.push_back({{"id", it.key()},
-                                   {"bytes_per_param", bpp.is_number() ? bpp.get<double>() : 0.0},
-                                   {"about", (*it).value("description", "")}});
-            }
-        } else {
-            error = dtype_file + ": must be a JSON object of {\"name\": {\"bytes_per_param\", \"description\"}}";
-            return false;
-        }
-        for (json& e : entries) {
-            const std::string id = e["id"];
-            const double bytes = e["bytes_per_param"];
-            if (!(bytes > 0 && bytes <= 8)) {
-                error = dtype_file + ": " + id + ".bytes_per_param: must be a number of bytes above 0 and at most 8";
-                return false;
-            }
-            if (known.contains(id)) {
-                if (std::abs(known[id].get<double>() - bytes) > 0.125)
-                    notes.push_back(dtype_file + ": " + id + " is a catalogue format (" + known[id].dump() +
-                                    " bytes per parameter with its scales); the catalogue's is used");
-                continue;
-            }
-            dtypes.push_back(e);
-        }
-        notes.push_back(dtype_file + ": " + std::to_string(dtypes.size()) + " dtype(s) added");
-    }
-
+    if (found && !gpumem::detail::read_user_dtypes(doc, dtype_file, dtypes, notes, error)) return false;
     const std::string gpu_file = base + "gpu_types.json";
     if (!read_json(gpu_file, read, doc, found, error)) return false;
-    if (found) {
-        json list = doc.is_array()                                                                ? doc
-                    : doc.is_object() && doc.contains("gpus") && doc["gpus"].is_array()           ? doc["gpus"]
-                    : doc.is_object() && doc.contains("gpu_types") && doc["gpu_types"].is_array() ? doc["gpu_types"]
-                                                                                                  : json::array({doc});
-        for (const json& g : list) {
-            const std::string name = g.is_object() ? g.value("name", g.value("id", "")) : "";
-            const json memory = g.is_object() && g.contains("memory_gb") ? g["memory_gb"] : json(nullptr);
-            if (name.empty() || !memory.is_number() || memory.get<double>() <= 0) {
-                error = gpu_file + ": each GPU needs a \"name\" and a positive \"memory_gb\", got " + g.dump();
-                return false;
-            }
-            // memory_gb as the catalogue reads it: the marketed size, x 1024 MiB (HBM and GDDR are sold in GiB).
-            gpus.push_back({{"id", g.value("id", as_id(name))},
-                            {"name", name},
-                            {"memory_gb", memory},
-                            {"memory_bytes", static_cast<std::uint64_t>(memory.get<double>() * 1024) << 20}});
-        }
-        notes.push_back(gpu_file + ": " + std::to_string(gpus.size()) + " GPU(s) added");
-    }
+    if (found && !gpumem::detail::read_user_gpus(doc, gpu_file, gpus, notes, error)) return false;
     return true;
 }
 
