@@ -14,7 +14,8 @@ constexpr const char* kComponents[] = {"weights", "gradients", "optimizer_states
 
 std::string gib(double bytes) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.2f GiB", bytes / 1073741824.0);
+    if (bytes > 0 && bytes < 0.1 * 1073741824.0) std::snprintf(text, sizeof text, "%.1f MiB", bytes / 1048576.0);
+    else std::snprintf(text, sizeof text, "%.2f GiB", bytes / 1073741824.0);
     return text;
 }
 

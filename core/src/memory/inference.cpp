@@ -505,7 +505,10 @@ void llama_cpp(const Scenario& sc, const Serving& v, Breakdown& out) {
     double kv_host = x.kv_cache ? v.kv.bytes(n_ctx, 1, L, 256) - kv_gpu : 0;
     double ub = static_cast<double>(std::min<std::uint64_t>(x.ubatch, x.batch_size * x.context_len));
     bool flash = x.attention == Attention::Flash || x.attention == Attention::Sdpa;
-    double scores = flash ? 0 : 4 * static_cast<double>(m.num_attention_heads) * n_ctx;
+    // Without flash attention the graph holds, per token, KQ (one f32 score per head and cached position)
+    // and its softmax (ggml_soft_max_ext writes a new tensor while reading KQ): 2 x heads x n_ctx
+    // elements, 4 bytes each like every intermediate here.
+    double scores = flash ? 0 : 2 * static_cast<double>(m.num_attention_heads) * n_ctx;
     double compute = ex.sum(
         "compute_buffer", "llama.cpp's compute buffer: one ubatch's graph in f32",
         {{"intermediates",
