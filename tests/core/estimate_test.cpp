@@ -201,6 +201,12 @@ TEST(Training, FrozenLayersBelowTheTrainableOnesKeepNoActivations) {
     json r = run({{"model", kLlama8B}, {"training", t}});
     double trainable = 4 * 218112000.0;
     EXPECT_DOUBLE_EQ(r["assumptions"]["trainable_parameters_per_gpu"].get<double>(), trainable);
+    EXPECT_EQ(r["parameters"]["trainable"].get<double>(), trainable) << "the result counts what trains";
+    // Over a 2-stage pipeline the count is the model's, not one stage's; with the head 128,256 x 4096 more.
+    json head = t;
+    head["train_lm_head"] = true;
+    json staged = run({{"model", kLlama8B}, {"training", head}, {"parallelism", {{"pipeline_parallel_size", 2}}}});
+    EXPECT_EQ(staged["parameters"]["trainable"].get<double>(), trainable + 128256.0 * 4096);
     EXPECT_NEAR(at_phase(r, "optimizer_step", "gradients"), trainable * 2, 1);             // bf16 grads
     EXPECT_NEAR(at_phase(r, "optimizer_step", "optimizer_states"), trainable * 2 * 2, 1);  // AdamW m, v in bf16
     EXPECT_NEAR(component(r, "weights"), 8030261248.0 * 2, 1);

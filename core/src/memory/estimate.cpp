@@ -226,8 +226,10 @@ json parameters_json(const detail::Scenario& s, const json& assumptions) {
                    {"mtp_not_in_total", s.params.mtp}};
     if (s.mode == detail::Mode::Training) {
         double lora = assumptions.value("lora_parameters_per_gpu", -1.0);
-        params["trainable"] =
-            lora >= 0 ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp)) : s.params.total;
+        double partial = assumptions.value("trainable_parameters_total", -1.0);  // method frozen
+        params["trainable"] = lora >= 0      ? bytes(lora * static_cast<double>(s.parallel.tp * s.parallel.pp))
+                              : partial >= 0 ? bytes(partial)
+                                             : s.params.total;
     } else {
         params["trainable"] = 0;
     }

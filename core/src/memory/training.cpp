@@ -276,6 +276,14 @@ Params trained_params(const Scenario& sc, Notes& why) {
         p.frozen = p.P_gpu - p.trainable;
         p.trainable += static_cast<double>(t.trainable_input_parameters);
         why["trainable_parameters_per_gpu"] = p.trainable;
+        if (why.on()) {  // the whole model's count, for the result's parameters.trainable
+            const Shard whole = shard_of(sc, 1, 1, 1);
+            const double layers = std::min(static_cast<double>(t.trainable_layers), whole.layers);
+            const double whole_head = head * tp;
+            why["trainable_parameters_total"] =
+                std::min(layers * whole.layer_params + (t.train_lm_head ? whole_head : 0), whole.params()) +
+                static_cast<double>(t.trainable_input_parameters);
+        }
     }
     if (p.adapters) {
         p.lora = lora_parameters(m, t, shard);
