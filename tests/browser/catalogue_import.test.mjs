@@ -11,34 +11,22 @@
 //   GPUMEM_CLI=build/native/core/cli/gpumem node --test tests/browser/catalogue_import.test.mjs
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
-  click, cliPath as cli, frames, launchBrowser, outDir, rect, reveal, siteDir, startServer, until, watchForProblems,
+  click, cliPath as cli, frames, outDir, pageSuite, rect, reveal, until,
 } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
 const work = mkdtempSync(join(tmpdir(), 'gpumem-catalogue-'));
 const CONTROLS = 0.25;  // the wheel over the controls column
 
-let server;
-let baseUrl;
-let browser;
-const problems = [];
+const { problems, openPage } = pageSuite(VIEWPORT, () => rm(work, { recursive: true, force: true }));
 
-async function openPage(query = '') {
-  const page = await browser.context.newPage();
-  await page.setViewportSize(VIEWPORT);
-  watchForProblems(page, problems);
-  await page.goto(`${baseUrl}${query}`);
-  await page.evaluate(() => window.gpumemReady);
-  await frames(page, 3);
-  return page;
-}
 
 const uiScenario = (page) => page.evaluate(() => window.gpumem.uiScenario());
 const uiTotal = (page) => page.evaluate(() => window.gpumem.uiTotal());
@@ -62,20 +50,7 @@ async function importFile(page, dir, name, doc) {
   await chooser.setFiles(join(path, name));
 }
 
-before(async () => {
-  assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
-  assert.ok(existsSync(cli), `no CLI at ${cli} (GPUMEM_CLI)`);
-  ({ child: server, url: baseUrl } = await startServer());
-  browser = await launchBrowser(VIEWPORT);
-  await mkdir(outDir, { recursive: true });
-});
 
-after(async () => {
-  await browser?.context.close();
-  if (browser) await rm(browser.userDataDir, { recursive: true, force: true });
-  await rm(work, { recursive: true, force: true });
-  server?.kill();
-});
 
 test('data_types.json and gpu_types.json: picked in the combos, the estimate is gpumem estimate\'s', async () => {
   const page = await openPage('?model=meta-llama/Llama-3.1-8B');

@@ -14,24 +14,20 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
-  click, cliPath as cli, frames, launchBrowser, outDir, rect, repo, reveal, siteDir, startServer, until,
-  watchForProblems,
+  click, cliPath as cli, frames, launchBrowser, outDir, pageSuite, rect, repo, reveal, until,
 } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
 const work = mkdtempSync(join(tmpdir(), 'gpumem-decisions-'));
 
-let server;
-let baseUrl;
-let browser;
-const problems = [];
+const { problems, openPage } = pageSuite(VIEWPORT, () => rm(work, { recursive: true, force: true }));
 
 function runCli(args, input) {
   const r = spawnSync(cli, args, { input, encoding: 'utf8' });
@@ -39,15 +35,6 @@ function runCli(args, input) {
   return JSON.parse(r.stdout);
 }
 
-async function openPage(query = '', context = browser.context) {
-  const page = await context.newPage();
-  await page.setViewportSize(VIEWPORT);
-  watchForProblems(page, problems);
-  await page.goto(`${baseUrl}${query}`);
-  await page.evaluate(() => window.gpumemReady);
-  await frames(page, 3);
-  return page;
-}
 
 const uiScenario = (page) => page.evaluate(() => window.gpumem.uiScenario());
 const uiTotal = (page) => page.evaluate(() => window.gpumem.uiTotal());
@@ -66,20 +53,7 @@ function makeCalibration() {
   return file;
 }
 
-before(async () => {
-  assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
-  assert.ok(existsSync(cli), `no CLI at ${cli} (GPUMEM_CLI)`);
-  ({ child: server, url: baseUrl } = await startServer());
-  browser = await launchBrowser(VIEWPORT);
-  await mkdir(outDir, { recursive: true });
-});
 
-after(async () => {
-  await browser?.context.close();
-  if (browser) await rm(browser.userDataDir, { recursive: true, force: true });
-  await rm(work, { recursive: true, force: true });
-  server?.kill();
-});
 
 test('the default page does not fit: the suggestions are gpumem fit\'s, Apply takes one, Undo takes it back', async () => {
   const page = await openPage();

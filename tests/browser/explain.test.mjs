@@ -9,20 +9,13 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import {
-  click, cliPath as cli, frames, launchBrowser, outDir, reveal, siteDir, startServer, until, watchForProblems,
-} from './harness.mjs';
+import { click, cliPath as cli, outDir, pageSuite, reveal, until } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
-let server;
-let baseUrl;
-let browser;
-const problems = [];
+const { problems, openPage } = pageSuite(VIEWPORT);
 
 function estimate(scenario) {
   const r = spawnSync(cli, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' });
@@ -46,27 +39,10 @@ function figureLines(key, f) {
 const componentLines = (result, component) =>
   result.explain.peak[component].flatMap((t) => figureLines(t.figure, result.explain.figures[t.figure]));
 
-before(async () => {
-  assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
-  assert.ok(existsSync(cli), `no CLI at ${cli} (GPUMEM_CLI)`);
-  ({ child: server, url: baseUrl } = await startServer());
-  browser = await launchBrowser(VIEWPORT);
-  await mkdir(outDir, { recursive: true });
-});
 
-after(async () => {
-  await browser?.context.close();
-  if (browser) await rm(browser.userDataDir, { recursive: true, force: true });
-  server?.kill();
-});
 
 test('why these figures: each component opens to the CLI\'s figures, with this scenario\'s numbers', async () => {
-  const page = await browser.context.newPage();
-  await page.setViewportSize(VIEWPORT);
-  watchForProblems(page, problems);
-  await page.goto(baseUrl);
-  await page.evaluate(() => window.gpumemReady);
-  await frames(page, 3);
+  const page = await openPage();
   const state = () => page.evaluate(() => window.gpumem.uiState());
 
   assert.deepEqual((await state()).explain_shown, {}, 'closed until asked');

@@ -1,9 +1,12 @@
 // What every browser-driving script here shares: Debian's Chromium with the flags that give it
 // software WebGL and keep it off the network (docs/STYLE.md), and web/serve.mjs on a free port.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
@@ -59,6 +62,37 @@ export async function launchBrowser(viewport) {
   });
   const page = context.pages()[0] ?? await context.newPage();
   return { context, page, userDataDir };
+}
+
+// One test file's page and CLI: before() checks the site and the CLI are built, starts the server
+// and one Chromium; after() closes them and runs `cleanup`. `suite.openPage(query, context)` opens
+// the page (optionally in another browser's context), waits until it is ready and drawn, and
+// collects what goes wrong in `suite.problems`.
+export function pageSuite(viewport, cleanup = async () => {}) {
+  const suite = { baseUrl: '', browser: null, server: null, problems: [] };
+  before(async () => {
+    assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
+    assert.ok(existsSync(cliPath), `no CLI at ${cliPath} (GPUMEM_CLI)`);
+    ({ child: suite.server, url: suite.baseUrl } = await startServer());
+    suite.browser = await launchBrowser(viewport);
+    await mkdir(outDir, { recursive: true });
+  });
+  after(async () => {
+    await suite.browser?.context.close();
+    if (suite.browser) await rm(suite.browser.userDataDir, { recursive: true, force: true });
+    await cleanup();
+    suite.server?.kill();
+  });
+  suite.openPage = async (query = '', context = suite.browser.context) => {
+    const page = await context.newPage();
+    await page.setViewportSize(viewport);
+    watchForProblems(page, suite.problems);
+    await page.goto(`${suite.baseUrl}${query}`);
+    await page.evaluate(() => window.gpumemReady);
+    await frames(page, 3);
+    return page;
+  };
+  return suite;
 }
 
 // --- driving the page (window.gpumem's test hooks: uiState, uiLayout) ------------------------

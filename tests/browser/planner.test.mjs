@@ -7,36 +7,22 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import {
   click, cliPath as cli,
-  frames, launchBrowser, outDir, replaceDigits, reveal, siteDir, startServer, until, watchForProblems,
+  outDir, pageSuite, replaceDigits, reveal, until,
 } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
 
-let server;
-let baseUrl;
-let browser;
-const problems = [];
+const { problems, openPage } = pageSuite(VIEWPORT);
 
 function runCli(args, input) {
   return JSON.parse(execFileSync(cli, args, { input, encoding: 'utf8' }));
 }
 
-async function openPage(query) {
-  const page = await browser.context.newPage();
-  await page.setViewportSize(VIEWPORT);
-  watchForProblems(page, problems);
-  await page.goto(`${baseUrl}${query}`);
-  await page.evaluate(() => window.gpumemReady);
-  await frames(page, 3);
-  return page;
-}
 
 // Types `value` over an integer field's `current` digits and waits for the plan it asks for.
 async function typeNumber(page, name, value, current) {
@@ -50,19 +36,7 @@ function layoutKey(row) {
   return JSON.stringify(layout);
 }
 
-before(async () => {
-  assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
-  assert.ok(existsSync(cli), `no CLI at ${cli} (GPUMEM_CLI)`);
-  ({ child: server, url: baseUrl } = await startServer());
-  browser = await launchBrowser(VIEWPORT);
-  await mkdir(outDir, { recursive: true });
-});
 
-after(async () => {
-  await browser?.context.close();
-  if (browser) await rm(browser.userDataDir, { recursive: true, force: true });
-  server?.kill();
-});
 
 test('the planner answers as the CLI does, and a row loads into the calculator with one click', async () => {
   // LoRA of Llama-3.1-8B, 2k tokens, through a share link (s= is the scenario, base64url).

@@ -361,6 +361,14 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
     const std::string recipe_text = std::string("the precision recipe: training.precision ") + name(t.precision) +
                                     ", training.dtype " + name(t.dtype) + " (docs/memory-model.md, precision recipes)";
     const char* recipe = recipe_text.c_str();
+    // Full and partial training: a gradient per trained parameter, and fp32 master copies when the recipe keeps them.
+    auto gradients_and_master = [&](double trained, const char* count) {
+        st.grads = ex.product("gradients", "one gradient per trained parameter",
+                              {{count, trained, "params"}, {"bytes per gradient", rc.grad, "B"}}, recipe);
+        if (rc.master > 0)
+            st.master = ex.product("master_weights", "fp32 master copies of the trained parameters (mixed precision)",
+                                   {{count, trained, "params"}, {"bytes per copy", rc.master, "B"}}, recipe);
+    };
     if (p.adapters) {
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
         const char* peft = "PEFT LoraModel: adapters in fp32 (autocast_adapter_dtype=True)";
@@ -398,13 +406,7 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
                    {{"frozen", {{"parameters", p.frozen, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
                     {"trained", {{"parameters", p.trainable, "params"}, {"bytes per weight", rc.weight, "B"}}}},
                    recipe);
-        st.grads =
-            ex.product("gradients", "the trained parameters' gradients",
-                       {{"trained parameters", p.trainable, "params"}, {"bytes per gradient", rc.grad, "B"}}, recipe);
-        if (rc.master > 0)
-            st.master =
-                ex.product("master_weights", "fp32 master copies of the trained parameters",
-                           {{"trained parameters", p.trainable, "params"}, {"bytes per copy", rc.master, "B"}}, recipe);
+        gradients_and_master(p.trainable, "trained parameters");
         st.states = ex.rule("optimizer_states", "the optimizer's state for the trained parameters",
                             state_bytes(t.optimizer, state_dtype, p.trainable, 1),
                             "states per parameter by optimizer (Adam family: 2 moments) x state dtype bytes",
@@ -414,13 +416,7 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
         st.weights =
             ex.product("weights", "the model's parameters on this GPU",
                        {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per weight", rc.weight, "B"}}, recipe);
-        st.grads =
-            ex.product("gradients", "one gradient per parameter",
-                       {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per gradient", rc.grad, "B"}}, recipe);
-        if (rc.master > 0)
-            st.master =
-                ex.product("master_weights", "fp32 master copies (mixed precision)",
-                           {{"parameters on this GPU", p.P_gpu, "params"}, {"bytes per copy", rc.master, "B"}}, recipe);
+        gradients_and_master(p.P_gpu, "parameters on this GPU");
         // Optimizer state by tensor shape for the whole tensor-parallel shard, scaled to this GPU's stage.
         auto [model_tp, model_states] = model_optimizer_totals(sc, state_dtype);
         if (model_tp > 0)
