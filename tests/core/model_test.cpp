@@ -171,6 +171,21 @@ TEST(Model, UnknownFamilyFallsBackWithAWarning) {
               2u * (4u * 1048576u + 3u * 4194304u + 2048u) + 2048000u + 1024u);
 }
 
+// A vision tower's sizes are bounded like the language model's: a depth of 10^9 (a typo) is refused
+// by name instead of being counted layer by layer.
+TEST(Model, AbsurdVisionTowerIsRefusedByName) {
+    json c = *gpumem::find_preset("Qwen/Qwen2-VL-7B-Instruct");
+    c = c["config"];
+    c["vision_config"]["depth"] = 1000000000;
+    gpumem::ModelRead read = gpumem::read_hf_config(c, "model.hf_config");
+    EXPECT_FALSE(read.model);
+    ASSERT_FALSE(read.issues.empty());
+    EXPECT_EQ(read.issues[0].field, "model.hf_config.vision_config.depth");
+    EXPECT_NE(read.issues[0].problem.find("from 0 to 100000"), std::string::npos);
+    c["vision_config"]["depth"] = 32;
+    EXPECT_TRUE(gpumem::read_hf_config(c).model) << "the real depth reads";
+}
+
 TEST(Model, MissingFieldIsNamed) {
     json c = {{"model_type", "llama"}, {"hidden_size", 1024}, {"num_attention_heads", 8}, {"vocab_size", 1000}};
     gpumem::ModelRead read = gpumem::read_hf_config(c, "model.hf_config");

@@ -441,8 +441,17 @@ ModelRead read_hf_config(const json& config, const std::string& prefix) {
     read_dropout(lm.fields, m);
     read_attention_pattern(lm.fields, f.window, m);
     read_storage(s, m);
-    if (config.contains("vision_config") && config["vision_config"].is_object())
-        read_multimodal(config, outer, m, out.warnings);
+    if (config.contains("vision_config") && config["vision_config"].is_object()) {
+        // The tower's sizes within the language model's bounds: a tower of 10^9 layers is a typo, not a model.
+        FieldReader vr(config["vision_config"], prefix.empty() ? "vision_config" : prefix + ".vision_config",
+                       out.issues);
+        for (const char* key : {"depth", "num_hidden_layers", "num_global_layers"}) vr.uint(key, 0, kMaxLayers);
+        for (const char* key : {"hidden_size", "embed_dim", "num_attention_heads", "num_heads", "patch_size",
+                                "spatial_merge_size", "num_channels", "image_size", "out_hidden_size"})
+            vr.uint(key, 0, kMaxDim);
+        vr.uint("intermediate_size", 0, kMaxDim * 4);
+        if (out.issues.empty()) read_multimodal(config, outer, m, out.warnings);
+    }
     m.name = string_or(config, "_name_or_path", m.name);
 
     if (!out.issues.empty()) return out;
