@@ -272,6 +272,26 @@ TEST(Training, FsdpHoldsTheNextUnitAndTheRunningUnitsGradients) {
     EXPECT_FALSE(zero3["assumptions"].contains("fsdp_unsharded_gradient_bytes"));
 }
 
+TEST(Training, HybridShardShardsWithinANode) {
+    // HYBRID_SHARD over 32 GPUs: the states shard over one node's GPUs and replicate across nodes.
+    // 8 per node unless hardware.gpus_per_node says otherwise: weights 8,030,261,248 x 2 B / 8, or / 4.
+    auto hybrid = [](std::uint64_t per_node) {
+        json hw = {{"num_gpus", 32}};
+        if (per_node) hw["gpus_per_node"] = per_node;
+        return run({{"model", kLlama8B},
+                    {"training", kPureBf16},
+                    {"engine", {{"type", "fsdp"}, {"fsdp_sharding", "hybrid_shard"}}},
+                    {"hardware", hw}});
+    };
+    json eight = hybrid(0), four = hybrid(4);
+    EXPECT_EQ(eight["assumptions"]["shard_group"].get<double>(), 8);
+    EXPECT_NE(eight["defaults_applied"].dump().find("hardware.gpus_per_node = 8"), std::string::npos);
+    EXPECT_EQ(four["assumptions"]["shard_group"].get<double>(), 4);
+    EXPECT_EQ(four["scenario"]["hardware"]["gpus_per_node"], 4) << "the resolved scenario keeps it";
+    EXPECT_NEAR(at_phase(four, "optimizer_step", "weights"), 8030261248.0 * 2 / 4, 1);
+    EXPECT_NEAR(at_phase(eight, "optimizer_step", "weights"), 8030261248.0 * 2 / 8, 1);
+}
+
 TEST(Training, FsdpCpuOffloadTakesTheGradientsToo) {
     json r = run({{"model", kLlama8B},
                   {"engine", {{"type", "fsdp"}, {"offload_param", "cpu"}, {"offload_optimizer", "cpu"}}},

@@ -602,9 +602,9 @@ EngineBytes shard_over_data_parallel(const Scenario& sc, const Params& p, States
     if (type == EngineType::Fsdp) {
         if (eng.fsdp_sharding == FsdpSharding::FullShard) e.stage = 3;
         else if (eng.fsdp_sharding == FsdpSharding::ShardGradOp) e.stage = 2;
-        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) {
+        else if (eng.fsdp_sharding == FsdpSharding::HybridShard) {  // sharded within a node, replicated across
             e.stage = 3;
-            e.shard_group = std::min(e.shard_group, 8.0);
+            e.shard_group = std::min(e.shard_group, static_cast<double>(sc.hardware.gpus_per_node));
         }
     }
     // Expert weights are replicated only over the data-parallel ranks of one expert-parallel group

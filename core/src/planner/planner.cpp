@@ -458,7 +458,7 @@ StepTime training_step(const Scenario& s, const detail::Figures& f, const Layout
         if (!zero3) {
             reduce = all_reduce(k, grads, group, g_bw);
         } else if (hybrid) {
-            double shard = std::min(group, 8.0), replicas = group / shard;
+            double shard = std::min(group, k.per_node), replicas = group / shard;
             double bw_in = bandwidth(k, shard, tp);
             gather = 2 * ga * gather_or_scatter(k, params_bytes, shard, bw_in);
             reduce = ga * gather_or_scatter(k, grads, shard, bw_in) +
@@ -1009,6 +1009,7 @@ json plan(const json& doc) {
         base.hardware.gpu_memory_bytes = (*detail::find_gpu(req.gpu))["memory_bytes"].get<std::uint64_t>();
         base.hardware.gpu = req.gpu;
     }
+    base.hardware.gpus_per_node = req.gpus_per_node;  // the cluster's nodes (hybrid_shard's shard group)
     detail::cache_of(base);
     Search search(req, base);
     read_engines(doc, search);

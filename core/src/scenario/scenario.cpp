@@ -773,6 +773,12 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
     read_layout(pr, hr, p, h, s);
     read_gpu(hr, s);
+    // GPUs per node: where FSDP's hybrid_shard stops sharding and starts replicating.
+    const bool hybrid = s.engine.type == EngineType::Fsdp && s.engine.fsdp_sharding == FsdpSharding::HybridShard;
+    std::vector<std::string> quiet;
+    Defaults nodes{hybrid ? s.defaults_applied : quiet};
+    s.hardware.gpus_per_node =
+        nodes.apply(hr.uint("gpus_per_node", 1, 1024), std::uint64_t{8}, "hardware.gpus_per_node", "an 8-GPU node");
     check_layout(pr, s);
     engine_for_layout(s);
 }
@@ -936,6 +942,8 @@ json Scenario::to_json() const {
     out["hardware"] = {{"gpu", hardware.gpu},
                        {"num_gpus", hardware.num_gpus},
                        {"gpu_memory_gb", static_cast<double>(hardware.gpu_memory_bytes) / static_cast<double>(kGiB)}};
+    if (engine.type == EngineType::Fsdp && engine.fsdp_sharding == FsdpSharding::HybridShard)
+        out["hardware"]["gpus_per_node"] = hardware.gpus_per_node;
     json o = json::object();
     for (const TunableRow& t : kTunables) o[t.name] = overheads[t.id];
     out["overheads"] = o;

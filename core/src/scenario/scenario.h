@@ -104,6 +104,7 @@ struct Hardware {
     std::string gpu = "H100-80GB";
     std::uint64_t num_gpus = 1;
     std::uint64_t gpu_memory_bytes = 0;  // what the driver reports for one card
+    std::uint64_t gpus_per_node = 8;     // FSDP's hybrid_shard shards within a node
 };
 
 struct ModelCache;
