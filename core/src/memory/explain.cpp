@@ -37,17 +37,6 @@ bool count_unit(const std::string& unit) {
 
 }  // namespace
 
-double product_of(std::initializer_list<Factor> factors) {
-    double v = 1;
-    bool first = true;
-    for (const Factor& f : factors) {
-        if (first && !f.divides) v = f.value;
-        else v = f.divides ? v / f.value : v * f.value;
-        first = false;
-    }
-    return v;
-}
-
 std::string factor_text(double value, const std::string& unit) {
     char text[64];
     if (!std::isfinite(value)) return "not a number";
@@ -92,26 +81,21 @@ json& Explanation::figure(const char* key, const char* what, const char* kind, d
     return f;
 }
 
-double Explanation::product(const char* key, const char* what, std::initializer_list<Factor> factors,
-                            const char* source) {
-    const double v = product_of(factors);
-    if (!on_) return v;
-    json& f = figure(key, what, "product", v, source);
+void Explanation::record_product(const char* key, const char* what, std::initializer_list<Factor> factors,
+                                 const char* source, double value) {
+    json& f = figure(key, what, "product", value, source);
     std::string names, numbers;
     product_text(factors, names, numbers);
     f["formula"] = names;
     f["with"] = numbers;
     f["factors"] = factors_json(factors);
-    return v;
 }
 
-double Explanation::sum(const char* key, const char* what, std::initializer_list<Part> parts, const char* source) {
-    double v = 0;
-    for (const Part& p : parts) v += product_of(p.factors);
-    if (!on_) return v;
-    json& f = figure(key, what, "sum", v, source);
+void Explanation::record_sum(const char* key, const char* what, std::initializer_list<Part> parts, const char* source,
+                             double value) {
+    json& f = figure(key, what, "sum", value, source);
     json list = json::array();
-    std::string formula, numbers;
+    std::string formula;
     for (const Part& p : parts) {
         const double pv = product_of(p.factors);
         if (pv == 0) continue;  // a part this scenario does not have
@@ -126,17 +110,15 @@ double Explanation::sum(const char* key, const char* what, std::initializer_list
     }
     f["formula"] = formula;
     f["parts"] = list;
-    return v;
 }
 
-double Explanation::scale(const char* key, double value, const Factor& factor) {
-    const double v = factor.divides ? value / factor.value : value * factor.value;
-    // Nothing recorded under that key (a figure this setup does not have, e.g. adapters' master weights):
-    // the value alone; a term naming it with bytes is reported by the tests.
-    if (!on_ || !doc_.contains("figures") || !doc_["figures"].contains(key)) return v;
+// Nothing recorded under that key (a figure this setup does not have, e.g. adapters' master weights):
+// the value alone; a term naming it with bytes is reported by the tests.
+void Explanation::record_scale(const char* key, const Factor& factor, double value) {
+    if (!doc_.contains("figures") || !doc_["figures"].contains(key)) return;
     json& f = doc_["figures"][key];
-    f["value"] = v;
-    f["text"] = factor_text(v, "bytes");
+    f["value"] = value;
+    f["text"] = factor_text(value, f.value("unit", "bytes"));
     const char* op = factor.divides ? " ÷ " : " × ";
     const std::string name = factor.name, number = factor_text(factor.value, factor.unit);
     if (f["kind"] == "product") {
@@ -147,16 +129,13 @@ double Explanation::scale(const char* key, double value, const Factor& factor) {
         f["scaled_by"].push_back(factors_json({factor})[0]);
         f["formula"] = "(" + f["formula"].get<std::string>() + ")" + op + name;
     }
-    return v;
 }
 
-double Explanation::rule(const char* key, const char* what, double value, const char* formula,
-                         std::initializer_list<Factor> inputs, const char* source) {
-    if (!on_) return value;
+void Explanation::record_rule(const char* key, const char* what, double value, const char* formula,
+                              std::initializer_list<Factor> inputs, const char* source) {
     json& f = figure(key, what, "rule", value, source);
     f["formula"] = formula;
     f["inputs"] = factors_json(inputs);
-    return value;
 }
 
 void Explanation::set_unit(const char* key, const char* unit) {
@@ -166,15 +145,11 @@ void Explanation::set_unit(const char* key, const char* unit) {
     f["text"] = factor_text(f["value"].get<double>(), unit);
 }
 
-double Explanation::component(const char* phase, const char* component, std::initializer_list<Term> terms) {
-    double v = 0;
-    for (const Term& t : terms) v += t.bytes;
-    if (!on_) return v;
+void Explanation::record_component(const char* phase, const char* component, std::initializer_list<Term> terms) {
     json list = json::array();
-    for (const Term& t : terms)
+    for (const Term& t : terms)  // a figure not alive at this phase (0 bytes here) is left out
         if (t.bytes != 0) list.push_back({{"figure", t.key}, {"bytes", t.bytes}});
     doc_["phases"][phase][component] = list;
-    return v;
 }
 
 }  // namespace gpumem::detail

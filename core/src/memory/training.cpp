@@ -358,8 +358,11 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
     st.rc = recipe_of(t);
     const Recipe& rc = st.rc;
     double state_dtype = storage_bytes(t.optimizer_state_dtype);  // int8: 8-bit optimizers
-    const std::string recipe_text = std::string("the precision recipe: training.precision ") + name(t.precision) +
-                                    ", training.dtype " + name(t.dtype) + " (docs/memory-model.md, precision recipes)";
+    // The source names the scenario's recipe; built only when recorded (the planner's fast path allocates nothing).
+    const std::string recipe_text = ex.on() ? std::string("the precision recipe: training.precision ") +
+                                                  name(t.precision) + ", training.dtype " + name(t.dtype) +
+                                                  " (docs/memory-model.md, precision recipes)"
+                                            : std::string();
     const char* recipe = recipe_text.c_str();
     // Full and partial training: a gradient per trained parameter, and fp32 master copies when the recipe keeps them.
     auto gradients_and_master = [&](double trained, const char* count) {
