@@ -392,7 +392,7 @@ void describe(CLI::App& app, Args& a, Command only) {
                 sub->add_flag("--gb", a.gb, "print GB (10^9 bytes) instead of GiB (2^30)")->group(kOutput);
                 sub->add_flag("--explain", a.explain,
                               "after the table, why each figure is what it is: its formula with this scenario's "
-                              "numbers and its source (--json always has it, as \"explain\")")
+                              "numbers and its source (with --json: the result's \"explain\")")
                     ->group(kOutput);
                 sub->footer(std::string("The flags override the same fields of --scenario.\n") + kHubNote);
                 break;
@@ -757,6 +757,7 @@ bool build_scenario(const Args& a, const ReadFile& read, Request& r, std::string
     }
     if (!a.batch_size.empty())
         scenario[inference ? "inference" : "training"]["batch_size"] = number_value(a.batch_size);
+    if (a.explain) scenario["explain"] = true;  // the result then carries "explain"
     if (a.load_full_model)
         r.notes.push_back(
             "--load-full-model changes nothing: gpumem counts every parameter from config.json, exactly "

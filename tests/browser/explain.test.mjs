@@ -18,7 +18,8 @@ const VIEWPORT = { width: 1280, height: 800 };
 const { problems, openPage } = pageSuite(VIEWPORT);
 
 function estimate(scenario) {
-  const r = spawnSync(cli, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' });
+  const r = spawnSync(cli, ['estimate', '--scenario', '-', '--json', '--explain'],
+    { input: JSON.stringify(scenario), encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }

@@ -802,7 +802,8 @@ describe('estimate --explain', () => {
   test('each component at the peak, its figures with the numbers, and the phases', () => {
     const r = run([...args, '--explain']);
     expectExit(r, 0, '--explain');
-    const j = parseJson(run([...args, '--json']).stdout, '--json');
+    const j = parseJson(run([...args, '--json', '--explain']).stdout, '--json --explain');
+    assert.equal(parseJson(run([...args, '--json']).stdout, '--json').explain, undefined, 'only when asked');
     const text = r.stdout;
     assert.ok(text.includes(`why each figure is what it is (the peak: ${j.per_gpu.peak_phase})`), text);
     // Every component the table shows has its line, with the same GiB the JSON gives.

@@ -111,14 +111,17 @@ TEST(Explain, EveryValidationCaseAndTestScenario) {
     for (const auto& entry : fs::directory_iterator(root / "tests/data/validation/cases")) {
         const json c = json::parse(read(entry.path()));
         if (!c.contains("scenario") || !c["scenario"].is_object()) continue;  // a record without a scenario
-        const json r = gpumem::estimate(c["scenario"]);
+        json scenario = c["scenario"];
+        scenario["explain"] = true;
+        const json r = gpumem::estimate(scenario);
         if (!r.value("ok", false)) continue;  // a case the estimator refuses has nothing to explain
         check(r, entry.path().filename().string());
         ++checked;
     }
     for (const auto& entry : fs::directory_iterator(root / "tests/data/scenarios")) {
-        const json doc = json::parse(read(entry.path()), nullptr, false);
+        json doc = json::parse(read(entry.path()), nullptr, false);
         if (doc.is_discarded() || !doc.is_object()) continue;  // the malformed-input fixtures
+        doc["explain"] = true;
         const json r = gpumem::estimate(doc);
         if (!r.value("ok", false)) continue;  // the invalid-input fixtures
         check(r, entry.path().filename().string());
@@ -165,13 +168,17 @@ TEST(Explain, EachEngineAndTrainingSetup) {
     scenarios.push_back({{"model", model},
                          {"engine", {{"type", "fsdp"}}},
                          {"parallelism", {{"data_parallel_size", 2}, {"pipeline_parallel_size", 4}}}});
-    for (const json& s : scenarios) check(gpumem::estimate(s), s.dump());
+    for (json s : scenarios) {
+        s["explain"] = true;
+        check(gpumem::estimate(s), s.dump());
+    }
 }
 
 // The words a user reads: a product names its factors and shows them with this scenario's numbers.
 TEST(Explain, TheWeightsOfLlama3_8B) {
-    const json r = gpumem::estimate(
-        {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}, {"training", {{"precision", "pure"}, {"dtype", "bf16"}}}});
+    const json r = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}},
+                                     {"training", {{"precision", "pure"}, {"dtype", "bf16"}}},
+                                     {"explain", true}});
     ASSERT_TRUE(r["ok"].get<bool>());
     const json& w = r["explain"]["figures"]["weights"];
     EXPECT_EQ(w["kind"], "product");
@@ -179,6 +186,25 @@ TEST(Explain, TheWeightsOfLlama3_8B) {
     EXPECT_EQ(w["with"], "8,030,261,248 params × 2 B");
     EXPECT_EQ(w["value"].get<double>(), 16060522496.0);
     EXPECT_FALSE(w.value("source", "").empty());
+}
+
+// Asked for only: an estimate without "explain" records nothing (the figures cost the same either way).
+TEST(Explain, OnlyWhenAsked) {
+    const json s = {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}}};
+    const json plain = gpumem::estimate(s);
+    ASSERT_TRUE(plain["ok"].get<bool>());
+    EXPECT_FALSE(plain.contains("explain"));
+    json asked = s;
+    asked["explain"] = true;
+    const json explained = gpumem::estimate(asked);
+    EXPECT_TRUE(explained["explain"].is_object());
+    EXPECT_EQ(explained["per_gpu"], plain["per_gpu"]) << "the same figures";
+    EXPECT_FALSE(explained["scenario"].contains("explain")) << "an output option, not part of the resolved scenario";
+    json bad = s;
+    bad["explain"] = "yes";
+    const json refused = gpumem::estimate(bad);
+    EXPECT_FALSE(refused["ok"].get<bool>());
+    EXPECT_EQ(refused["errors"][0]["field"], "explain");
 }
 
 }  // namespace

@@ -278,30 +278,31 @@ json detail::estimate_result(const Scenario& scenario) {
     double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
     json assumptions = assumptions_json(s, f);
     json params = parameters_json(s, assumptions);
-    return {{"ok", true},
-            {"version", version()},
-            {"model", model_json(s)},
-            {"parameters", params},
-            {"per_gpu",
-             {{"peak_allocated_bytes", bytes(f.allocated)},
-              {"peak_reserved_bytes", bytes(f.reserved)},
-              {"device_total_bytes", bytes(f.device)},
-              {"capacity_bytes", s.hardware.gpu_memory_bytes},
-              {"components", components},
-              {"peak_phase", tl[f.peak].name},
-              {"timeline", timeline}}},
-            {"host_bytes", bytes(f.breakdown.host_bytes)},
-            {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
-            {"fits", f.fits},
-            {"serving", f.breakdown.serving.doc()},
-            {"throughput", detail::throughput_json(s, f)},
-            {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
-            {"gpus_needed", needed},
-            {"warnings", warnings},
-            {"defaults_applied", s.defaults_applied},
-            {"assumptions", assumptions},
-            {"explain", explain_json(s, f)},
-            {"scenario", s.to_json()}};
+    json result = {{"ok", true},
+                   {"version", version()},
+                   {"model", model_json(s)},
+                   {"parameters", params},
+                   {"per_gpu",
+                    {{"peak_allocated_bytes", bytes(f.allocated)},
+                     {"peak_reserved_bytes", bytes(f.reserved)},
+                     {"device_total_bytes", bytes(f.device)},
+                     {"capacity_bytes", s.hardware.gpu_memory_bytes},
+                     {"components", components},
+                     {"peak_phase", tl[f.peak].name},
+                     {"timeline", timeline}}},
+                   {"host_bytes", bytes(f.breakdown.host_bytes)},
+                   {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
+                   {"fits", f.fits},
+                   {"serving", f.breakdown.serving.doc()},
+                   {"throughput", detail::throughput_json(s, f)},
+                   {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
+                   {"gpus_needed", needed},
+                   {"warnings", warnings},
+                   {"defaults_applied", s.defaults_applied},
+                   {"assumptions", assumptions},
+                   {"scenario", s.to_json()}};
+    if (s.explain) result["explain"] = explain_json(s, f);
+    return result;
 }
 
 json params(const json& hf_config) {

@@ -137,7 +137,7 @@ private:
 struct Breakdown {
     Breakdown() = default;
     explicit Breakdown(const Scenario& s)
-        : assumptions(s.details), serving(s.details), warnings(s.details), explain(s.details) {}
+        : assumptions(s.details), serving(s.details), warnings(s.details), explain(s.details && s.explain) {}
     Timeline timeline;
     double outside_allocator = 0;  // on the GPU but not in PyTorch's allocator (paged optimizer state)
     double host_bytes = 0;         // CPU RAM for offloaded state

@@ -847,7 +847,8 @@ ScenarioRead read_scenario(const json& doc) {
     FieldReader top(doc, "", issues);
     Defaults d{s.defaults_applied};
     s.mode = read_setting(top, d, kModeField);
-    if (!issues.empty()) return out;  // the rest depends on the model
+    s.explain = top.boolean("explain").value_or(false);  // an output option: not echoed in the resolved scenario
+    if (!issues.empty()) return out;                     // the rest depends on the model
 
     read_engine(doc, s, issues);
     read_parallelism_and_hardware(doc, s, issues);

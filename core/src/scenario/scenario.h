@@ -130,6 +130,7 @@ struct Scenario {
     // false: leave out what is only for people (assumptions, warnings), as the planner's fast path
     // does; every figure is computed the same way either way.
     bool details = true;
+    bool explain = false;  // the document's "explain": true: the result carries why each figure is what it is
     // Memo of the model's tensor list and per-layout aggregates (memory/model_cache.h), shared by copies.
     mutable std::shared_ptr<ModelCache> cache;
     const Format* format(const std::string& id) const {
