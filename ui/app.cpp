@@ -74,14 +74,18 @@ void AppInit(AppState& state)
 bool UpdateEstimate(AppState& state)
 {
     const nlohmann::json built = BuildScenario(state);
-    std::string key = built.dump() + "|" + state.decisions.calibration.hash;
+    std::string key = built.dump() + "|" + state.decisions.calibration.hash + (state.explain_wanted ? "|explain" : "");
     if (key == state.estimate_key && !state.scenario_text.empty())
         return false;
     state.estimate_key = std::move(key);
     const nlohmann::json scenario = Calibrated(state, built);
     state.scenario_text = scenario.dump();
     state.scenario_json = scenario;
-    state.view = ReadResult(gpumem::estimate(scenario));
+    // "explain" is an output option: asked for while its panel is open, never part of the shared scenario.
+    nlohmann::json asked = scenario;
+    if (state.explain_wanted)
+        asked["explain"] = true;
+    state.view = ReadResult(gpumem::estimate(asked));
     state.estimate_count++;
     if (state.view.ok)
         state.last_good = state.view;

@@ -136,6 +136,7 @@ struct AppState
     std::uint64_t displayed_peak_bytes = 0;
     // The lines of "Why these figures" drawn in the last frame, by open component (and "phases").
     nlohmann::json explain_shown = nlohmann::json::object();
+    bool explain_wanted = false;  // that panel is open: estimates carry "explain" (the core records it only then)
 };
 
 // Reads the catalogues, picks meta-llama/Llama-3.1-8B (or the first preset) and the core's

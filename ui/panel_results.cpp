@@ -180,10 +180,15 @@ void ExplainFigure(const std::string& key, const nlohmann::json& figures, nlohma
 void ShowExplanation(AppState& state)
 {
     state.explain_shown = nlohmann::json::object();
-    const nlohmann::json& e = state.view.explain;
-    if (!e.is_object() || !e.contains("peak") || !e.contains("figures") ||
-        !ImGui::CollapsingHeader("Why these figures###why"))
+    state.explain_wanted = ImGui::CollapsingHeader("Why these figures###why");
+    if (!state.explain_wanted)
         return;
+    const nlohmann::json& e = state.view.explain;
+    if (!e.is_object() || !e.contains("peak") || !e.contains("figures"))
+    {
+        ImGui::TextDisabled("Working out the figures...");  // the next frame's estimate records them
+        return;
+    }
     ImGui::TextDisabled("Each component is the sum of the figures listed; each figure is computed as shown.");
     const nlohmann::json& figures = e["figures"];
     for (int i = 0; i < kComponentCount; i++)
