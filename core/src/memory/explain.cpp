@@ -68,7 +68,9 @@ std::string factor_text(double value, const std::string& unit) {
             if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
             grouped += digits[i];
         }
-        return (value < 0 ? "-" : "") + grouped + (unit == "x" ? "" : " " + unit);
+        std::string word = unit;  // "1 layer", "2 layers"
+        if (value == 1 && word.size() > 1 && word.back() == 's') word.pop_back();
+        return (value < 0 ? "-" : "") + grouped + (unit == "x" ? "" : " " + word);
     }
     std::snprintf(text, sizeof text, "%.6g", value);
     return std::string(text) + (unit == "x" || unit[0] == '\0' ? "" : " " + unit);
