@@ -85,6 +85,26 @@ test('every scenario: CLI --jsonl and WASM estimate() give byte-identical result
   assert.ok(oks.includes(false), 'at least one invalid scenario');
 });
 
+test('the explanation (\"explain\": true) is byte-identical too: every figure, its numbers and text', () => {
+  // The valid scenarios with the output option on: formatting of the numbers ("8,030,261,248 params",
+  // "14.96 GiB") must not depend on the C library (glibc natively, musl in the module).
+  const scenarios = scenarioLines().filter((s) => !s.name.startsWith('invalid-')).map((s) => {
+    const doc = JSON.parse(s.line);
+    doc.explain = true;
+    return { name: s.name, line: JSON.stringify(doc) };
+  });
+  const r = runCli(['estimate', '--jsonl'], scenarios.map((s) => s.line).join('\n') + '\n');
+  const native = r.stdout.split('\n').filter((l) => l !== '');
+  assert.equal(native.length, scenarios.length);
+  let explained = 0;
+  scenarios.forEach((s, i) => {
+    const result = JSON.parse(native[i]);
+    if (result.ok) explained += result.explain ? 1 : 0;
+    assert.equal(m.estimate(s.line), native[i], `${s.name}: native and WASM differ`);
+  });
+  assert.ok(explained >= MIN_COMPARED, `${explained} results carried an explanation`);
+});
+
 test('params: CLI --json and WASM params() agree on a config.json', () => {
   const text = fs.readFileSync(hfConfig, 'utf8');
   const r = runCli(['params', '--hf-config', hfConfig, '--json'], '');
