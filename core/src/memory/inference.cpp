@@ -309,6 +309,15 @@ struct Pool {
     const char* refused = "";  // the warning when nothing is left for the pool
 };
 
+// The CUDA graphs and buffers an engine keeps outside its pool and the allocator's tensors (SGLang, TGI):
+// the measured reserve of the serving engines' graph capture (tunable vllm_cuda_graph_gib).
+double cuda_graphs(const Scenario& sc, Explanation& ex) {
+    return ex.product("engine_cuda_graphs", "CUDA graphs and buffers outside the pool",
+                      {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"},
+                       {"bytes per GiB", static_cast<double>(kGiB)}},
+                      "measured CUDA graph capture of the serving engines (docs/memory-model.md)");
+}
+
 // The serving capacity of a preallocated pool: whole blocks of every cached layer, and the
 // sequences of `context_len` tokens (each rounded up to whole blocks) it holds; the device total is
 // what the engine holds once serving (it claims the pool at start-up).
@@ -383,10 +392,7 @@ void sglang(const Scenario& sc, const Serving& v, Breakdown& out) {
                            {"vocabulary on this GPU", v.V, "elements"},
                            {"bytes per logit: compute dtype + fp32", v.w.a + 4, "B"}},
                           "sglang/srt/layers/logits_processor.py");
-    p.outside = ex.product("engine_cuda_graphs", "CUDA graphs and buffers outside the pool",
-                           {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"},
-                            {"bytes per GiB", static_cast<double>(kGiB)}},
-                           "measured CUDA graph capture of the serving engines (docs/memory-model.md)");
+    p.outside = cuda_graphs(sc, ex);
     p.refused = "SGLang has no room for the KV pool: the weights need more than mem_fraction_static of the free memory";
     out.assumptions["sglang_static_bytes"] = x.mem_fraction_static * free_at_start;
     pool_engine(sc, v, p, out);
@@ -421,11 +427,7 @@ void tgi(const Scenario& sc, const Serving& v, Breakdown& out) {
                           "cuda_memory_fraction) x card",
                           free, "bytes"}},
                         "text_generation_server/models/globals.py TGI_WIGGLE_ROOM; flash_causal_lm.py warmup()");
-    // its CUDA graphs, in the 10%
-    p.outside = ex.product("engine_cuda_graphs", "CUDA graphs and buffers outside the pool",
-                           {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"},
-                            {"bytes per GiB", static_cast<double>(kGiB)}},
-                           "measured CUDA graph capture of the serving engines (docs/memory-model.md)");
+    p.outside = cuda_graphs(sc, ex);  // its CUDA graphs, in the 10 %
     p.refused = "TGI has no room left for the KV cache after its warm-up prefill: lower max_batch_prefill_tokens";
     out.assumptions["tgi_free_after_warmup_bytes"] = free;
     pool_engine(sc, v, p, out);
