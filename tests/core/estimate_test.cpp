@@ -5,21 +5,18 @@
 
 #include <gpumem/gpumem.h>
 
+#include "estimate_helpers.h"
+
 using nlohmann::json;
 
 namespace {
 
-json run(const json& scenario) {
-    json r = gpumem::estimate(scenario);
-    EXPECT_TRUE(r["ok"].get<bool>()) << r.dump(2);
-    return r;
-}
+using gpumem::test::kLlama8B;
+using gpumem::test::run;
 
 std::uint64_t component(const json& r, const char* name) {
     return r["per_gpu"]["components"][name].get<std::uint64_t>();
 }
-
-const json kLlama8B = {{"preset", "meta-llama/Llama-3.1-8B"}};
 
 }  // namespace
 

@@ -6,17 +6,15 @@
 
 #include "gpumem/gpumem.h"
 
+#include "estimate_helpers.h"
+
 namespace {
 
 using json = nlohmann::json;
 
-json run(const json& scenario) {
-    json r = gpumem::estimate(scenario);
-    EXPECT_TRUE(r["ok"].get<bool>()) << r.dump(2);
-    return r;
-}
+using gpumem::test::kLlama8B;
+using gpumem::test::run;
 
-const json kLlama8B = {{"preset", "meta-llama/Llama-3.1-8B"}};
 constexpr double kMiB = 1048576.0;
 constexpr double kWeights = 8030261248.0 * 2;         // Llama 3.1 8B in bf16
 constexpr double kPerToken = 32.0 * 8 * 128 * 2 * 2;  // 32 layers x 8 kv heads x 128 x (K, V) x 2 B = 128 KiB

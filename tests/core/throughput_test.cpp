@@ -4,17 +4,15 @@
 
 #include "gpumem/gpumem.h"
 
+#include "estimate_helpers.h"
+
 namespace {
 
 using json = nlohmann::json;
 
-json run(const json& scenario) {
-    json r = gpumem::estimate(scenario);
-    EXPECT_TRUE(r["ok"].get<bool>()) << r.dump(2);
-    return r;
-}
+using gpumem::test::kLlama8B;
+using gpumem::test::run;
 
-const json kLlama8B = {{"preset", "meta-llama/Llama-3.1-8B"}};
 // Llama 3.1 8B: 8,030,261,248 parameters, 525,336,576 in the (untied) input embedding, which a
 // token looks up rather than multiplies: N = 7,504,924,672. L x H x Q = 32 x 32 x 128 = 131,072.
 constexpr double kN = 8030261248.0 - 525336576.0;
