@@ -3,6 +3,8 @@
 
 #include <gpumem/gpumem.h>
 
+#include "estimate_helpers.h"
+
 using nlohmann::json;
 
 namespace {
@@ -103,15 +105,7 @@ TEST(Api, ErrorsNameFieldValueAndWhatIsAllowed) {
 
 TEST(Api, Seed001ConfigFileIsAValidScenario) {
     // gpu-mem-calculator's configuration file, as its README shows it: sizes as strings, checkpointing as a level.
-    json seed = json::parse(R"({
-      "model": {"name": "llama2-7b", "num_parameters": "7B", "num_layers": 32, "hidden_size": 4096,
-                "num_attention_heads": 32, "vocab_size": 32000, "max_seq_len": 4096},
-      "training": {"batch_size": 4, "gradient_accumulation_steps": 4, "optimizer": "adamw", "dtype": "bf16",
-                   "activation_checkpointing": 1},
-      "parallelism": {"tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 8,
-                      "sequence_parallel": false},
-      "engine": {"type": "deepspeed", "zero_stage": 3, "offload_optimizer": "cpu", "offload_param": "none"},
-      "hardware": {"num_gpus": 8, "gpu_memory_gb": 80}})");
+    json seed = gpumem::test::seed001_config();
     json r = gpumem::estimate(seed);
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
     EXPECT_EQ(r["parameters"]["total"], 7000000000ull);

@@ -8,22 +8,14 @@
 
 #include <gpumem/gpumem.h>
 
+#include "estimate_helpers.h"
+
 using nlohmann::json;
 
 namespace {
 
 // gpu-mem-calculator's README example: Llama 2 7B under ZeRO-3 on 8 GPUs.
-json config() {
-    return json::parse(R"({
-      "model": {"name": "llama2-7b", "num_parameters": "7B", "num_layers": 32, "hidden_size": 4096,
-                "num_attention_heads": 32, "vocab_size": 32000, "max_seq_len": 4096},
-      "training": {"batch_size": 4, "gradient_accumulation_steps": 4, "optimizer": "adamw", "dtype": "bf16",
-                   "activation_checkpointing": 1},
-      "parallelism": {"tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 8,
-                      "sequence_parallel": false},
-      "engine": {"type": "deepspeed", "zero_stage": 3, "offload_optimizer": "cpu", "offload_param": "none"},
-      "hardware": {"num_gpus": 8, "gpu_memory_gb": 80}})");
-}
+using gpumem::test::seed001_config;
 
 bool any_contains(const json& lines, const std::string& text) {
     return std::any_of(lines.begin(), lines.end(),
@@ -37,14 +29,14 @@ TEST(Scenario, CheckpointingLevelsMapToOurModes) {
     // selective); 3 layer + attention, 4 full (whole layers: full).
     const char* expected[] = {"none", "selective", "selective", "full", "full"};
     for (int level = 0; level <= 4; ++level) {
-        json doc = config();
+        json doc = seed001_config();
         doc["training"]["activation_checkpointing"] = level;
         json r = gpumem::estimate(doc);
         ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
         EXPECT_EQ(r["scenario"]["training"]["activation_checkpointing"], expected[level]) << level;
         EXPECT_TRUE(any_contains(r["defaults_applied"], "gpu-mem-calculator's level " + std::to_string(level)));
     }
-    json doc = config();
+    json doc = seed001_config();
     doc["training"]["activation_checkpointing"] = true;
     EXPECT_EQ(gpumem::estimate(doc)["scenario"]["training"]["activation_checkpointing"], "full");
     doc["training"]["activation_checkpointing"] = 5;
@@ -54,7 +46,7 @@ TEST(Scenario, CheckpointingLevelsMapToOurModes) {
 }
 
 TEST(Scenario, EngineAndShardingNamesAndNullStages) {
-    json doc = config();
+    json doc = seed001_config();
     doc["engine"] = {{"type", "pytorch_ddp"}, {"zero_stage", nullptr}};
     json r = gpumem::estimate(doc);
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
@@ -70,7 +62,7 @@ TEST(Scenario, EngineAndShardingNamesAndNullStages) {
 }
 
 TEST(Scenario, NumGpusIsTheClusterWhenItIsAMultipleOfTheModelParallelSize) {
-    json doc = config();
+    json doc = seed001_config();
     doc["parallelism"] = {{"tensor_parallel_size", 2}, {"pipeline_parallel_size", 2}, {"data_parallel_size", 1}};
     doc["hardware"]["num_gpus"] = 32;  // 32 / (2 x 2) = 8 replicas
     json r = gpumem::estimate(doc);
@@ -85,7 +77,7 @@ TEST(Scenario, NumGpusIsTheClusterWhenItIsAMultipleOfTheModelParallelSize) {
 }
 
 TEST(Scenario, AShapeGivenByHandIsNotCalledAGuess) {
-    json r = gpumem::estimate(config());
+    json r = gpumem::estimate(seed001_config());
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
     // Only intermediate_size is missing: 8 x 4096 / 3 rounded up to 256 = 11008.
     EXPECT_TRUE(any_contains(r["warnings"], "guessed Llama-like intermediate_size"));
@@ -93,7 +85,7 @@ TEST(Scenario, AShapeGivenByHandIsNotCalledAGuess) {
     EXPECT_EQ(r["parameters"]["per_component"]["mlp"], 32ull * 3 * 4096 * 11008);
     // The step runs at max_seq_len, as that project computes.
     EXPECT_EQ(r["scenario"]["training"]["seq_len"], 4096);
-    json doc = config();
+    json doc = seed001_config();
     doc["model"]["intermediate_size"] = 11008;
     json given = gpumem::estimate(doc);
     EXPECT_FALSE(any_contains(given["warnings"], "Llama-like"));
@@ -107,7 +99,7 @@ TEST(Scenario, AShapeGivenByHandIsNotCalledAGuess) {
 }
 
 TEST(Scenario, ItsMixtureOfExpertsFields) {
-    json doc = config();
+    json doc = seed001_config();
     doc["model"] = {{"num_layers", 2},    {"hidden_size", 256},  {"num_attention_heads", 4},
                     {"vocab_size", 1000}, {"moe_enabled", true}, {"num_experts", 4}};
     json r = gpumem::estimate(doc);
