@@ -14,6 +14,35 @@ namespace gpumem::detail {
 
 namespace {
 
+// The serving engines' own settings: which engine each belongs to and its resolved value. The reader
+// refuses one given for another engine; the resolved scenario lists those of its engine.
+struct EngineField {
+    const char* key;
+    InferenceEngine engine;
+    json (*value)(const InferenceSettings&);
+};
+const EngineField kEngineFields[] = {
+    {"gpu_memory_utilization", InferenceEngine::Vllm,
+     [](const InferenceSettings& i) { return json(i.gpu_memory_utilization); }},
+    {"max_num_batched_tokens", InferenceEngine::Vllm,
+     [](const InferenceSettings& i) { return json(i.max_num_batched_tokens); }},
+    {"block_size", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.block_size); }},
+    {"gpu_layers", InferenceEngine::LlamaCpp, [](const InferenceSettings& i) { return json(i.gpu_layers); }},
+    {"ubatch", InferenceEngine::LlamaCpp, [](const InferenceSettings& i) { return json(i.ubatch); }},
+    {"mem_fraction_static", InferenceEngine::Sglang,
+     [](const InferenceSettings& i) { return json(i.mem_fraction_static); }},
+    {"chunked_prefill_size", InferenceEngine::Sglang,
+     [](const InferenceSettings& i) { return json(i.chunked_prefill_size); }},
+    {"max_total_tokens", InferenceEngine::Tgi, [](const InferenceSettings& i) { return json(i.max_total_tokens); }},
+    {"max_batch_prefill_tokens", InferenceEngine::Tgi,
+     [](const InferenceSettings& i) { return json(i.max_batch_prefill_tokens); }},
+    {"cuda_memory_fraction", InferenceEngine::Tgi,
+     [](const InferenceSettings& i) { return json(i.cuda_memory_fraction); }},
+    {"free_gpu_memory_fraction", InferenceEngine::TensorrtLlm,
+     [](const InferenceSettings& i) { return json(i.free_gpu_memory_fraction); }},
+    {"max_num_tokens", InferenceEngine::TensorrtLlm, [](const InferenceSettings& i) { return json(i.max_num_tokens); }},
+};
+
 // The JSON names of a list of values.
 template <typename E>
 std::vector<std::string> names_of(const std::vector<E>& values) {
@@ -551,25 +580,12 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
         llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
     read_serving_engine_settings(r, s);
     // A setting of another engine than the scenario's would change nothing: an error naming its engine.
-    static constexpr std::pair<const char*, InferenceEngine> kOwners[] = {
-        {"gpu_memory_utilization", InferenceEngine::Vllm},
-        {"max_num_batched_tokens", InferenceEngine::Vllm},
-        {"block_size", InferenceEngine::Vllm},
-        {"gpu_layers", InferenceEngine::LlamaCpp},
-        {"ubatch", InferenceEngine::LlamaCpp},
-        {"mem_fraction_static", InferenceEngine::Sglang},
-        {"chunked_prefill_size", InferenceEngine::Sglang},
-        {"max_total_tokens", InferenceEngine::Tgi},
-        {"max_batch_prefill_tokens", InferenceEngine::Tgi},
-        {"cuda_memory_fraction", InferenceEngine::Tgi},
-        {"free_gpu_memory_fraction", InferenceEngine::TensorrtLlm},
-        {"max_num_tokens", InferenceEngine::TensorrtLlm}};
-    for (const auto& [key, owner] : kOwners)
-        if (x.engine != owner && r.get(key) != nullptr)
-            r.fail(key,
-                   std::string("applies to inference.engine ") + name(owner) + " only (this scenario's engine is " +
+    for (const EngineField& f : kEngineFields)
+        if (x.engine != f.engine && r.get(f.key) != nullptr)
+            r.fail(f.key,
+                   std::string("applies to inference.engine ") + name(f.engine) + " only (this scenario's engine is " +
                        name(x.engine) + ")",
-                   r.get(key));
+                   r.get(f.key));
 }
 
 // The "inference" section, in the order its defaults are listed.
@@ -912,24 +928,8 @@ json Scenario::to_json() const {
             out["inference"]["images"] = i.images;
             out["inference"]["image_tokens"] = i.image_tokens;
         }
-        if (i.engine == InferenceEngine::Vllm) {
-            out["inference"]["gpu_memory_utilization"] = i.gpu_memory_utilization;
-            out["inference"]["max_num_batched_tokens"] = i.max_num_batched_tokens;
-            out["inference"]["block_size"] = i.block_size;
-        } else if (i.engine == InferenceEngine::LlamaCpp) {
-            out["inference"]["gpu_layers"] = i.gpu_layers;
-            out["inference"]["ubatch"] = i.ubatch;
-        } else if (i.engine == InferenceEngine::Sglang) {
-            out["inference"]["mem_fraction_static"] = i.mem_fraction_static;
-            out["inference"]["chunked_prefill_size"] = i.chunked_prefill_size;
-        } else if (i.engine == InferenceEngine::Tgi) {
-            out["inference"]["max_total_tokens"] = i.max_total_tokens;
-            out["inference"]["max_batch_prefill_tokens"] = i.max_batch_prefill_tokens;
-            out["inference"]["cuda_memory_fraction"] = i.cuda_memory_fraction;
-        } else if (i.engine == InferenceEngine::TensorrtLlm) {
-            out["inference"]["free_gpu_memory_fraction"] = i.free_gpu_memory_fraction;
-            out["inference"]["max_num_tokens"] = i.max_num_tokens;
-        }
+        for (const EngineField& f : kEngineFields)
+            if (f.engine == i.engine) out["inference"][f.key] = f.value(i);
     }
     out["parallelism"] = {{"data_parallel_size", parallel.dp},     {"tensor_parallel_size", parallel.tp},
                           {"pipeline_parallel_size", parallel.pp}, {"expert_parallel_size", parallel.ep},
