@@ -210,3 +210,24 @@ TEST(Api, GpuNamesAsUsersTypeThem) {
     ASSERT_FALSE(none["ok"].get<bool>());
     EXPECT_NE(none["errors"][0]["problem"].get<std::string>().find("is not in the GPU catalogue"), std::string::npos);
 }
+
+// Text from outside shown on one line: what moves or hides text is escaped, letters kept, length bounded.
+TEST(Api, DisplayTextIsOneLineEscapedAndBounded) {
+    EXPECT_EQ(gpumem::display_text("llama"), "llama");
+    EXPECT_EQ(gpumem::display_text("Qwen3 \xc3\xa9t\xc3\xa9"), "Qwen3 \xc3\xa9t\xc3\xa9");  // UTF-8 letters kept
+    EXPECT_EQ(gpumem::display_text("a\nNOTICE: verified to fit"), "a\\nNOTICE: verified to fit");
+    EXPECT_EQ(gpumem::display_text("\x1b[31mred\r\t"), "\\x1b[31mred\\r\\t");
+    EXPECT_EQ(gpumem::display_text("x\x7fy"), "x\\x7fy");
+    EXPECT_EQ(gpumem::display_text("\xc2\x85"), "\\u0085");  // C1 NEL
+    EXPECT_EQ(gpumem::display_text("a\xe2\x80\xae"
+                                   "cba"),
+              "a\\u202ecba");  // right-to-left override
+    EXPECT_EQ(gpumem::display_text("a\xe2\x80\xa8"
+                                   "b"),
+              "a\\u2028b");                                              // line separator
+    EXPECT_EQ(gpumem::display_text("\xff\xc3"), "\\xff\\xc3");           // not UTF-8, truncated sequence
+    EXPECT_EQ(gpumem::display_text("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate is not UTF-8
+    EXPECT_EQ(gpumem::display_text(std::string(500, 'a'), 10), std::string(10, 'a') + "...");
+    EXPECT_EQ(gpumem::display_text("abc\n", 4), "abc...");  // an escape is never cut in two
+    EXPECT_EQ(gpumem::display_text(std::string(3, '\0')), "\\x00\\x00\\x00");
+}

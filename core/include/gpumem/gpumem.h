@@ -394,6 +394,14 @@ constexpr int kMaxJsonDepth = 64;
 // "malformed JSON: <position and reason>" or "JSON nested deeper than 64 levels".
 std::optional<nlohmann::json> parse_json(const std::string& text, std::string& error);
 
+// Text that came from outside (a config.json's value, a link's parameter, a server's header) made
+// fit to show on one line of a terminal, a banner or a table: control characters (C0, DEL, C1) and
+// the Unicode format characters that reorder or hide text (bidi embeddings, overrides and isolates,
+// zero-width joiners, line/paragraph separators) written as escapes (\n, \t, \x1b, \u202e), bytes
+// that are not UTF-8 as \xNN, and at most `max_chars` characters kept ("..." then marks the cut).
+// Printable text, non-ASCII letters included, is kept as it is.
+std::string display_text(const std::string& text, std::size_t max_chars = 120);
+
 std::string estimate_json(const std::string& scenario_text);
 std::string params_json(const std::string& hf_config_text);
 std::string presets_json();  // {"models": list_presets(), "gpus": list_gpus(), "formats": list_formats()}
