@@ -30,9 +30,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-import { repo } from './harness.mjs';
+// Node's own modules only: the CLI stage (tests/cli, tests/compat) loads this file without
+// tests/browser's npm install (tests/cli/imports.test.mjs checks it).
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const GOOD_TOKEN = 'hf_test_good_token_1234567890';
 
