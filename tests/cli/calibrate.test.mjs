@@ -37,10 +37,17 @@ function errors(rs, calibration) {
 }
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-test('a calibration fitted on the other sources predicts each source better than the defaults', () => {
+// Leave-one-source-out, as a user's calibration meets runs from another setup. Measured at the time of
+// writing (mean absolute error, defaults -> calibrated): torchtitan 7.1 -> 5.2 %, transformers 4.2 ->
+// 3.7 %, litgpt 5.1 -> 5.1 % (its figures do not depend on the fitted overheads), torchtune 7.1 ->
+// 7.2 %. So the test claims what holds: pooled better, at least two sources better, none worse by
+// more than half a percentage point.
+test('a calibration fitted on the other sources: the held-out error is lower pooled, lower for at least two ' +
+  'sources, and no source is worse by more than 0.5 points', () => {
   const groups = [...new Set(records.map(sourceOf))].sort();
   assert.ok(groups.length >= 3, groups.join(', '));
   const before = [], after = [];
+  let improved = 0;
   for (const g of groups) {
     const file = writeRecords(`without-${groups.indexOf(g)}.jsonl`, records.filter((r) => sourceOf(r) !== g));
     const cal = join(dir, `without-${groups.indexOf(g)}.json`);
@@ -48,10 +55,13 @@ test('a calibration fitted on the other sources predicts each source better than
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /leave-one-out/);
     const held = records.filter((x) => sourceOf(x) === g);
-    before.push(...errors(held));
-    after.push(...errors(held, cal));
+    const b = errors(held), a = errors(held, cal);
+    assert.ok(mean(a) <= mean(b) + 0.5, `${g}: held-out mean error ${mean(a).toFixed(2)} % vs ${mean(b).toFixed(2)} % with defaults`);
+    if (mean(a) < mean(b)) improved++;
+    before.push(...b);
+    after.push(...a);
   }
-  // Pooled over every held-out prediction: the mean absolute error is lower with the calibration.
+  assert.ok(improved >= 2, `${improved} of ${groups.length} sources predicted better`);
   assert.ok(mean(after) < mean(before), `held-out mean error ${mean(after).toFixed(2)} % vs ${mean(before).toFixed(2)} % with defaults`);
 });
 
