@@ -1,4 +1,4 @@
-// Parameter counts from config.json: every bundled preset must match its published total exactly.
+// Parameter counts from config.json: every bundled preset with a published exact total must match it.
 #include <gtest/gtest.h>
 
 #include <gpumem/gpumem.h>
@@ -7,18 +7,41 @@
 
 using nlohmann::json;
 
-TEST(Presets, EveryBundledModelCountsExactlyItsPublishedTotal) {
-    json list = gpumem::list_presets();
-    ASSERT_GE(list.size(), 150u);  // presets/models/ holds 150 records; losing one fails here
-    for (const json& p : list) {
+// Each record says how its total is known (count_status): "trusted", a published exact figure
+// (safetensors total, model card, paper) that the count must equal; or "derived-only", our own
+// derivation where no exact figure is published, which the count must keep (a regression check, not
+// a check against a publication).
+namespace {
+
+std::size_t CountPresets(const std::string& status) {
+    std::size_t n = 0;
+    for (const json& p : gpumem::list_presets()) {
         auto record = gpumem::find_preset(p["id"].get<std::string>());
-        ASSERT_TRUE(record) << p["id"];
+        EXPECT_TRUE(record) << p["id"];
+        if (!record) continue;
+        const std::string s = record->value("count_status", "");
+        EXPECT_TRUE(s == "trusted" || s == "derived-only") << p["id"] << ": count_status \"" << s << "\"";
+        if (s != status) continue;
+        ++n;
         gpumem::ModelRead read = gpumem::read_hf_config((*record)["config"]);
-        ASSERT_TRUE(read.model) << p["id"];
+        EXPECT_TRUE(read.model) << p["id"];
+        if (!read.model) continue;
         EXPECT_TRUE(read.warnings.empty()) << p["id"] << ": a bundled family must not fall back to the generic reading";
         EXPECT_EQ(gpumem::count_parameters(*read.model).total, (*record)["total_params"].get<std::uint64_t>())
             << p["id"];
     }
+    return n;
+}
+
+}  // namespace
+
+TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
+    EXPECT_EQ(gpumem::list_presets().size(), 150u);  // presets/models/ holds 150 records; losing one fails here
+    EXPECT_GE(CountPresets("trusted"), 138u);        // 138 records have a published exact total
+}
+
+TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {
+    EXPECT_LE(CountPresets("derived-only"), 12u);  // 12 today; a new one needs its published figure looked for
 }
 
 // A preset's other published figures (alt_param_counts) each differ from its total for a stated

@@ -37,7 +37,9 @@ const scenarios = [
 test('fit: the same suggestions, scenarios and estimates', () => {
   for (const s of scenarios) {
     const text = JSON.stringify(s);
-    assert.deepEqual(JSON.parse(m.fit(text)), native(['fit', '--scenario', '-'], text), text);
+    const fromCli = native(['fit', '--scenario', '-'], text);
+    assert.equal(fromCli.ok, true, `${text}: ${JSON.stringify(fromCli.errors)}`);
+    assert.deepEqual(JSON.parse(m.fit(text)), fromCli, text);
   }
 });
 
@@ -60,6 +62,7 @@ test('export: the same text, notes and estimate in every format', () => {
 test('sweep: the same points, boundary and capacity', () => {
   for (const [s, field] of [[scenarios[3], 'training.seq_len'], [scenarios[2], 'inference.batch_size']]) {
     const fromWasm = JSON.parse(m.sweep(JSON.stringify({ scenario: s, field })));
+    assert.equal(fromWasm.ok, true, `${field}: ${JSON.stringify(fromWasm.errors)}`);
     assert.deepEqual(fromWasm, native(['chart', '--scenario', '-', '--x', field], JSON.stringify(s)), field);
     const svg = spawnSync(cli, ['chart', '--scenario', '-', '--x', field], { input: JSON.stringify(s), encoding: 'utf8' });
     assert.equal(m.sweepSvg(JSON.stringify(fromWasm)), svg.stdout, `${field}: the SVG`);
@@ -72,6 +75,8 @@ test('calibrate: the same fitted overheads and report', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gpumem-parity-'));
   const file = path.join(dir, 'titan.jsonl');
   writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  assert.ok(records.length >= 5, `${records.length} torchtitan records`);
   const fromWasm = JSON.parse(m.calibrate(JSON.stringify({ records, name: 'titan' })));
+  assert.equal(fromWasm.ok, true, JSON.stringify(fromWasm.errors));
   assert.deepEqual(fromWasm, native(['calibrate', file]));
 });

@@ -79,10 +79,12 @@ test('every scenario: CLI --jsonl and WASM estimate() give byte-identical result
   });
   assert.deepEqual(mismatches, [], `${mismatches.length} of ${compared} differ:\n${mismatches.join('\n')}`);
   assert.ok(compared >= MIN_COMPARED, `compared ${compared} scenarios, need at least ${MIN_COMPARED}`);
-  // Both valid and invalid scenarios were in the mix.
-  const oks = native.map((l) => JSON.parse(l).ok);
-  assert.ok(oks.filter((x) => x === true).length >= MIN_COMPARED, 'at least 20 valid scenarios');
-  assert.ok(oks.includes(false), 'at least one invalid scenario');
+  // Each scenario answered as its name says: invalid-* refused, every other one estimated (two equal
+  // error documents would otherwise pass as parity).
+  const wrong = scenarios.filter((s, i) => JSON.parse(native[i]).ok !== !s.name.startsWith('invalid-'));
+  assert.deepEqual(wrong.map((s) => s.name), [], 'scenarios whose ok is not what their name says');
+  assert.ok(scenarios.filter((s) => !s.name.startsWith('invalid-')).length >= MIN_COMPARED, 'at least 20 valid scenarios');
+  assert.ok(scenarios.some((s) => s.name.startsWith('invalid-')), 'at least one invalid scenario');
 });
 
 test('the explanation (\"explain\": true) is byte-identical too: every figure, its numbers and text', () => {
@@ -99,7 +101,8 @@ test('the explanation (\"explain\": true) is byte-identical too: every figure, i
   let explained = 0;
   scenarios.forEach((s, i) => {
     const result = JSON.parse(native[i]);
-    if (result.ok) explained += result.explain ? 1 : 0;
+    assert.equal(result.ok, true, `${s.name}: ${JSON.stringify(result.errors)}`);
+    explained += result.explain ? 1 : 0;
     assert.equal(m.estimate(s.line), native[i], `${s.name}: native and WASM differ`);
   });
   assert.ok(explained >= MIN_COMPARED, `${explained} results carried an explanation`);

@@ -44,9 +44,13 @@ const cases = [
   { model: { preset: 'llama3-8b' }, training: { batch_size: 0 } },  // invalid: the same error document
 ];
 
+// Each case's expected answer: the last one is invalid; equal error documents are no parity.
+const expectOk = (doc) => !(doc.training && doc.training.batch_size === 0);
+
 test('maxfit: native and WebAssembly agree', () => {
   for (const doc of cases) {
     const a = native('maxfit', doc), b = JSON.parse(module.maxfit(JSON.stringify(doc)));
+    assert.equal(a.ok, expectOk(doc), `${JSON.stringify(doc)}: ${JSON.stringify(a.errors)}`);
     assert.deepEqual(b, a, JSON.stringify(doc));
   }
 });
@@ -60,6 +64,7 @@ test('plan: native and WebAssembly agree, every row and its estimate', () => {
   ];
   for (const doc of plans) {
     const a = withoutTimings(native('plan', doc)), b = withoutTimings(JSON.parse(module.plan(JSON.stringify(doc))));
+    assert.equal(a.ok, doc.plan.top !== 0, `${JSON.stringify(doc)}: ${JSON.stringify(a.errors)}`);  // top 0 is refused
     assert.deepEqual(b, a, JSON.stringify(doc));
   }
 });
