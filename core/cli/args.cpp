@@ -498,6 +498,9 @@ void describe(CLI::App& app, Args& a, Command only) {
                             "NAME");
                 text_option(sub, "--calibration", a.calibration_file,
                             "score the records with this calibration instead of fitting one", kInput, "FILE");
+                sub->add_flag("--strict", a.strict,
+                              "fail when any record cannot be used (by default it is skipped and reported)")
+                    ->group(kInput);
                 sub->add_flag("--json", a.json_out, "print the calibration and its report as JSON")->group(kOutput);
                 sub->footer(
                     "Each record: {\"id\", \"source\", \"scenario\": {...}, \"measured\": {\"metric\": \"allocated\" "
@@ -765,7 +768,8 @@ bool build_scenario(const Args& a, const ReadFile& read, Request& r, std::string
     return a.calibration_file.empty() || read_calibration(a, read, scenario, r, error);
 }
 
-// calibrate FILE: one record per line (blank lines skipped); a line that is not JSON is named.
+// calibrate FILE: one record per line (blank lines skipped); a line that is not JSON is named, and
+// fails the file under --strict (otherwise it is skipped and reported like the core's bad records).
 bool read_records(const Args& a, const ReadFile& read, Request& r, std::string& error) {
     std::string why;
     std::optional<std::string> text = read(a.positional[0], why);
@@ -782,9 +786,21 @@ bool read_records(const Args& a, const ReadFile& read, Request& r, std::string& 
         std::optional<json> record = gpumem::parse_json(line, error);
         if (!record) {
             error = a.positional[0] + ":" + std::to_string(number) + ": " + error;
-            return false;
+            if (a.strict) return false;
+            r.unreadable_lines.push_back({{"line", number}, {"field", ""}, {"problem", error}, {"message", error}});
+            error.clear();
+            continue;
         }
         records.push_back(std::move(*record));
+        r.record_lines.push_back(number);
+    }
+    if (records.empty() && !r.unreadable_lines.empty()) {
+        error = r.unreadable_lines[0]["message"].get<std::string>() +
+                (r.unreadable_lines.size() > 1
+                     ? " (and " + std::to_string(r.unreadable_lines.size() - 1) + " more lines that are not JSON)"
+                     : "") +
+                "; no record is left";
+        return false;
     }
     std::string name = a.name;
     if (name.empty()) {
@@ -792,6 +808,7 @@ bool read_records(const Args& a, const ReadFile& read, Request& r, std::string& 
         name = name.substr(0, name.find('.'));
     }
     r.document = {{"records", records}, {"name", name}};
+    if (a.strict) r.document["strict"] = true;
     if (!a.calibration_file.empty()) {
         json calibration;
         if (!read_document(read, a.calibration_file, "calibration file ", calibration, error)) return false;

@@ -96,6 +96,7 @@ struct Args {
     std::string gpus_per_node;            // export --gpus-per-node N
 
     bool json_out = false;         // --json: the result document instead of the table
+    bool strict = false;           // calibrate --strict: any record that cannot be used fails the file
     bool jsonl = false;            // estimate --jsonl: one scenario per stdin line (nothing else is read)
     bool gb = false;               // --gb: GB (10^9 B) instead of GiB in the table
     bool explain = false;          // --explain: each figure's formula, numbers and source after the table
@@ -150,6 +151,10 @@ struct Request {
     std::vector<std::string> notes;  // what reading --deepspeed left to the script ("auto" values), and
                                      // what a flag kept only for the other calculator's sake changes (nothing)
     nlohmann::json calibration;      // --calibration: {"name", "hash"} of the file applied; null when none
+    // calibrate: the line of the records file each record came from (records[i] is on record_lines[i]),
+    // and the lines that are not JSON, skipped: [{"line", "field", "problem", "message"}].
+    std::vector<std::size_t> record_lines;
+    nlohmann::json unreadable_lines = nlohmann::json::array();
 };
 
 // For estimate (not --jsonl), quick, maxfit, plan, fit, export, chart, calibrate and params; other

@@ -465,8 +465,40 @@ int cmd_chart(const Args& o, const Request& req) {
     return write_output(o, gpumem::sweep_svg(r));
 }
 
+// calibrate's skipped records, each with the line of the records file it came from, and the lines
+// that were not JSON, in line order.
+json skipped_records(const json& result, const Request& req) {
+    json out = req.unreadable_lines;
+    for (json s : result.value("skipped", json::array())) {
+        const std::size_t i = s.value("index", std::size_t{0});
+        if (i < req.record_lines.size()) s["line"] = req.record_lines[i];
+        out.push_back(std::move(s));
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const json& a, const json& b) { return a.value("line", 0) < b.value("line", 0); });
+    return out;
+}
+
 int cmd_calibrate(const Args& o, const Request& req) {
     json r = gpumem::calibrate(req.document);
+    if (!r.value("ok", false) && !req.unreadable_lines.empty()) {  // the lines that were not JSON first
+        json errors = req.unreadable_lines;
+        for (const json& e : r.value("errors", json::array())) errors.push_back(e);
+        r["errors"] = errors;
+    }
+    if (r.value("ok", false)) {
+        const std::size_t used = req.document["records"].size() - r.value("skipped", json::array()).size();
+        r["skipped"] = skipped_records(r, req);
+        const std::string file = o.positional.empty() ? "-" : o.positional[0];
+        for (const json& s : r["skipped"])
+            std::cerr << "gpumem: skipped " << file << ":" << s.value("line", 0)
+                      << (s.contains("id") ? " (id \"" + gpumem::display_text(s["id"].get<std::string>(), 80) + "\")"
+                                           : "")
+                      << ": " << gpumem::display_text(s.value("message", ""), 300) << "\n";
+        if (!r["skipped"].empty())
+            std::cerr << "gpumem: " << r["skipped"].size() << " record(s) skipped, " << used
+                      << " used; --strict fails the file instead\n";
+    }
     if (!r.value("ok", false) || o.json_out) {
         if (r.value("ok", false) && !o.out_file.empty() &&
             write_output(o, to_json_text(r["calibration"]) + "\n") != kOk)

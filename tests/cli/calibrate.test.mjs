@@ -98,14 +98,44 @@ test('a calibration from another gpumem version is refused, naming the versions'
   assert.match(e.stderr, /gpumem_version: the file was fitted by gpumem 0\.0\.1, this is gpumem \d+\.\d+\.\d+/);
 });
 
-test('bad records are named by line, field and what is expected', () => {
+test('a bad record is skipped and named by line, id, field and what is expected; the rest calibrate', () => {
   const file = join(dir, 'bad.jsonl');
+  const notBundled = { id: 'nb', scenario: { model: { preset: 'no-such-org/no-such-model' } }, measured: { gib: 20 } };
+  writeFileSync(file, [JSON.stringify(records[0]), '{"id": "x", "scenario": {"model": "meta-llama/Llama-3.1-8B"}}',
+    '{"id": ', '', JSON.stringify(notBundled), ...records.slice(1, 6).map((r) => JSON.stringify(r))].join('\n') + '\n');
+  const cal = join(dir, 'partial.json');
+  const r = spawnSync(cli, ['calibrate', file, '--out', cal], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /skipped .*bad\.jsonl:2 \(id "x"\): records\[1\]\.measured\.gib: is required/);
+  assert.match(r.stderr, /skipped .*bad\.jsonl:3: .*bad\.jsonl:3: malformed JSON/);
+  assert.match(r.stderr, /skipped .*bad\.jsonl:5 \(id "nb"\): records\[2\]\.scenario: is not a valid scenario: .*no-such-org/);
+  assert.match(r.stderr, /3 record\(s\) skipped, 6 used; --strict fails the file instead/);
+  assert.equal(JSON.parse(readFileSync(cal, 'utf8')).records.length, 6);
+
+  const j = spawnSync(cli, ['calibrate', file, '--json'], { encoding: 'utf8' });
+  assert.equal(j.status, 0, j.stderr);
+  const doc = JSON.parse(j.stdout);
+  assert.deepEqual(doc.skipped.map((s) => s.line), [2, 3, 5]);
+  assert.deepEqual(doc.skipped.map((s) => s.index), [1, undefined, 2]);
+  assert.equal(doc.calibration.records.length, 6);
+
+  // --strict: any bad record fails the file, each named.
+  const strict = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'strict.json'), '--strict'], { encoding: 'utf8' });
+  assert.equal(strict.status, 1);
+  assert.match(strict.stderr, /bad\.jsonl:3: malformed JSON/);
   writeFileSync(file, JSON.stringify(records[0]) + '\n{"id": "x", "scenario": {"model": "meta-llama/Llama-3.1-8B"}}\n');
-  const r = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'bad.json')], { encoding: 'utf8' });
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /records\[1\]\.measured\.gib: is required/);
+  const s2 = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'strict.json'), '--strict'], { encoding: 'utf8' });
+  assert.equal(s2.status, 1);
+  assert.match(s2.stderr, /records\[1\]\.measured\.gib: is required/);
+
+  // Nothing usable left: a failure that names each record.
+  writeFileSync(file, '{"id": \n{"id": "x", "scenario": {"model": "meta-llama/Llama-3.1-8B"}}\n');
+  const none = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'none.json')], { encoding: 'utf8' });
+  assert.equal(none.status, 1);
+  assert.match(none.stderr, /records\[0\]\.measured\.gib: is required/);
+  assert.match(none.stderr, /no record can be used/);
   writeFileSync(file, '{"id": \n');
   const m = spawnSync(cli, ['calibrate', file, '--out', join(dir, 'bad.json')], { encoding: 'utf8' });
   assert.equal(m.status, 1);
-  assert.match(m.stderr, /bad\.jsonl:1: malformed JSON/);
+  assert.match(m.stderr, /bad\.jsonl:1: malformed JSON.*no record is left/);
 });

@@ -341,7 +341,10 @@ nlohmann::json fit(const nlohmann::json& scenario);
 // in-sample; "leave_one_out" predicts each record from a fit on the others. A record's scenario that
 // gives an overhead itself keeps it. With "calibration": {a calibration file} in the request, nothing
 // is fitted: the records are scored with its overheads, {"ok", "calibration": {"name", "hash"},
-// "report": {"before", "with_calibration"}}.
+// "report": {"before", "with_calibration"}}. A record that cannot be used (not an object, no
+// measured.gib, a scenario that cannot be estimated, e.g. a model that is not bundled) is left out
+// and listed in the result's "skipped": [{"index", "id" (when it has one), "field", "problem",
+// "message"}]; the request fails only when no record is left, or with "strict": true when any is bad.
 nlohmann::json calibrate(const nlohmann::json& request);
 
 // The scenario with a calibration's overheads (where the scenario gives none):

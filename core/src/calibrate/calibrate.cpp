@@ -154,17 +154,20 @@ std::string hex64(std::uint64_t v) {
     return text;
 }
 
-// Reads the records; an issue per record that cannot be used.
+// Reads the records; an issue per record that cannot be used, with its index ("index") and id.
 std::vector<Record> read_records(const json& list, json& errors) {
     std::vector<Record> out;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const json& r = list[i];
         const std::string where = "records[" + std::to_string(i) + "]";
         auto refuse = [&](const std::string& field, const std::string& problem) {
-            errors.push_back({{"field", where + (field.empty() ? "" : "." + field)},
-                              {"problem", problem},
-                              {"value", ""},
-                              {"message", where + (field.empty() ? "" : "." + field) + ": " + problem}});
+            json issue = {{"field", where + (field.empty() ? "" : "." + field)},
+                          {"problem", problem},
+                          {"value", ""},
+                          {"message", where + (field.empty() ? "" : "." + field) + ": " + problem},
+                          {"index", i}};
+            if (r.is_object() && r.contains("id") && r["id"].is_string()) issue["id"] = r["id"];
+            errors.push_back(std::move(issue));
         };
         if (!r.is_object()) {
             refuse("", "must be an object: {\"id\", \"scenario\", \"measured\": {\"metric\", \"gib\"}}");
@@ -233,21 +236,8 @@ json score(const std::vector<Record>& records, const json& calibration) {
             {"report", {{"before", summaries(records, before)}, {"with_calibration", summaries(records, with)}}}};
 }
 
-}  // namespace
-
-json calibrate(const json& request) {
-    json errors = json::array();
-    if (!request.is_object() || !request.contains("records") || !request["records"].is_array() ||
-        request["records"].empty())
-        return {{"ok", false},
-                {"errors",
-                 {{{"field", "records"},
-                   {"problem", "is required: a list of measurement records"},
-                   {"value", ""},
-                   {"message", "records: is required: a list of measurement records"}}}}};
-    std::vector<Record> records = read_records(request["records"], errors);
-    if (!errors.empty()) return {{"ok", false}, {"errors", errors}};
-    if (request.contains("calibration")) return score(records, request["calibration"]);
+// The fit over usable records: the calibration and its report (calibrate()'s result without "skipped").
+json fit_calibration(std::vector<Record>& records, const json& request) {
     measure_response(records);
 
     // The overheads to fit: those some record's figure depends on.
@@ -299,6 +289,36 @@ json calibrate(const json& request) {
              {{"before", summaries(records, before)},
               {"after", summaries(records, after)},
               {"leave_one_out", summaries(records, loo)}}}};
+}
+
+}  // namespace
+
+json calibrate(const json& request) {
+    json errors = json::array();
+    if (!request.is_object() || !request.contains("records") || !request["records"].is_array() ||
+        request["records"].empty())
+        return {{"ok", false},
+                {"errors",
+                 {{{"field", "records"},
+                   {"problem", "is required: a list of measurement records"},
+                   {"value", ""},
+                   {"message", "records: is required: a list of measurement records"}}}}};
+    // A record that cannot be used is skipped and reported, the rest calibrate; with "strict" any
+    // such record fails the request, and so does a request with no usable record left.
+    std::vector<Record> records = read_records(request["records"], errors);
+    const bool strict = request.contains("strict") && request["strict"].is_boolean() && request["strict"].get<bool>();
+    if (!errors.empty() && (strict || records.empty())) {
+        if (!strict)
+            errors.push_back({{"field", "records"},
+                              {"problem", "no record can be used (each is listed above)"},
+                              {"value", ""},
+                              {"message", "records: no record can be used (each is listed above)"}});
+        return {{"ok", false}, {"errors", errors}};
+    }
+    json result =
+        request.contains("calibration") ? score(records, request["calibration"]) : fit_calibration(records, request);
+    if (result.value("ok", false)) result["skipped"] = errors;
+    return result;
 }
 
 json apply_calibration(const json& scenario, const json& calibration) {
