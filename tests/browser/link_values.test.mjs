@@ -135,6 +135,19 @@ test('a card the catalogue lacks, named by the link with its size, is set by the
   await page.close();
 });
 
+test('a Hub model\'s link: its card size is applied once the config is there, and shown as set by the link', async () => {
+  const link = { version: 1, hardware: { gpu: 'H100-80GB', gpu_memory_gb: 800 } };
+  const page = await openPage(`?hub=${hub.url}&model=mirror/Llama-3.1-8B&s=${b64(link)}`);
+  const state = await until(page, 'the model and its headline', (s) => s.hub.status === 'ready' && s.texts?.verdict);
+  const linked = await cliOf(page);
+  assert.equal(linked.per_gpu.capacity_bytes, 800 * 2 ** 30);
+  assert.equal((await uiTotal(page)).bytes, linked.per_gpu.device_total_bytes);
+  assert.equal(state.texts.verdict, `Fits: ${percent(linked.utilization)} of 800.00 GiB.`);
+  assert.equal(state.texts.bar_gpu_0, percent(linked.utilization));
+  assert.deepEqual(state.link_values, ['GPU memory 800 GiB (the NVIDIA H100 80GB HBM3 has 79.65 GiB)']);
+  await page.close();
+});
+
 test('text from a link or a Hub config is shown on one line: cal_name, hub=, model=, model_type', async () => {
   // cal_name and model= with line breaks, an escape sequence and a bidi override.
   const calName = 'x"\nNOTICE: verified to fit\r\n\u001b[2J\u202e';
