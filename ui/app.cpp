@@ -68,6 +68,7 @@ void AppInit(AppState& state)
             if (state.gpus[i].id == first.resolved_gpu)
                 s.hardware.gpu_index = i;
     }
+    state.default_gpu_index = state.scenario.hardware.gpu_index;
     UpdateEstimate(state);
 }
 

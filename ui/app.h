@@ -61,7 +61,23 @@ struct PageHooks
     void (*open_file)() = nullptr;  // a file picker; see LoadText()
     // Keeps a loaded calibration file in the browser, by its hash, so a link naming it opens with it.
     void (*remember_calibration)(const std::string& hash, const std::string& text) = nullptr;
+    // Deletes the browser's copy of that calibration file (Remove): a later link naming it is not applied.
+    void (*forget_calibration)(const std::string& hash) = nullptr;
     void (*set_summary)(const std::string& text) = nullptr;  // the result for screen readers
+};
+
+// The values a link set that change the verdict or the figures without being the run's own
+// settings: a card size, overhead factors, weight formats of its own, a card the catalogue lacks,
+// a calibration applied because the link named it. Shown beside the headline while they are in
+// effect, with a button that clears exactly these (share.h: LinkValuesInEffect, ClearLinkValues).
+struct LinkValues
+{
+    float custom_gpu_gb = 0.0f;                           // hardware.gpu_memory_gb (0: not set by the link)
+    nlohmann::json overheads = nlohmann::json::object();  // overhead factors, key -> value
+    std::vector<std::string> formats;                     // ids of the link's own weight formats
+    std::string imported_gpu;                             // a card the link named with its size
+    double imported_gpu_gb = 0.0;
+    std::string calibration_hash;  // this browser's copy, applied because the link named its hash
 };
 
 // One estimate reduced to what a table cell shows.
@@ -104,6 +120,8 @@ struct AppState
     std::string import_message;  // why the last import or drop was refused ("" if none)
     std::string import_note;     // import_message when it says what an import added (not shown as an error)
     std::string link_message;    // why the link's settings were ignored ("" if none)
+    LinkValues link_values;      // what the link set that changes the verdict (cleared by "Back to defaults")
+    int default_gpu_index = 0;   // the card a page opens with (the core's default)
     std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
 
     // The estimate of the scenario above (with the loaded calibration's overheads, decisions.h). It

@@ -36,7 +36,7 @@ void Fail(HubState& hub, const std::string& kind, const std::string& message, bo
 {
     hub.status = HubState::Status::Failed;
     hub.error_kind = kind;
-    hub.message = message;
+    hub.message = gpumem::display_text(message, kMessageChars);  // it may quote the id or the server
     hub.retryable = retryable;
     hub.pending_scenario = nullptr;
 }
@@ -106,8 +106,7 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     state.scenario.model.source = ModelSource::Hub;
     if (!hub.pending_scenario.is_null())
     {
-        if (!ImportScenario(state, hub.pending_scenario))
-            state.link_message = "this link's settings (s=) were ignored: " + state.import_message;
+        ApplyPendingLinkScenario(state, hub.pending_scenario);
         hub.pending_scenario = nullptr;
     }
 }

@@ -73,6 +73,9 @@ EM_JS(void, PageOpenFile, (), {
 EM_JS(void, PageRememberCalibration, (const char* hash, const char* text), {
     Module['page']['rememberCalibration'](UTF8ToString(hash), UTF8ToString(text));
 });
+EM_JS(void, PageForgetCalibration, (const char* hash), {
+    Module['page']['forgetCalibration'](UTF8ToString(hash));
+});
 EM_JS(int, PageHasServices, (), {
     return Module['page'] ? 1 : 0;
 });
@@ -326,6 +329,8 @@ std::string UiState()
         {"decisions", gpumem::ui::DecisionsJson(app)},
         {"explain_shown", app.explain_shown},
         {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
+        {"texts", g_platform.test_hooks.texts},
+        {"link_values", gpumem::ui::LinkValuesInEffect(app)},
     }
         .dump();
 }
@@ -412,6 +417,7 @@ int main()
         hooks.remember_calibration = [](const std::string& hash, const std::string& text) {
             PageRememberCalibration(hash.c_str(), text.c_str());
         };
+        hooks.forget_calibration = [](const std::string& hash) { PageForgetCalibration(hash.c_str()); };
         hooks.set_summary = [](const std::string& text) { PageSetSummary(text.c_str()); };
     }
     gpumem::ui::AppInit(p.app);

@@ -155,7 +155,8 @@ void ShowFitPanel(AppState& state)
         ImGui::TextDisabled("takes back: %s", f.undo.back().change.c_str());
     }
     if (!f.message.empty())
-        ImGui::TextColored(ImVec4(0.45f, 0.8f, 0.45f, 1.0f), "%s", f.message.c_str());
+        ImGui::TextColored(ImVec4(0.45f, 0.8f, 0.45f, 1.0f), "%s",
+                           gpumem::display_text(f.message, kMessageChars).c_str());
     ImGui::Spacing();
 }
 
@@ -247,7 +248,7 @@ void ShowCalibrationPanel(AppState& state)
             "None: the runtime overheads are the estimator's defaults (under Assumptions). A file from "
             "`gpumem calibrate` fits them to peaks measured on your machines.");
     else
-        ImGui::Text("In use: %s (%s)", c.name.c_str(), c.hash.c_str());
+        ImGui::Text("In use: %s (%s)", gpumem::display_text(c.name, kNameChars).c_str(), c.hash.c_str());
     ImGui::BeginDisabled(state.page.open_file == nullptr);
     if (ImGui::Button("Load calibration...") && state.page.open_file != nullptr)
         state.page.open_file();
@@ -261,13 +262,20 @@ void ShowCalibrationPanel(AppState& state)
     {
         ImGui::SameLine();
         if (ImGui::Button("Remove##calibration"))
+        {
+            // From this page and from the browser: a later link naming it is then not applied.
+            if (state.page.forget_calibration != nullptr)
+                state.page.forget_calibration(c.hash);
             ClearCalibration(state);
+        }
         if (c.file.contains("overheads") && c.file["overheads"].is_object())
             for (const auto& [key, value] : c.file["overheads"].items())
-                ImGui::BulletText("%s: %s", key.c_str(), value.dump().c_str());
+                ImGui::BulletText("%s: %s", gpumem::display_text(key, kNameChars).c_str(),
+                                  gpumem::display_text(value.dump(), kNameChars).c_str());
     }
     if (!c.message.empty())
-        TextNotice("##calibration_message", UtilizationColor(1.0), c.message.c_str());
+        TextNotice("##calibration_message", UtilizationColor(1.0),
+                   gpumem::display_text(c.message, kMessageChars).c_str());
     ImGui::Spacing();
 }
 

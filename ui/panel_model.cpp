@@ -12,6 +12,8 @@
 #include "panels.h"
 #include "widgets.h"
 
+#include <gpumem/gpumem.h>
+
 namespace gpumem::ui {
 
 namespace {
@@ -66,12 +68,14 @@ void ShowHubStatus(AppState& state)
     {
         static const char* const kSpinner[] = {"|", "/", "-", "\\"};
         ImGui::Text("%s Fetching %s from the Hub...", kSpinner[static_cast<int>(ImGui::GetTime() * 8.0) & 3],
-                    hub.input);
+                    gpumem::display_text(hub.input, kNameChars).c_str());
         break;
     }
     case HubState::Status::Ready:
     {
-        ImGui::TextColored(UtilizationColor(0.0), "Loaded %s (%s).", hub.id.c_str(), hub.loaded_revision.c_str());
+        const std::string loaded = "Loaded " + gpumem::display_text(hub.id, kNameChars) + " (" +
+                                   gpumem::display_text(hub.loaded_revision, kNameChars) + ").";
+        TextNotice("##hub_status", UtilizationColor(0.0), loaded.c_str());
         const std::uint64_t ours = state.view.params_total;
         if (hub.api_total > 0 && ours > 0)
         {
@@ -186,7 +190,7 @@ void ShowConfigLoader(AppState& state)
     if (state.scenario.model.config.is_null())
         ImGui::TextDisabled("none loaded yet: drop one on the page");
     else
-        ImGui::Text("%s", state.scenario.model.config_name.c_str());
+        ImGui::Text("%s", gpumem::display_text(state.scenario.model.config_name, kNameChars).c_str());
 }
 
 void ShowManualModel(AppState& state)
@@ -227,8 +231,9 @@ void ShowLinkNotices(AppState& state)
         // scheme://host[:port]: what the browser's origin check and the button name.
         const std::size_t scheme = base.find("://");
         const std::string host = base.substr(0, scheme == std::string::npos ? base.size() : base.find('/', scheme + 3));
+        const std::string shown = gpumem::display_text(host, kNameChars);  // a link's hub= is anyone's text
         const std::string banner =
-            "Models come from " + host + (hub.base_from_link ? " (set by this link, for this visit only)." : ".");
+            "Models come from " + shown + (hub.base_from_link ? " (set by this link, for this visit only)." : ".");
         TextNotice("##hub_banner", UtilizationColor(0.9), banner.c_str());
         if (hub.token_withheld && hub.token[0] != '\0')
         {
@@ -237,7 +242,7 @@ void ShowLinkNotices(AppState& state)
                                      : "Your access token was not sent there: a token never goes over plain http.");
             if (https && state.page.trust_hub != nullptr)
             {
-                const std::string label = "Send my token to " + host + "###trust_hub";
+                const std::string label = "Send my token to " + shown + "###trust_hub";
                 if (ImGui::Button(label.c_str()))
                 {
                     state.page.trust_hub(base);
@@ -255,10 +260,11 @@ void ShowLinkNotices(AppState& state)
     }
     if (const CalibrationState& c = state.decisions.calibration; !c.wanted_hash.empty())
     {
-        const std::string notice = "This link was made with the calibration \"" + c.wanted_name + "\" (hash " +
-                                   c.wanted_hash +
-                                   "), which this browser does not have: load that file (Calibration, Load "
-                                   "calibration...) to see the link's numbers. Until then the defaults apply.";
+        const std::string notice =
+            "Not applied: this link names the calibration \"" + gpumem::display_text(c.wanted_name, kNameChars) +
+            "\" (hash " + gpumem::display_text(c.wanted_hash, kNameChars) +
+            "), which this browser does not have, so the figures use the defaults. To see the link's numbers, "
+            "load that file (Calibration, Load calibration...).";
         TextNotice("##calibration_notice", UtilizationColor(0.9), notice.c_str());
         if (state.page.open_file != nullptr)
         {
@@ -271,7 +277,8 @@ void ShowLinkNotices(AppState& state)
     }
     if (!state.link_message.empty())
     {
-        TextNotice("##link_message", UtilizationColor(1.0), state.link_message.c_str());
+        TextNotice("##link_message", UtilizationColor(1.0),
+                   gpumem::display_text(state.link_message, kMessageChars).c_str());
         ImGui::SameLine();
         if (ImGui::SmallButton("Dismiss"))
             state.link_message.clear();
@@ -317,9 +324,8 @@ void ShowModelPanel(AppState& state)
     if (!state.import_message.empty())
     {
         const bool refusal = state.import_message != state.import_note;  // a note says what was added
-        ImGui::PushStyleColor(ImGuiCol_Text, refusal ? UtilizationColor(1.0) : ImGui::GetStyleColorVec4(ImGuiCol_Text));
-        ImGui::TextWrapped("%s", state.import_message.c_str());
-        ImGui::PopStyleColor();
+        TextNotice("##import_message", refusal ? UtilizationColor(1.0) : ImGui::GetStyleColorVec4(ImGuiCol_Text),
+                   gpumem::display_text(state.import_message, kMessageChars).c_str());
     }
 
     FormRow("Mode");

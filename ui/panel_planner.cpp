@@ -11,6 +11,8 @@
 #include "panels.h"
 #include "widgets.h"
 
+#include <gpumem/gpumem.h>
+
 namespace gpumem::ui {
 
 namespace {
@@ -250,7 +252,8 @@ void ShowPlannerPanel(AppState& state)
         p.message_for.clear();
     }
     if (!p.message.empty())
-        ImGui::TextColored(ImVec4(0.45f, 0.8f, 0.45f, 1.0f), "%s", p.message.c_str());
+        ImGui::TextColored(ImVec4(0.45f, 0.8f, 0.45f, 1.0f), "%s",
+                           gpumem::display_text(p.message, kMessageChars).c_str());  // it may quote the core's refusal
     ShowPlanTable(state);
 }
 

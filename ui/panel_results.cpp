@@ -10,7 +10,10 @@
 #include "app.h"
 #include "imgui.h"
 #include "panels.h"
+#include "share.h"
 #include "widgets.h"
+
+#include <gpumem/gpumem.h>
 
 namespace gpumem::ui {
 
@@ -52,9 +55,9 @@ void ShowSummaryPanel(AppState& state)
     const ResultView& r = state.view;
     const std::uint64_t device_total = r.device_total_bytes;
     const double utilization = r.utilization;
-    const GpuEntry* gpu = CurrentGpu(state);
 
-    // The headline: what nvidia-smi would show on the busiest GPU.
+    // The headline: what nvidia-smi would show on the busiest GPU, against the memory the verdict
+    // was judged on (a custom size when one is set, which the line says).
     state.displayed_peak = FormatBytes(device_total);
     state.displayed_peak_bytes = device_total;
     ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
@@ -65,13 +68,12 @@ void ShowSummaryPanel(AppState& state)
         ImGui::PopFont();
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
-    if (gpu != nullptr)
-        ImGui::Text("of %s (%s)", FormatBytes(gpu->memory_bytes).c_str(), gpu->name.c_str());
+    TextNotice("##headline_card", ImGui::GetStyleColorVec4(ImGuiCol_Text), CapacityText(state).c_str());
 
-    if (r.fits)
-        ImGui::TextColored(UtilizationColor(utilization), "Fits: %.0f %% of the card.", utilization * 100.0);
-    else
-        ImGui::TextColored(UtilizationColor(1.0), "Does not fit: %.0f %% of the card.", utilization * 100.0);
+    char verdict[96];
+    std::snprintf(verdict, sizeof(verdict), "%s: %.0f %% of %s.", r.fits ? "Fits" : "Does not fit", utilization * 100.0,
+                  FormatBytes(r.capacity_bytes).c_str());
+    TextNotice("##verdict", UtilizationColor(r.fits ? utilization : 1.0), verdict);
     if (r.gpus_needed)
     {
         ImGui::SameLine();
@@ -80,6 +82,22 @@ void ShowSummaryPanel(AppState& state)
         HelpMarker(
             "The fewest GPUs of this model that would hold the job with the same settings, "
             "sharding what the engine shards.");
+    }
+
+    // What the link set that changes the verdict or the figures, and the way back to the defaults.
+    if (const std::vector<std::string> set = LinkValuesInEffect(state); !set.empty())
+    {
+        std::string text = "Set by the link: ";
+        for (std::size_t i = 0; i < set.size(); i++)
+            text += (i == 0 ? "" : "; ") + set[i];
+        TextNotice("##link_values", UtilizationColor(0.9), (text + ".").c_str());
+        if (ImGui::SmallButton("Back to defaults##link_values"))
+            ClearLinkValues(state);
+        ImGui::SameLine();
+        HelpMarker(
+            "A link can carry values that are not the run's own settings: a card size, overhead factors, "
+            "a calibration. These are the ones this link set; the button clears exactly these and keeps "
+            "the rest of its settings.");
     }
 
     if (ImGui::BeginTable("figures", 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg))
@@ -114,7 +132,7 @@ void ShowSummaryPanel(AppState& state)
         ImGui::Text("Host RAM for offloaded state: %s", FormatBytes(r.host_bytes).c_str());
     if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
     {
-        ImGui::TextDisabled("Calibrated: %s (%s)", c.name.c_str(), c.hash.c_str());
+        ImGui::TextDisabled("Calibrated: %s (%s)", gpumem::display_text(c.name, kNameChars).c_str(), c.hash.c_str());
         ImGui::SameLine();
         HelpMarker(
             "The runtime overheads the scenario leaves open come from this calibration file (under "
@@ -243,8 +261,7 @@ void ShowBreakdownPanel(AppState& state)
     if (!ImGui::CollapsingHeader("Breakdown per GPU", ImGuiTreeNodeFlags_DefaultOpen))
         return;
 
-    const GpuEntry* gpu = CurrentGpu(state);
-    const double capacity = gpu != nullptr ? ToGiB(gpu->memory_bytes) : 0.0;
+    const double capacity = ToGiB(state.view.capacity_bytes);  // what the verdict was judged against
 
     const char* labels[kComponentCount];
     ImU32 colors[kComponentCount];
@@ -397,8 +414,7 @@ void ShowTimelinePanel(AppState& state)
     double x_max = 0.0;
     for (const PhaseView& phase : timeline)
         x_max = std::max(x_max, ToGiB(phase.allocated_bytes));
-    const GpuEntry* gpu = CurrentGpu(state);
-    const double capacity = gpu != nullptr ? ToGiB(gpu->memory_bytes) : 0.0;
+    const double capacity = ToGiB(state.view.capacity_bytes);
     if (BeginStackedBars("##timeline", std::max(x_max, capacity) * 1.05, "GiB", 0.0f, "Optimizer step (peak)"))
     {
         SetupStackedBarsItems(labels, colors, kComponentCount);

@@ -11,6 +11,8 @@
 #include "panels.h"
 #include "widgets.h"
 
+#include <gpumem/gpumem.h>
+
 namespace gpumem::ui {
 
 namespace {
@@ -139,7 +141,7 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
     const std::string resolved = state.last_good.resolved_weight_format;
     const std::optional<WeightFormat> known = gpumem::detail::parse_setting<WeightFormat>(resolved);
     const std::string default_label = DefaultLabel(known ? SettingLabel(*known) : resolved.c_str());
-    const std::string preview = !in.own_weight_format.empty() ? in.own_weight_format
+    const std::string preview = !in.own_weight_format.empty() ? gpumem::display_text(in.own_weight_format, kNameChars)
                                 : in.weight_format            ? SettingLabel(*in.weight_format)
                                                               : default_label;
     // Tall enough for the catalogue's formats and a few of the scenario's own below them.
@@ -162,7 +164,7 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
             const std::string id =
                 f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : "";
             // Its ID is its place in "formats" (###own_format_N, for the tests): ids are the user's text.
-            const std::string label = id + "###own_format_" + std::to_string(i + 1);
+            const std::string label = gpumem::display_text(id, kNameChars) + "###own_format_" + std::to_string(i + 1);
             if (!id.empty() && ImGui::Selectable(label.c_str(), in.own_weight_format == id))
             {
                 in.own_weight_format = id;

@@ -5,6 +5,8 @@
 
 #include "app.h"
 
+#include <gpumem/gpumem.h>
+
 namespace gpumem::ui {
 
 namespace {
@@ -38,12 +40,18 @@ std::string Text(const json& j)
     return j.is_string() ? j.get<std::string>() : j.dump();
 }
 
+// The messages of a list (errors, warnings, defaults), each on one line: they may quote what a
+// config or a link said (a model_type, a field's value), which is shown through display_text.
 std::vector<std::string> Texts(const json* list)
 {
     std::vector<std::string> out;
     if (list != nullptr && list->is_array())
         for (const json& item : *list)
-            out.push_back(item.is_object() ? item.value("message", item.dump()) : Text(item));
+        {
+            const json* message = Find(item, "message");
+            const std::string text = message != nullptr ? Text(*message) : item.is_object() ? item.dump() : Text(item);
+            out.push_back(gpumem::display_text(text, kMessageChars));
+        }
     return out;
 }
 
@@ -325,6 +333,7 @@ void ReadPerGpu(ResultView& view, const json& per_gpu)
     view.peak_allocated_bytes = Bytes(per_gpu, "peak_allocated_bytes");
     view.peak_reserved_bytes = Bytes(per_gpu, "peak_reserved_bytes");
     view.device_total_bytes = Bytes(per_gpu, "device_total_bytes");
+    view.capacity_bytes = Bytes(per_gpu, "capacity_bytes");
     if (const json* phase = Find(per_gpu, "peak_phase"); phase != nullptr && phase->is_string())
         view.peak_phase = phase->get<std::string>();
     view.components = Components(Find(per_gpu, "components"));
@@ -409,7 +418,7 @@ ResultView ReadResult(const json& r)
     if (const json* a = Find(r, "assumptions"))
         ReadAssumptions(view, *a);
     if (const json* model = Find(r, "model"); model != nullptr && Find(*model, "name") != nullptr)
-        view.model_name = Text((*model)["name"]);
+        view.model_name = gpumem::display_text(Text((*model)["name"]), kNameChars);
     else
         view.model_name = "null";
     if (const json* s = Find(r, "scenario"); s != nullptr && s->is_object())
@@ -494,6 +503,9 @@ json BuildScenario(const AppState& state)
             hw["gpu_memory_gb"] = gpu.memory_gb;
     }
 
+    // The factors are the Advanced panel's (an imported document's are read into it): a factor put
+    // back to its default leaves the document.
+    s.erase("overheads");
     if (sc.overheads.is_object() && !sc.overheads.empty())
     {
         json& o = Section(s, "overheads");

@@ -207,6 +207,7 @@ struct ResultView
     std::uint64_t peak_allocated_bytes = 0;
     std::uint64_t peak_reserved_bytes = 0;
     std::uint64_t device_total_bytes = 0;
+    std::uint64_t capacity_bytes = 0;  // the memory fits and utilization were judged against (a custom size when set)
     std::string peak_phase;
     ComponentBytes components{};
     std::vector<PhaseView> timeline;
@@ -244,7 +245,13 @@ struct ResultView
     std::string resolved_weight_format;  // inference.weight_format, a catalogue's or the scenario's own
 };
 
-// Reads gpumem::estimate()'s answer (ok or not).
+// How much of a text from outside (a name, a message that may quote a config or a link) the page
+// shows, in characters: gpumem::display_text's bound.
+inline constexpr std::size_t kNameChars = 120;
+inline constexpr std::size_t kMessageChars = 600;
+
+// Reads gpumem::estimate()'s answer (ok or not). Its messages and the model's name are kept as
+// display_text gives them: one line, controls escaped, bounded.
 ResultView ReadResult(const nlohmann::json& result);
 
 // The messages of a refused answer ({"ok": false, "errors": [...]}), joined with "; ".

@@ -99,7 +99,7 @@ nlohmann::json LinkScenario(AppState& state, const nlohmann::json& request, cons
     std::string error;
     std::optional<nlohmann::json> parsed = gpumem::parse_json(request["scenario_text"].get<std::string>(), error);
     if (!parsed)
-        state.link_message = ignored + "they are not valid JSON (" + error + ")";
+        state.link_message = ignored + "they are not valid JSON (" + gpumem::display_text(error, kMessageChars) + ")";
     else if (!parsed->is_object())
         state.link_message = ignored + "they are not a JSON object";
     else
@@ -124,8 +124,46 @@ void OpenCalibration(AppState& state, const nlohmann::json& request)
     if (request.contains("calibration_text") && request["calibration_text"].is_string())
         if (std::optional<nlohmann::json> file =
                 gpumem::parse_json(request["calibration_text"].get<std::string>(), error))
-            if (gpumem::calibration_hash(*file) == hash)
-                LoadCalibration(state, *file);
+            if (gpumem::calibration_hash(*file) == hash && LoadCalibration(state, *file))
+                state.link_values.calibration_hash = hash;
+}
+
+// The values of the link's scenario that change the verdict without being the run's own settings
+// (LinkValues), read back from the state ImportScenario left.
+void RecordLinkValues(AppState& state, const nlohmann::json& doc)
+{
+    LinkValues& v = state.link_values;
+    const ScenarioState& s = state.scenario;
+    v.custom_gpu_gb = s.hardware.custom_gpu_gb;
+    // The factors the link itself gives (a document without "version" is read with every factor
+    // filled in: the others are the defaults).
+    v.overheads = nlohmann::json::object();
+    if (doc.contains("overheads") && doc["overheads"].is_object() && s.overheads.is_object())
+        for (const auto& [key, value] : doc["overheads"].items())
+            if (s.overheads.contains(key))
+                v.overheads[key] = s.overheads[key];
+    v.formats.clear();
+    if (doc.contains("formats") && doc["formats"].is_array())
+        for (const nlohmann::json& f : doc["formats"])
+            if (const std::string id = f.is_object() ? StringOr(f, "id", "") : ""; !id.empty())
+                v.formats.push_back(id);
+    v.imported_gpu.clear();
+    const GpuEntry* gpu = state.gpus.empty() ? nullptr : &state.gpus[s.hardware.gpu_index];
+    if (gpu != nullptr && gpu->imported && doc.contains("hardware") && doc["hardware"].is_object() &&
+        StringOr(doc["hardware"], "gpu", "") == gpu->id)
+    {
+        v.imported_gpu = gpu->id;
+        v.imported_gpu_gb = gpu->memory_gb;
+    }
+}
+
+// The link's scenario into the controls; why not, when it is refused.
+void ApplyLinkScenario(AppState& state, const nlohmann::json& scenario, const std::string& ignored)
+{
+    if (!ImportScenario(state, scenario))
+        state.link_message = ignored + state.import_message;
+    else
+        RecordLinkValues(state, scenario);
 }
 
 bool EndsWith(const std::string& s, const std::string& tail)
@@ -138,8 +176,8 @@ bool EndsWith(const std::string& s, const std::string& tail)
 int AddImportedGpu(AppState& state, const std::string& name, double memory_gb, std::uint64_t memory_bytes)
 {
     GpuEntry entry;
-    entry.id = name;
-    entry.name = name;
+    entry.id = name;                                      // what the scenario names it by
+    entry.name = gpumem::display_text(name, kNameChars);  // what the page shows
     entry.memory_bytes = memory_bytes;
     entry.imported = true;
     entry.memory_gb = memory_gb;
@@ -235,6 +273,7 @@ std::vector<std::pair<std::uint64_t, const char*>> LargestComponents(const Resul
 void OpenFromPage(AppState& state, const nlohmann::json& request)
 {
     state.link_applied = true;
+    state.link_values = LinkValues{};
     state.scenario_text.clear();  // estimate (and save) again on the next frame, whatever was asked
     if (!request.is_object())
         return;
@@ -270,9 +309,93 @@ void OpenFromPage(AppState& state, const nlohmann::json& request)
         state.scenario.model.source = ModelSource::Preset;
         state.scenario.model.preset_index = index;
     }
-    if (scenario.is_object() && !ImportScenario(state, scenario))
-        state.link_message = ignored + state.import_message;
+    if (scenario.is_object())
+        ApplyLinkScenario(state, scenario, ignored);
     OpenCalibration(state, request);
+}
+
+void ApplyPendingLinkScenario(AppState& state, const nlohmann::json& scenario)
+{
+    ApplyLinkScenario(state, scenario, "this link's settings (s=) were ignored: ");
+}
+
+std::string CapacityText(const AppState& state)
+{
+    const std::uint64_t capacity = state.view.capacity_bytes;
+    const GpuEntry* gpu = CurrentGpu(state);
+    const std::string card = gpu != nullptr ? gpumem::display_text(gpu->name, kNameChars) : std::string("card");
+    const std::uint64_t card_bytes = gpu != nullptr ? gpu->memory_bytes : 0;
+    const std::uint64_t diff = capacity > card_bytes ? capacity - card_bytes : card_bytes - capacity;
+    if (gpu == nullptr || diff < (1u << 20))  // an imported card's GiB figure, rounded
+        return "of " + FormatBytes(capacity) + " (" + card + ")";
+    return "of " + FormatBytes(capacity) + ": a custom size (the " + card + " has " + FormatBytes(card_bytes) + ")";
+}
+
+std::vector<std::string> LinkValuesInEffect(const AppState& state)
+{
+    const LinkValues& v = state.link_values;
+    const ScenarioState& s = state.scenario;
+    std::vector<std::string> out;
+    char buf[160];
+    if (v.custom_gpu_gb > 0.0f && s.hardware.custom_gpu_gb == v.custom_gpu_gb)
+    {
+        const GpuEntry* gpu = state.gpus.empty() ? nullptr : &state.gpus[s.hardware.gpu_index];
+        std::snprintf(buf, sizeof(buf), "GPU memory %g GiB", static_cast<double>(v.custom_gpu_gb));
+        out.push_back(buf);
+        if (gpu != nullptr && gpu->memory_bytes > 0)
+            out.back() +=
+                " (the " + gpumem::display_text(gpu->name, kNameChars) + " has " + FormatBytes(gpu->memory_bytes) + ")";
+    }
+    if (!v.imported_gpu.empty() && !state.gpus.empty() && state.gpus[s.hardware.gpu_index].id == v.imported_gpu &&
+        s.hardware.custom_gpu_gb <= 0.0f)
+    {
+        std::snprintf(buf, sizeof(buf), " (%g GiB), a card the catalogue lacks", v.imported_gpu_gb);
+        out.push_back("the card " + gpumem::display_text(v.imported_gpu, kNameChars) + buf);
+    }
+    if (s.overheads.is_object())
+        for (const auto& [key, value] : v.overheads.items())
+            if (s.overheads.contains(key) && s.overheads[key] == value)
+                out.push_back("overhead " + gpumem::display_text(key, kNameChars) + " = " + value.dump());
+    if (s.IsInference() && !s.inference.own_weight_format.empty())
+        for (const std::string& id : v.formats)
+            if (id == s.inference.own_weight_format)
+                out.push_back("the weight format " + gpumem::display_text(id, kNameChars) + ", defined by the link");
+    if (const CalibrationState& c = state.decisions.calibration;
+        !v.calibration_hash.empty() && c.hash == v.calibration_hash)
+        out.push_back("the calibration \"" + gpumem::display_text(c.name, kNameChars) + "\" (" + c.hash +
+                      "), this browser's copy");
+    return out;
+}
+
+void ClearLinkValues(AppState& state)
+{
+    LinkValues& v = state.link_values;
+    ScenarioState& s = state.scenario;
+    if (v.custom_gpu_gb > 0.0f && s.hardware.custom_gpu_gb == v.custom_gpu_gb)
+        s.hardware.custom_gpu_gb = 0.0f;
+    if (!v.imported_gpu.empty() && !state.gpus.empty() && state.gpus[s.hardware.gpu_index].id == v.imported_gpu)
+        s.hardware.gpu_index = state.default_gpu_index;
+    for (const auto& [key, value] : v.overheads.items())
+        if (s.overheads.is_object() && s.overheads.contains(key) && s.overheads[key] == value)
+            s.overheads.erase(key);
+    for (const std::string& id : v.formats)
+        if (s.inference.own_weight_format == id)
+            s.inference.own_weight_format.clear();
+    if (nlohmann::json& extra = s.extra; extra.is_object() && extra.contains("formats") && extra["formats"].is_array())
+    {
+        nlohmann::json kept = nlohmann::json::array();
+        for (const nlohmann::json& f : extra["formats"])
+            if (std::find(v.formats.begin(), v.formats.end(), f.is_object() ? StringOr(f, "id", "") : "") ==
+                v.formats.end())
+                kept.push_back(f);
+        if (kept.empty())
+            extra.erase("formats");
+        else
+            extra["formats"] = kept;
+    }
+    if (!v.calibration_hash.empty() && state.decisions.calibration.hash == v.calibration_hash)
+        ClearCalibration(state);
+    v = LinkValues{};
 }
 
 nlohmann::json ShareState(const AppState& state)
@@ -446,8 +569,8 @@ std::string ResultLabel(const ResultView& view)
     else
         label += std::string(", ") + gpumem::detail::name(r.training.method) + " bs " +
                  std::to_string(r.training.batch_size) + " x " + std::to_string(r.training.seq_len);
-    label +=
-        ", " + std::to_string(r.hardware.num_gpus) + " x " + (view.resolved_gpu.empty() ? "null" : view.resolved_gpu);
+    label += ", " + std::to_string(r.hardware.num_gpus) + " x " +
+             (view.resolved_gpu.empty() ? "null" : gpumem::display_text(view.resolved_gpu, kNameChars));
     return label;
 }
 
@@ -470,11 +593,10 @@ std::string ResultMarkdown(const AppState& state)
     line("**Reserved**", r.peak_reserved_bytes);
     line("**Device total**", r.device_total_bytes);
     char tail[96];
-    std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% of the card (gpumem %s).\n", r.fits ? "Fits" : "Does not fit",
-                  r.utilization * 100.0, state.version.c_str());
-    md += tail;
+    std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% ", r.fits ? "Fits" : "Does not fit", r.utilization * 100.0);
+    md += tail + CapacityText(state) + " (gpumem " + state.version + ").\n";
     if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
-        md += "Calibration: " + c.name + " (" + c.hash + ").\n";
+        md += "Calibration: " + gpumem::display_text(c.name, kNameChars) + " (" + c.hash + ").\n";
     return md;
 }
 
@@ -488,12 +610,18 @@ std::string ResultSummary(const AppState& state)
             text += " " + e + ".";
         return text;
     }
-    char head[256];
-    std::snprintf(head, sizeof(head), "%s: %.1f GiB per GPU at the peak (%s), %s: %.0f %% of the card.",
-                  ResultLabel(r).c_str(), ToGiB(r.device_total_bytes),
+    char head[128];
+    std::snprintf(head, sizeof(head), ": %.1f GiB per GPU at the peak (%s), %s: %.0f %% ", ToGiB(r.device_total_bytes),
                   r.peak_phase.empty() ? "null" : r.peak_phase.c_str(), r.fits ? "fits" : "does not fit",
                   r.utilization * 100.0);
-    std::string text = head;
+    std::string text = ResultLabel(r) + head + CapacityText(state) + ".";
+    if (const std::vector<std::string> set = LinkValuesInEffect(state); !set.empty())
+    {
+        text += " Set by the link:";
+        for (std::size_t i = 0; i < set.size(); i++)
+            text += (i == 0 ? " " : "; ") + set[i];
+        text += ".";
+    }
     if (!r.fits && r.gpus_needed)
         text += " GPUs needed: " + std::to_string(*r.gpus_needed) + ".";
     const auto parts = LargestComponents(r);
@@ -507,7 +635,7 @@ std::string ResultSummary(const AppState& state)
     if (!parts.empty())
         text += ".";
     if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
-        text += " Calibrated with " + c.name + ".";
+        text += " Calibrated with " + gpumem::display_text(c.name, kNameChars) + ".";
     for (const std::string& w : r.warnings)
         text += " Warning: " + w + ".";
     return text;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,22 @@ struct ResultView;
 // cannot be read (link_problem, or scenario_text the core refuses) leave the defaults and say so
 // in state.link_message.
 void OpenFromPage(AppState& state, const nlohmann::json& request);
+
+// A link's scenario held back while its Hub model loaded (hub.h), applied as OpenFromPage applies one.
+void ApplyPendingLinkScenario(AppState& state, const nlohmann::json& scenario);
+
+// The memory the verdict was judged against, as the headline names it: "of 79.65 GiB (NVIDIA H100
+// 80GB HBM3)", or "of 800.00 GiB: a custom size (the NVIDIA H100 80GB HBM3 has 79.65 GiB)".
+std::string CapacityText(const AppState& state);
+
+// What of the link's values (AppState::link_values) is still in effect, one phrase each
+// ("GPU memory 800 GiB (the card has 79.65 GiB)", "overhead cuda_context_gib = 0", ...); empty
+// when none is. Text from the link is shown through display_text.
+std::vector<std::string> LinkValuesInEffect(const AppState& state);
+
+// "Back to defaults": clears exactly the link's values still in effect (the card size, the overhead
+// factors, its weight formats, its card, the calibration it named); the rest of its settings stay.
+void ClearLinkValues(AppState& state);
 
 // The share state handed to the page for the URL and saved settings:
 // {"model", "revision", "hub", "scenario", "calibration": {"name", "hash"}} (the scenario without its model for presets

@@ -39,6 +39,14 @@ std::vector<NamedItem> MakeNamedItems()
         {"trust_hub", "###trust_hub"},
         {"hub_reset", "Use huggingface.co"},
         {"link_message", "##link_message"},
+        // The headline: the card it was judged against, the verdict, what the link set
+        {"headline_card", "##headline_card"},
+        {"verdict", "##verdict"},
+        {"link_values", "##link_values"},
+        {"link_defaults", "Back to defaults##link_values"},
+        {"bar_gpu_0", "GPU 0"},
+        {"hub_status", "##hub_status"},
+        {"import_message", "##import_message"},
         // Model
         {"source_preset", "Preset"},
         {"source_hub", "Hub"},
@@ -154,6 +162,7 @@ void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
     {
         hooks->rects.clear();
         hooks->shown.clear();
+        hooks->texts.clear();
     }
 }
 
@@ -206,7 +215,15 @@ void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id
     hooks->shown[id] = name;
 }
 
-void ImGuiTestEngineHook_ItemInfo(ImGuiContext*, ImGuiID, const char*, ImGuiItemStatusFlags) {}
+// An item's label, or the text a notice shows (widgets.cpp, TextNotice): kept for the named ones.
+void ImGuiTestEngineHook_ItemInfo(ImGuiContext* ctx, ImGuiID id, const char* label, ImGuiItemStatusFlags)
+{
+    gpumem::ui::TestHooks* hooks = gpumem::ui::HooksOf(ctx);
+    if (hooks == nullptr || label == nullptr)
+        return;
+    if (const auto it = hooks->shown.find(id); it != hooks->shown.end())
+        hooks->texts[it->second] = label;
+}
 
 void ImGuiTestEngineHook_Log(ImGuiContext*, const char*, ...) {}
 

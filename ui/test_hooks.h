@@ -6,6 +6,7 @@
 //     InstallTestHooks(ImGui::GetCurrentContext(), &hooks);   // once, after CreateContext()
 //     ...frames...
 //     hooks.rects["batch_size"]                               // the last frame's rectangle
+//     hooks.texts["link_message"]                             // and a notice's text
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,8 @@ struct TestHooks
     // navigation was on when it ended ("" if none of them).
     std::map<std::string, WidgetRect> rects;
     std::string keyboard_focus;
+    // The text the last frame showed in the named items that report it (notices, a bar's share).
+    std::map<std::string, std::string> texts;
 
     // An item's ID is its label hashed into the ID scope it was submitted in: each scope seen is
     // hashed with every label of the table once, and the IDs kept (in the table's order).

@@ -66,7 +66,9 @@ void TextNotice(const char* str_id, const ImVec4& color, const char* text)
 #ifdef IMGUI_ENABLE_TEST_ENGINE
     // Text has no ID of its own in Dear ImGui: announce the one given, as ImGui's widgets do.
     ImGuiContext& g = *GImGui;
-    IMGUI_TEST_ENGINE_ITEM_ADD(g.LastItemData.Rect, ImGui::GetID(str_id));
+    const ImGuiID id = ImGui::GetID(str_id);
+    IMGUI_TEST_ENGINE_ITEM_ADD(g.LastItemData.Rect, id);
+    IMGUI_TEST_ENGINE_ITEM_INFO(id, text, 0);
 #else
     (void)str_id;
 #endif
@@ -247,6 +249,10 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
         const float text_w = ImGui::CalcTextSize(buf).x;
         draw_list->AddText(ImVec2(ctx.left + ctx.width - text_w, text_y), ImGui::GetColorU32(UtilizationColor(used)),
                            buf);
+#ifdef IMGUI_ENABLE_TEST_ENGINE
+        ImGuiContext& g = *GImGui;
+        IMGUI_TEST_ENGINE_ITEM_INFO(ImGui::GetID(label), buf, 0);  // the bar's share, as drawn
+#endif
     }
 
     if (hovered_item >= 0)

@@ -28,7 +28,8 @@ namespace gpumem::ui {
 void HelpMarker(const char* desc);
 
 // Wrapped text in `color`, as an item with an ID (`str_id`, e.g. "##link_message"): a notice
-// that tools following items by ID, such as Dear ImGui's test-engine hooks, can find.
+// that tools following items by ID, such as Dear ImGui's test-engine hooks, can find, with the
+// text it shows.
 void TextNotice(const char* str_id, const ImVec4& color, const char* text);
 
 // Starts a form row: the label (and its help) on the left, the next widget filling the rest.

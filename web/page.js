@@ -23,7 +23,9 @@
 //   saved    localStorage, under keys prefixed with this site's folder (two copies of the page on
 //            one origin keep apart): "state", the last URL query without hub=, restored when a
 //            visit has none; "hub_token", the Hub token, only while "remember" is ticked;
-//            "calibration:HASH", each calibration file loaded, applied when a link names its hash.
+//            "calibration:HASH", each calibration file loaded, applied when a link names its hash
+//            (the app then shows it as set by the link) and deleted by its Remove button.
+//            SECURITY.md lists every key.
 //   token    the app hands it over with each Hub fetch; hub.js attaches it only for
 //            https://huggingface.co and the https origins the user confirmed this visit
 //            (trustHub, kept in this closure and never saved). Never in the URL or a log.
@@ -196,6 +198,11 @@
       setSummary(text) {
         const summary = document.getElementById('summary');
         if (summary && summary.textContent !== text) summary.textContent = text;
+      },
+      // Remove (the calibration panel): the browser's copy goes too, so a link naming it says it is missing.
+      forgetCalibration(hash) {
+        const saved = storage();
+        if (saved) saved.removeItem(calibrationKey(hash));
       },
       rememberCalibration(hash, text) {
         const saved = storage();

@@ -59,3 +59,19 @@ test('bad input is an error object, never a trap', () => {
   const { models } = JSON.parse(gpumem.presets());
   assert.equal(estimate({ model: { preset: models[0].id } }).ok, true);
 });
+
+// What the page's headline reads (ui/panel_results.cpp): per_gpu.capacity_bytes is the memory that
+// fits and utilization were judged against, a custom size when the scenario sets one, else the card's.
+test('a custom card size is the capacity fits and utilization are judged against', () => {
+  const model = { preset: 'meta-llama/Llama-3.1-8B' };
+  const card = estimate({ version: 1, model, hardware: { gpu: 'H100-80GB' } });
+  const custom = estimate({ version: 1, model, hardware: { gpu: 'H100-80GB', gpu_memory_gb: 800 } });
+  assert.equal(card.per_gpu.capacity_bytes, 85520809984);   // the H100 80GB HBM3: 79.65 GiB
+  assert.equal(custom.per_gpu.capacity_bytes, 800 * 2 ** 30);
+  assert.equal(custom.per_gpu.device_total_bytes, card.per_gpu.device_total_bytes, 'the size changes no figure');
+  for (const r of [card, custom]) {
+    assert.equal(r.utilization, Math.round(r.per_gpu.device_total_bytes / r.per_gpu.capacity_bytes * 10000) / 10000);
+    assert.equal(r.fits, r.per_gpu.device_total_bytes <= r.per_gpu.capacity_bytes);
+  }
+  assert.deepEqual([card.fits, custom.fits], [false, true]);
+});
