@@ -285,9 +285,27 @@ nlohmann::json ImportedGpus(const gpumem::ui::AppState& app)
     return out;
 }
 
+// The Compare table's columns, for tests: each pinned result, then the current one, with the
+// figures its rows show.
+nlohmann::json ComparedResults(const gpumem::ui::AppState& app)
+{
+    auto column = [](const std::string& label, const gpumem::ui::ResultView& v) {
+        return nlohmann::json{{"label", label},
+                              {"device_total_bytes", v.device_total_bytes},
+                              {"peak_reserved_bytes", v.peak_reserved_bytes},
+                              {"peak_allocated_bytes", v.peak_allocated_bytes}};
+    };
+    nlohmann::json out = nlohmann::json::array();
+    for (const gpumem::ui::PinnedResult& p : app.pinned)
+        out.push_back(column(p.label, p.view));
+    out.push_back(column("current", app.view));
+    return out;
+}
+
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
-// "import_message", "imported_gpus", "link_message", "share", "pinned", "markdown", "plan", "maxfit", "decisions"
+// "import_message", "imported_gpus", "link_message", "share", "pinned", "compare" (the Compare
+// table's columns: ComparedResults), "markdown", "plan", "maxfit", "decisions"
 // (decisions.h: fit, export, sweeps, calibration),
 // "keyboard_focus": the recorded widget keyboard navigation is on}.
 std::string UiState()
@@ -317,6 +335,7 @@ std::string UiState()
         {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
         {"pinned", app.pinned.size()},
+        {"compare", ComparedResults(app)},
         {"markdown", gpumem::ui::ResultMarkdown(app)},
         {"plan",
          {{"count", planner.plan_count},

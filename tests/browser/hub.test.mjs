@@ -425,13 +425,23 @@ test('export, then import the file: the scenario round-trips; a gpu-mem-calculat
   await page.close();
 });
 
-test('pinning a result compares it with the current one; screenshot at 1920x1080', async () => {
+test('pinning a result compares it with the current one: the pinned column keeps its figures; screenshot at 1920x1080', async () => {
   const page = await openPage(`?model=meta-llama/Llama-3.1-8B`, { width: 1920, height: 1080 });
+  const trainingText = JSON.stringify(await page.evaluate(() => window.gpumem.uiScenario()));
   await click(page, 'compare_header');
   await click(page, 'pin');
   await click(page, 'mode_inference');
+  const inferenceText = JSON.stringify(await page.evaluate(() => window.gpumem.uiScenario()));
   const state = await page.evaluate(() => window.gpumem.uiState());
   assert.equal(state.pinned, 1);
+  // Two columns: the pinned training step as the CLI estimates it, then the current serving run.
+  assert.equal(state.compare.length, 2);
+  const [pinned, current] = state.compare;
+  assert.equal(pinned.device_total_bytes, cliTotal(trainingText), 'the pinned column: the training estimate');
+  assert.equal(current.label, 'current');
+  assert.equal(current.device_total_bytes, cliTotal(inferenceText), 'the current column: the serving estimate');
+  assert.notEqual(pinned.device_total_bytes, current.device_total_bytes, 'the comparison has something to show');
+  assert.match(pinned.label, /Llama-3\.1-8B/);
   await page.mouse.move(5, 1075);
   await frames(page, 3);
   await writeFile(join(outDir, 'compare-1920x1080.png'), await page.screenshot());
