@@ -186,9 +186,12 @@ void print_table(const json& r, bool gb) {
     const char* unit = gb ? "GB" : "GiB";
     const json& sc = r["scenario"];
     const json& pg = r["per_gpu"];
-    std::cout << "gpumem " << r["version"].get<std::string>() << ": " << r["model"]["name"].get<std::string>() << " ("
-              << r["model"]["model_type"].get<std::string>() << ", " << with_commas(r["parameters"]["total"])
-              << (r["parameters"]["exact"].get<bool>() ? "" : " declared") << " parameters)\n";
+    // The name and model_type may come from a Hub config or a file: shown on one line, controls escaped.
+    std::cout << "gpumem " << r["version"].get<std::string>() << ": "
+              << gpumem::display_text(r["model"]["name"].get<std::string>(), 200) << " ("
+              << gpumem::display_text(r["model"]["model_type"].get<std::string>()) << ", "
+              << with_commas(r["parameters"]["total"]) << (r["parameters"]["exact"].get<bool>() ? "" : " declared")
+              << " parameters)\n";
     if (sc["mode"] == "training") {
         const json& t = sc["training"];
         std::cout << "training " << t["method"].get<std::string>() << " | " << t["dtype"].get<std::string>() << " "

@@ -46,13 +46,31 @@ async function submitHub(page) {
   return until(page, 'the Hub answer', (s) => s.hub.serial > before && s.hub.status !== 'loading');
 }
 
-// Clicks Import and picks `file` in the real file chooser, then lets the page read it.
+// Clicks Import, picks `file` in the real file chooser, and waits until the page has handed the
+// file's text to the app or refused it by size. The page reads a file asynchronously (web/page.js,
+// loadFile: file.text().then(...)), so this waits for that read, not for a guessed time: a listener
+// on the document runs after the file input's own, and the promise of the read it saw settles
+// after the page's handler on it has run.
 async function importFile(page, file) {
+  await page.evaluate(() => {
+    const text = Blob.prototype.text;
+    let read = null;
+    Blob.prototype.text = function readText() {
+      read = text.call(this);
+      return read;
+    };
+    window.gpumemTestImported = new Promise((resolve) => {
+      document.addEventListener('change', () => {
+        Blob.prototype.text = text;
+        (read ?? Promise.resolve()).then(resolve, resolve);
+      }, { once: true });
+    });
+  });
   const chooser = page.waitForEvent('filechooser');
   await reveal(page, 'import');
   await click(page, 'import');
   await (await chooser).setFiles(file);
-  await page.waitForTimeout(200);
+  await page.evaluate(() => window.gpumemTestImported);
   await frames(page, 4);
 }
 
