@@ -6,7 +6,7 @@
 //   /{org}/{name}/resolve/{rev}/config.json     /api/models/{org}/{name}[/revision/{rev}]
 //
 //   plain/*      200, a small GPT-2 config.json with X-Repo-Commit and ETag; the API: a safetensors count
-//   huge/*       config as plain; the API answer is 64 MiB of JSON (a long array before safetensors)
+//   huge/*       config as plain; the API answer is 63 MiB of JSON (a long array before safetensors)
 //   deep/*       config as plain; the API answer nests 100,000 arrays
 //   wide/*       config as plain; the API answer has 20,000 keys (0.7 MiB), then safetensors.total = 124439808
 //   loop/*       307 to itself, instantly, forever
@@ -136,13 +136,14 @@ export function startHostileHub() {
     }
   };
 
-  // 64 MiB: an array of numbers, then safetensors. Written in 1 MiB pieces as the socket drains.
+  // 63 MiB (under the CLI's 64 MiB cap on any download): an array of numbers, then safetensors,
+  // written in 1 MiB pieces as the socket drains.
   const hugeAnswer = (socket, total) => {
     const first = '{"a":[0';
     const tail = `],"safetensors":${total}}`;
     const piece = Buffer.from(',0'.repeat(512 * 1024));
-    let left = 64;
-    socket.write(head(200, { 'Content-Type': 'application/json' }, first.length + 64 * piece.length + tail.length),
+    let left = 63;
+    socket.write(head(200, { 'Content-Type': 'application/json' }, first.length + 63 * piece.length + tail.length),
       'latin1');
     socket.write(first);
     const pump = () => {

@@ -71,7 +71,7 @@ function tree(dir) {
   });
 }
 
-test('the /api/models answer is read for safetensors.total alone: huge (64 MiB), deep and wide answers cost seconds, not minutes', async () => {
+test('the /api/models answer is read for safetensors.total alone: huge (63 MiB), deep and wide answers cost seconds, not minutes', async () => {
   const env = { HF_HOME: home('api') };
   const plain = await run(['estimate', '--model', 'plain/gpt2', '--json'], env);
   assert.equal(plain.code, 0, plain.all);
