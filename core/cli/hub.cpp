@@ -196,8 +196,9 @@ bool write_atomically(const fs::path& path, const std::string& text) {
     return !ec;
 }
 
-// Writes the download where huggingface_hub would (file_download.py: _normalize_etag, the blob,
-// _create_symlink, _cache_commit_hash_for_specific_revision): the blob under its ETag, the
+// Writes the download where huggingface_hub would (src/huggingface_hub/file_download.py at commit
+// ee0a451: get_hf_file_metadata, _normalize_etag, _download_to_tmp_and_move, _create_symlink,
+// _cache_commit_hash_for_specific_revision): the blob under its ETag, the
 // snapshot's config.json as a relative link to it, and refs/REVISION holding the commit. Each file
 // appears whole or not at all. Returns "" or what failed (the model still loads). Every name it
 // writes is checked first: the id by parse_hub_id, the revision by revision_problem, the commit as

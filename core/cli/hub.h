@@ -59,7 +59,10 @@ struct HttpResponse {
 };
 
 constexpr std::size_t kMaxHeaderBytes = 64 * 1024;  // one response's headers (the Hub's are ~2 kB)
-constexpr int kMaxRedirects = 5;  // per file; the Hub uses at most two (a renamed repository, its CDN)
+// Redirects followed per file. huggingface_hub follows redirects with httpx, which stops after 20
+// (httpx/_config.py, DEFAULT_MAX_REDIRECTS; requests stopped after 30, DEFAULT_REDIRECT_LIMIT); the
+// Hub itself sends at most two (a renamed repository, then its CDN), so 5 leaves room and no more.
+constexpr int kMaxRedirects = 5;
 constexpr std::size_t kMaxModelInfoBytes = std::size_t{1} << 20;  // /api/models/ID?expand=safetensors
 
 // One GET, following no redirect (the caller decides where a redirect may take the token), through
@@ -115,12 +118,13 @@ bool parse_hub_id(const std::string& text, const std::string& revision, std::str
                   std::string& error);
 
 // Why `rev` cannot name a revision ("" when it can). huggingface_hub writes a branch or tag's commit
-// to refs/REVISION in the cache without checking the name (file_download.py,
-// _cache_commit_hash_for_specific_revision), so "main/" or "a/../b" would make folders or reach
-// out of refs/. A revision is a git ref name, so git's rules (git check-ref-format) apply, here on
-// top of the Hub's characters: letters, digits, '-', '_', '.', and '/' between parts; at most 128
-// characters; no empty part (no leading, trailing or doubled '/'), no part starting with '.' or
-// ending with '.lock', no '..', not ending with '.'; not starting with '-'.
+// to refs/REVISION in the cache without checking the name (src/huggingface_hub/file_download.py at
+// commit ee0a451, _cache_commit_hash_for_specific_revision: Path(storage_folder) / "refs" /
+// revision), leaving the name to the Hub; written here as given, "main/" or "a/../b" would make
+// folders or reach out of refs/. A revision is a git ref name, so git's rules (git
+// check-ref-format) apply, on top of the Hub's characters: letters, digits, '-', '_', '.', and '/'
+// between parts; at most 128 characters; no empty part (no leading, trailing or doubled '/'), no
+// part starting with '.' or ending with '.lock', no '..', not ending with '.'; not starting with '-'.
 std::string revision_problem(const std::string& rev);
 
 struct HubModel {
