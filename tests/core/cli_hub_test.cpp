@@ -400,3 +400,19 @@ TEST(CliHub, AModelTheHubLacksNamesTheClosestBundledOnes) {
     EXPECT_FALSE(m.ok);
     EXPECT_NE(m.error.find("similar name: Qwen/Qwen2.5-7B"), std::string::npos) << m.error;
 }
+
+// A Hub config's model_type reaches the core's warnings (and from there every front end) through
+// display_text: on one line, controls escaped.
+TEST(CliHub, AConfigsModelTypeIsQuotedEscapedInTheCoresWarnings) {
+    const nlohmann::json config = {{"model_type", "x\x1b[2J\nNOTICE: verified"},
+                                   {"hidden_size", 512},
+                                   {"intermediate_size", 1024},
+                                   {"num_hidden_layers", 2},
+                                   {"num_attention_heads", 8},
+                                   {"vocab_size", 1000}};
+    const nlohmann::json r = nlohmann::json::parse(gpumem::params_json(config.dump()));
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    const std::string warning = r["warnings"][0].get<std::string>();
+    EXPECT_EQ(warning.rfind("model_type 'x\\x1b[2J\\nNOTICE: verified' is not a known family", 0), 0u) << warning;
+    EXPECT_EQ(warning.find_first_of("\x1b\n"), std::string::npos);
+}
