@@ -224,11 +224,12 @@ test('the token and a proxy: plain http to this computer gets the token only whe
     assert.ok(!r.all.includes(GOOD_TOKEN) && !r.all.includes(proxy.url), 'neither the token nor the proxy\'s address is printed');
   }
   // NO_PROXY exempting the host (by name, by CIDR, or "*"): direct, with the token.
-  for (const exempt of ['127.0.0.1', '127.0.0.0/8', '*', 'example.org, 127.0.0.1']) {
+  for (const [name, exempt] of [['NO_PROXY', '127.0.0.1'], ['NO_PROXY', '127.0.0.0/8'], ['NO_PROXY', '*'],
+    ['no_proxy', 'example.org, 127.0.0.1']]) {
     const mark = proxy.requests.length;
-    const r = await run(['estimate', '--model', 'gated/llama', '--json'], { ...env, http_proxy: proxy.url, NO_PROXY: exempt });
-    assert.equal(r.code, 0, `NO_PROXY=${exempt}: ${r.all}`);
-    assert.equal(through(mark).length, 0, `NO_PROXY=${exempt}: the proxy saw nothing`);
+    const r = await run(['estimate', '--model', 'gated/llama', '--json'], { ...env, http_proxy: proxy.url, [name]: exempt });
+    assert.equal(r.code, 0, `${name}=${exempt}: ${r.all}`);
+    assert.equal(through(mark).length, 0, `${name}=${exempt}: the proxy saw nothing`);
   }
   // HTTP_PROXY in capitals is not curl's variable for http (it never was): direct, with the token.
   const mark = proxy.requests.length;
