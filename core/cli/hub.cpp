@@ -515,8 +515,12 @@ HubEnv hub_env(const std::function<const char*(const char*)>& getenv) {
     const std::string offline = lower(var("HF_HUB_OFFLINE"));
     env.offline = offline == "1" || offline == "true" || offline == "yes" || offline == "on";
     const std::string timeout = var("HF_HUB_DOWNLOAD_TIMEOUT");
-    if (std::regex_match(timeout, std::regex("[0-9]{1,4}")) && std::stol(timeout) > 0)
+    if (timeout.size() <= 4 && std::regex_match(timeout, std::regex("[0-9]{1,4}")) && std::stol(timeout) > 0)
         env.timeout_s = std::stol(timeout);
+    else if (!timeout.empty())
+        env.timeout_note = "HF_HUB_DOWNLOAD_TIMEOUT \"" + display_text(timeout, 40) +
+                           "\" is not a whole number of seconds from 1 to 9999: " + std::to_string(env.timeout_s) +
+                           " s used";
     // curl's variables: the lower-case name first; http_proxy has no upper-case form (a CGI program
     // gets HTTP_PROXY from a request's Proxy header).
     auto first = [&var](std::initializer_list<const char*> names) {
@@ -677,6 +681,7 @@ HubModel load_hub_model(const std::string& text, const std::string& revision, co
         return m;
     }
 
+    if (!env.timeout_note.empty()) m.notes.push_back(env.timeout_note);
     // One deadline for every request and redirect below (HF_HUB_DOWNLOAD_TIMEOUT).
     const Clock::time_point deadline = Clock::now() + std::chrono::seconds(env.timeout_s);
     const std::string url = env.endpoint + "/" + id_path(m.id) + "/resolve/" + escape(m.revision) + "/config.json";

@@ -88,7 +88,8 @@ struct HubEnv {
     std::string token_path;                           // where `huggingface-cli login` would write it
     std::string cache_dir;                            // the hub cache folder
     bool offline = false;
-    long timeout_s = 10;  // the whole command's Hub traffic (HF_HUB_DOWNLOAD_TIMEOUT)
+    long timeout_s = 10;       // the whole command's Hub traffic (HF_HUB_DOWNLOAD_TIMEOUT)
+    std::string timeout_note;  // why HF_HUB_DOWNLOAD_TIMEOUT as set was not used ("" when it was, or is unset)
     // The proxy variables as set (empty when not): http_proxy (lower case only, as curl reads it),
     // https_proxy / HTTPS_PROXY, all_proxy / ALL_PROXY, no_proxy / NO_PROXY (lower case wins).
     Proxy http_proxy, https_proxy, all_proxy;

@@ -679,6 +679,7 @@ int cmd_table(const Args& a) {
     if (source.ok) {
         std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
                   << ": config.json from " << source.from << "\n";
+        for (const std::string& note : source.notes) std::cerr << "gpumem: note: " << note << "\n";
         o.model = {{"hf_config", source.config}, {"name", source.id}};
     } else {
         o.model = {{"preset", a.model}};
@@ -741,6 +742,9 @@ int run(const Args& a) {
     if (source.ok) {
         std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
                   << ": config.json from " << source.from << "\n";
+        // estimate and params put the notes in their warnings; the other commands print them here.
+        if (a.command != Command::Estimate && a.command != Command::Params)
+            for (const std::string& note : source.notes) std::cerr << "gpumem: note: " << note << "\n";
         // export and chart wrap the scenario in their request.
         const bool wrapped = a.command == Command::Export || a.command == Command::Chart;
         json& scenario = wrapped ? req.document["scenario"] : req.document;

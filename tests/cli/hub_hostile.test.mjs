@@ -118,6 +118,11 @@ test('HF_HUB_DOWNLOAD_TIMEOUT bounds the whole command: slow redirects, endless 
   assert.equal(loop.code, 1, loop.all);
   assert.match(loop.stderr, /more than 5 redirects, the last to http:\/\/127\.0\.0\.1:\d+\/loop\/gpt2\/resolve\/main\/config\.json\?hop=6/);
   assert.equal(hostile.requests.slice(mark).filter((r) => r.path.startsWith('/loop/')).length, 6, 'the first request and 5 redirects');
+  // A value that is not a whole number of seconds is named, and the default used.
+  const bad = await run(['estimate', '--model', 'plain/gpt2', '--json'], { HF_HOME: home('time'), HF_HUB_DOWNLOAD_TIMEOUT: '2.5\u001b[2J' });
+  assert.equal(bad.code, 0, bad.all);
+  assert.ok(JSON.parse(bad.stdout).warnings.includes(
+    'HF_HUB_DOWNLOAD_TIMEOUT "2.5\\x1b[2J" is not a whole number of seconds from 1 to 9999: 10 s used'), bad.stdout);
 });
 
 test('text from the Hub reaches the terminal on one line, escape sequences shown as text', async () => {
@@ -208,6 +213,10 @@ test('a hostile commit id or ETag cannot write outside the cache folder: the mod
   // Only the cache folder (if anything) exists under the base: nothing named "outside" anywhere.
   assert.ok(!tree(base).some((p) => p.includes('outside')), tree(base).join('\n'));
   assert.ok(!fs.existsSync(path.join(env.HF_HUB_CACHE, 'models--evilmeta--gpt2', 'refs', 'main')));
+  // Commands whose output has no warnings say it on stderr.
+  const table = await run(['table', 'evilmeta/gpt2'], env);
+  assert.equal(table.code, 0, table.all);
+  assert.match(table.stderr, /^gpumem: note: HF cache not written: the Hub sent no commit id \(X-Repo-Commit\)/m);
 });
 
 test('the token and a proxy: plain http to this computer gets the token only when no proxy is in the path', async () => {
