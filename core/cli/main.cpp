@@ -186,9 +186,12 @@ void print_table(const json& r, bool gb) {
     const char* unit = gb ? "GB" : "GiB";
     const json& sc = r["scenario"];
     const json& pg = r["per_gpu"];
-    std::cout << "gpumem " << r["version"].get<std::string>() << ": " << r["model"]["name"].get<std::string>() << " ("
-              << r["model"]["model_type"].get<std::string>() << ", " << with_commas(r["parameters"]["total"])
-              << (r["parameters"]["exact"].get<bool>() ? "" : " declared") << " parameters)\n";
+    // The name and model_type may come from a Hub config or a file: shown on one line, controls escaped.
+    std::cout << "gpumem " << r["version"].get<std::string>() << ": "
+              << gpumem::display_text(r["model"]["name"].get<std::string>(), 200) << " ("
+              << gpumem::display_text(r["model"]["model_type"].get<std::string>()) << ", "
+              << with_commas(r["parameters"]["total"]) << (r["parameters"]["exact"].get<bool>() ? "" : " declared")
+              << " parameters)\n";
     if (sc["mode"] == "training") {
         const json& t = sc["training"];
         std::cout << "training " << t["method"].get<std::string>() << " | " << t["dtype"].get<std::string>() << " "
@@ -708,6 +711,7 @@ int cmd_table(const Args& a) {
     if (source.ok) {
         std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
                   << ": config.json from " << source.from << "\n";
+        for (const std::string& note : source.notes) std::cerr << "gpumem: note: " << note << "\n";
         o.model = {{"hf_config", source.config}, {"name", source.id}};
     } else {
         o.model = {{"preset", a.model}};
@@ -770,6 +774,9 @@ int run(const Args& a) {
     if (source.ok) {
         std::cerr << "gpumem: " << source.id << (source.revision.empty() ? "" : " (" + source.revision + ")")
                   << ": config.json from " << source.from << "\n";
+        // estimate and params put the notes in their warnings; the other commands print them here.
+        if (a.command != Command::Estimate && a.command != Command::Params)
+            for (const std::string& note : source.notes) std::cerr << "gpumem: note: " << note << "\n";
         // export and chart wrap the scenario in their request.
         const bool wrapped = a.command == Command::Export || a.command == Command::Chart;
         json& scenario = wrapped ? req.document["scenario"] : req.document;

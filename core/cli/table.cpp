@@ -266,8 +266,8 @@ const std::string kLine(80, '-');
 std::string table_text(const json& t, bool gb) {
     const std::string unit = gb ? "(GB)" : "(GiB)";
     std::ostringstream out;
-    out << kRule << "\nModel: " << t["model"]["name"].get<std::string>()
-        << "\nArchitecture: " << t["model"]["model_type"].get<std::string>()
+    out << kRule << "\nModel: " << gpumem::display_text(t["model"]["name"].get<std::string>(), 200)
+        << "\nArchitecture: " << gpumem::display_text(t["model"]["model_type"].get<std::string>())
         << "\nParameters: " << with_commas(t["parameters"].get<std::uint64_t>()) << "\n"
         << kRule << "\n\n";
     out << "Memory Requirements by Data Type and Scenario (batch " << t["settings"]["batch_size"].dump() << " x "

@@ -46,14 +46,34 @@ async function submitHub(page) {
   return until(page, 'the Hub answer', (s) => s.hub.serial > before && s.hub.status !== 'loading');
 }
 
-// Clicks Import and picks `file` in the real file chooser, then lets the page read it.
+// Clicks Import, picks `file` in the real file chooser, and waits until the page has handed the
+// file's text to the app ('read') or refused it by its size ('refused'). The page reads a file
+// asynchronously (web/page.js, loadFile: file.text().then(...)), so this waits for that read, not
+// for a guessed time: a listener on the document runs after the file input's own, and the promise
+// of the read it saw settles after the page's handler on it has run.
 async function importFile(page, file) {
+  await page.evaluate(() => {
+    const text = Blob.prototype.text;
+    let read = null;
+    Blob.prototype.text = function readText() {
+      read = text.call(this);
+      return read;
+    };
+    window.gpumemTestImported = new Promise((resolve) => {
+      document.addEventListener('change', () => {
+        Blob.prototype.text = text;
+        if (read === null) resolve('refused');
+        else read.then(() => resolve('read'), () => resolve('read'));
+      }, { once: true });
+    });
+  });
   const chooser = page.waitForEvent('filechooser');
   await reveal(page, 'import');
   await click(page, 'import');
   await (await chooser).setFiles(file);
-  await page.waitForTimeout(200);
+  const outcome = await page.evaluate(() => window.gpumemTestImported);
   await frames(page, 4);
+  return outcome;
 }
 
 async function openPage(query = '', viewport = VIEWPORT, init = null) {
@@ -355,7 +375,7 @@ test('dropped text and files over 4 MiB are refused by size, before they reach t
   await writeFile(file, ' '.repeat(5 * 1024 * 1024));
   await reveal(page, 'share_header');
   await click(page, 'share_header');
-  await importFile(page, file);
+  assert.equal(await importFile(page, file), 'refused', 'refused by its size, never read');
   state = await page.evaluate(() => window.gpumem.uiState());
   assert.equal(state.import_message, 'too-large.json: too large (5.0 MiB; limit 4.0 MiB)');
   await page.close();
@@ -403,13 +423,13 @@ test('export, then import the file: the scenario round-trips; a gpu-mem-calculat
   await page.mouse.move(10, 10);
   await click(page, 'mode_training');   // change something, then import the file back
   assert.notDeepEqual(await page.evaluate(() => window.gpumem.uiScenario()), exported);
-  await importFile(page, file);
+  assert.equal(await importFile(page, file), 'read');
   assert.deepEqual(await page.evaluate(() => window.gpumem.uiScenario()), exported, 'import restores it');
 
   const seed = join(outDir, 'gpu-mem-calculator-scenario.json');
   await writeFile(seed, JSON.stringify({ model: { num_parameters: '7B', num_layers: 32, hidden_size: 4096,
     num_attention_heads: 32 }, training: { batch_size: 2, seq_len: 1024, activation_checkpointing: 1 } }));
-  await importFile(page, seed);
+  assert.equal(await importFile(page, seed), 'read');
   const state = await page.evaluate(() => window.gpumem.uiState());
   assert.equal(state.import_message, '');
   assert.equal(state.source, 'manual');

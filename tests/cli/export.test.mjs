@@ -295,3 +295,20 @@ test('estimate --deepspeed reads a DeepSpeed JSON into the scenario', () => {
   assert.equal(back.per_gpu.device_total_bytes, direct.per_gpu.device_total_bytes);
   assert.equal(back.scenario.engine.zero_stage, 3);
 });
+
+test('litgpt\'s note quotes the model in `litgpt download MODEL` as the command quotes it', async () => {
+  const { mkdtempSync, writeFileSync, rmSync, mkdirSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const base = mkdtempSync(join(tmpdir(), 'gpumem-litgpt-'));
+  const folder = join(base, "my model; echo 'x'");
+  mkdirSync(folder);
+  const preset = JSON.parse(readFileSync(join(root, 'presets/models/google__gemma-2b.json'), 'utf8'));
+  writeFileSync(join(folder, 'config.json'), JSON.stringify(preset.config));
+  const r = run(['export', 'litgpt', '--model', folder, '--lora']);
+  rmSync(base, { recursive: true, force: true });
+  assert.equal(r.code, 0, r.err);
+  const command = r.err.match(/`(litgpt download [^`]*)`/);
+  assert.ok(command, r.err);
+  assert.deepEqual(words(command[1]), ['litgpt', 'download', folder], 'one word, the folder, as the shell reads it');
+  assert.equal(words(r.out)[2], folder, 'the same quoting as the command itself');
+});

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 
 import { GOOD_TOKEN, startMockHub } from '../browser/mock_hub.mjs';
+import { startRecordingProxy } from './hostile_hub.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -37,7 +38,8 @@ after(async () => {
 // Runs the CLI with a clean Hub environment plus `env`; resolves with { code, stdout, stderr, all }.
 // Asynchronous: the mock Hub answers in this same process.
 function run(args, env = {}, timeoutMs = 30_000) {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(HF_|HUGGING)/.test(k)));
+  const clean = Object.fromEntries(Object.entries(process.env)
+    .filter(([k]) => !/^(HF_|HUGGING)/.test(k) && !/^(https?|all|no)_proxy$/i.test(k)));
   return new Promise((resolve, reject) => {
     const child = spawn(cli, args, { env: { ...clean, HF_ENDPOINT: hub.url, ...env } });
     let stdout = '';
@@ -155,13 +157,26 @@ test('the token goes only to HF_ENDPOINT\'s origin: a redirect to another host i
     { HF_HOME: home('remote'), HF_TOKEN: GOOD_TOKEN, HF_ENDPOINT: 'http://192.0.2.1:9', HF_HUB_DOWNLOAD_TIMEOUT: '1' });
   assert.equal(remote.code, 1);
   assert.ok(!remote.all.includes(GOOD_TOKEN));
+  // Through a proxy (http_proxy), plain http to this computer is no longer private: the redirect is
+  // followed through the proxy, and no request the proxy carries has the token.
+  const proxy = await startRecordingProxy();
+  try {
+    const proxied = await run(['params', '--model', 'hop/Qwen2.5-7B', '--json'],
+      { HF_HOME: home('hop-proxy'), HF_TOKEN: GOOD_TOKEN, http_proxy: proxy.url });
+    assert.equal(proxied.code, 0, proxied.all);
+    assert.ok(proxy.requests.some((q) => q.url.includes('/hop/Qwen2.5-7B/')), 'the endpoint was reached through the proxy');
+    assert.ok(proxy.requests.some((q) => q.url.startsWith(other.url)), 'so was the redirect\'s host');
+    assert.ok(proxy.requests.every((q) => q.authorization === null), 'the proxy never saw the token');
+  } finally {
+    await proxy.close();
+  }
 });
 
 test('each failure names the fix: 404 with the closest bundled ids, timeout, no config.json, not JSON, not a model config', async () => {
   const env = { HF_HOME: home('faults') };
   const cases = [
     [['estimate', '--model', 'missing/Qwen2.5-7b'], {}, /was not found on .* \(HTTP 404\): check the spelling.*similar name: Qwen\/Qwen2\.5-7B/],
-    [['estimate', '--model', 'slow/model'], { HF_HUB_DOWNLOAD_TIMEOUT: '1' }, /did not answer within 1 s \(HF_HUB_DOWNLOAD_TIMEOUT\).*HF_HUB_OFFLINE=1/],
+    [['estimate', '--model', 'slow/model'], { HF_HUB_DOWNLOAD_TIMEOUT: '1' }, /did not answer within 1 s \(HF_HUB_DOWNLOAD_TIMEOUT, for all of this command's requests and redirects\).*HF_HUB_OFFLINE=1/],
     [['estimate', '--model', 'noconfig/model'], {}, /has no config\.json at revision main \(HTTP 404\): gpumem reads transformers model repositories/],
     [['estimate', '--model', 'html/model'], {}, /is not JSON .*is HF_ENDPOINT a Hub/],
     [['estimate', '--model', 'busy/model'], {}, /rate-limiting requests \(HTTP 429\): try again in 30 s/],

@@ -814,8 +814,8 @@ Written write_litgpt(const Run& r, std::uint64_t per_node) {
         c.option("--quantize", "bnb." + q + (q == "nf4" && r.double_quant ? "-dq" : ""));
     }
     w.text = c.text();
-    w.notes.push_back("litgpt reads its checkpoint from checkpoints/" + r.model + ": `litgpt download " + r.model +
-                      "` first");
+    w.notes.push_back("litgpt reads its checkpoint from checkpoints/" + r.model + ": `litgpt download " +
+                      shell_word(r.model) + "` first");
     note_checkpointing(r, w, "litgpt's FSDPStrategy takes activation_checkpointing_policy={Block} (set in the script)");
     return w;
 }

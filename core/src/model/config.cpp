@@ -67,7 +67,7 @@ void read_identity(const Source& s, const Family& f, ModelSpec& m) {
     m.model_type = s.outer.empty() ? (s.type.empty() ? "unknown" : s.type) : s.outer;
     m.known_family = f.known;
     if (!f.known)
-        s.out.warnings.push_back("model_type '" + (s.type.empty() ? std::string("unknown") : s.type) +
+        s.out.warnings.push_back("model_type '" + (s.type.empty() ? std::string("unknown") : display_text(s.type)) +
                                  "' is not a known family: read as a generic llama-style decoder (gated MLP, "
                                  "RMSNorm, rotary positions); the parameter count may be off");
     const json& config = s.config;
@@ -192,7 +192,7 @@ void read_bert_fields(const Source& s, ModelSpec& m) {
     } else {
         m.pooler = true;
         if (!a.empty() && !ends_with(a, "Model"))
-            s.out.warnings.push_back("architecture '" + a +
+            s.out.warnings.push_back("architecture '" + display_text(a) +
                                      "': counted as the base model with its pooler; the "
                                      "task head is not counted");
     }

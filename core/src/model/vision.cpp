@@ -228,7 +228,7 @@ bool counts_tower(const std::string& wrapper) {
 void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& m, std::vector<std::string>& warnings) {
     const json& v = config["vision_config"];
     if (!read_vision_tower(wrapper, v, m)) {
-        warnings.push_back("vision tower '" + m.vision_model_type + "' of '" + wrapper +
+        warnings.push_back("vision tower '" + display_text(m.vision_model_type) + "' of '" + display_text(wrapper) +
                            "' is not known: only the language model is counted");
         return;
     }
@@ -243,7 +243,7 @@ void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& 
     } else if (!counts_tower(wrapper)) {
         m.vision_tower.clear();
         m.projector.clear();
-        warnings.push_back("multimodal model_type '" + wrapper + "': only the language model is counted");
+        warnings.push_back("multimodal model_type '" + display_text(wrapper) + "': only the language model is counted");
     }
 }
 
