@@ -518,7 +518,8 @@ int cmd_calibrate(const Args& o, const Request& req) {
     };
     const json& rep = r["report"];
     if (rep.contains("with_calibration")) {  // --calibration: scored, not fitted
-        std::cout << "records scored with calibration \"" << r["calibration"]["name"].get<std::string>() << "\" ("
+        std::cout << "records scored with calibration \""
+                  << gpumem::display_text(r["calibration"]["name"].get<std::string>(), 80) << "\" ("
                   << r["calibration"]["hash"].get<std::string>()
                   << ")\nabsolute error, median / p90 (records within 10 %):\n"
                   << "  class        n   defaults             with the calibration\n";
@@ -535,8 +536,9 @@ int cmd_calibrate(const Args& o, const Request& req) {
     }
     if (write_output(o, to_json_text(r["calibration"]) + "\n") != kOk) return kInvalid;
     const json& cal = r["calibration"];
-    std::cout << "calibration \"" << cal["name"].get<std::string>() << "\" from " << cal["records"].size()
-              << " records, written to " << o.out_file << " (hash " << gpumem::calibration_hash(cal) << ")\n";
+    std::cout << "calibration \"" << gpumem::display_text(cal["name"].get<std::string>(), 80) << "\" from "
+              << cal["records"].size() << " records, written to " << o.out_file << " (hash "
+              << gpumem::calibration_hash(cal) << ")\n";
     for (auto& [k, v] : cal["overheads"].items()) std::cout << "  overheads." << k << " = " << v.dump() << "\n";
     std::cout << "\nabsolute error, median / p90 (records within 10 %):\n";
     std::cout << "  class        n   defaults             fitted (in sample)   leave-one-out\n";
@@ -674,7 +676,8 @@ int cmd_presets(const Args& o) {
     }
     std::cout << "gpus:\n";
     for (const json& g : gpus)
-        std::cout << "  " << g["id"].get<std::string>() << "  " << g["name"].get<std::string>() << "\n";
+        std::cout << "  " << gpumem::display_text(g["id"].get<std::string>(), 80) << "  "
+                  << gpumem::display_text(g["name"].get<std::string>(), 120) << "\n";
     std::cout << "weight formats (bytes per weight):\n";
     for (const json& f : formats) {
         char bytes[32];

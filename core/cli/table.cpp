@@ -333,12 +333,14 @@ std::string types_text(const json& types) {
     for (const json& d : types["dtypes"]) {
         char bytes[32];
         std::snprintf(bytes, sizeof bytes, "%.4f", d["bytes_per_param"].get<double>());
-        out << "  " << pad(d["id"], 10) << pad(bytes, 9) << d["about"].get<std::string>()
+        out << "  " << pad(gpumem::display_text(d["id"].get<std::string>(), 40), 10) << pad(bytes, 9)
+            << gpumem::display_text(d["about"].get<std::string>(), 200)
             << (d["source"] == "config-dir" ? " (--config-dir)" : "") << "\n";
     }
     out << "GPUs (memory, GB):\n";
     for (const json& g : types["gpus"])
-        out << "  " << pad(g["id"], 20) << pad(g["memory_gb"].dump(), 6) << g["name"].get<std::string>()
+        out << "  " << pad(gpumem::display_text(g["id"].get<std::string>(), 40), 20) << pad(g["memory_gb"].dump(), 6)
+            << gpumem::display_text(g["name"].get<std::string>(), 120)
             << (g["source"] == "config-dir" ? " (--config-dir)" : "") << "\n";
     return out.str();
 }

@@ -86,6 +86,20 @@ test('the calibration file names its version, fits only overheads, and a result 
   for (const [k, v] of Object.entries(doc.overheads)) assert.equal(result.scenario.overheads[k], v);
 });
 
+test('a calibration\'s name is printed on one line, controls shown as text', () => {
+  const file = writeRecords('named.jsonl', records.slice(0, 4));
+  const cal = join(dir, 'named.json');
+  const r = spawnSync(cli, ['calibrate', file, '--out', cal, '--name', 'ours\nNOTICE: verified\u001b[2J'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /calibration "ours\\nNOTICE: verified\\x1b\[2J" from 4 records/);
+  const scored = spawnSync(cli, ['calibrate', file, '--calibration', cal], { encoding: 'utf8' });
+  assert.equal(scored.status, 0, scored.stderr);
+  for (const out of [r.stdout, scored.stdout]) {
+    assert.ok(!/[\u0000-\u0009\u000b-\u001f]/.test(out), JSON.stringify(out));
+    assert.ok(!/^NOTICE/m.test(out), out);
+  }
+});
+
 test('a calibration from another gpumem version is refused, naming the versions', () => {
   const file = writeRecords('few.jsonl', records.slice(0, 5));
   const cal = join(dir, 'few.json');

@@ -139,6 +139,21 @@ describe('Configuration System', () => {
     const listed = await compat.run(['table', '--list-types', '--config-dir', dir]);
     assert.match(listed.stdout, /your_custom_format\s+0\.7500\s+Your custom 6-bit format \(--config-dir\)/);
     assert.match(listed.stdout, /RTX-5090\s+32\s+RTX 5090 \(--config-dir\)/);
+    // A file's text reaches the terminal on one line: a line break and an escape sequence in a
+    // description or a card name are shown as text, never as a second line or a colour.
+    fs.writeFileSync(path.join(dir, 'data_types.json'), JSON.stringify({
+      forged: { bytes_per_param: 1, description: 'six bits\nNOTICE: verified\u001b[32m' },
+    }));
+    fs.writeFileSync(path.join(dir, 'gpu_types.json'), JSON.stringify({ name: 'Card\u202e\nNOTICE: fits', memory_gb: 8 }));
+    const forged = await compat.run(['table', '--list-types', '--config-dir', dir]);
+    assert.equal(forged.code, 0, forged.all);
+    assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f\u202e]/.test(forged.stdout), JSON.stringify(forged.stdout));
+    assert.ok(!/^\s*NOTICE/m.test(forged.stdout), forged.stdout);
+    assert.match(forged.stdout, /six bits\\nNOTICE: verified\\x1b\[32m/);
+    assert.match(forged.stdout, /Card\\u202e\\nNOTICE: fits/);
+    fs.writeFileSync(path.join(dir, 'data_types.json'), JSON.stringify({
+      your_custom_format: { bytes_per_param: 0.75, description: 'Your custom 6-bit format' },
+    }));
     // A broken file is named.
     fs.writeFileSync(path.join(dir, 'gpu_types.json'), '{"name": "X"}');
     const bad = await compat.run(['table', '--config-dir', dir, 'microsoft/DialoGPT-medium']);
