@@ -23,9 +23,14 @@ const MiB = 1 << 20;
 
 const wide = {
   array: (size) => { const n = Math.max(1, Math.floor((size - 2 + 1) / 3)); return '[' + Array(n).fill('{}').join(',') + ']'; },
-  object: (size) => {
+  object: (size) => {  // at most `size` bytes
     const parts = [];
-    for (let i = 0, length = 2; length < size; i++) { const p = `"k${i}":{}`; parts.push(p); length += p.length + 1; }
+    for (let i = 0, length = 1; ; i++) {
+      const p = `"k${i}":{}`;
+      if (length + p.length + 1 > size) break;
+      parts.push(p);
+      length += p.length + 1;
+    }
     return '{' + parts.join(',') + '}';
   },
 };

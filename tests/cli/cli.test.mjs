@@ -624,7 +624,7 @@ describe('exit codes and error messages', () => {
     const under = bounded(`{ head -c $((64 * 1024 * 1024 - 40)) /dev/zero | tr '\\0' ' '; ` +
       `echo '{"model":{"preset":"llama3-8b"}}'; } | "$GPUMEM" validate -`);
     expectExit(under, 1, 'a scenario padded to just under 64 MiB');
-    assert.match(under.stderr, /JSON text of 67108857 bytes is larger than the limit of 16777216 bytes \(16 MiB\)/);
+    assert.match(under.stdout, /JSON text of 67108857 bytes is larger than the limit of 16777216 bytes \(16 MiB\)/);
   });
 
   test('an unknown command: exit 2', () => {
