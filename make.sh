@@ -28,13 +28,16 @@ commands:
   test               install what is missing, then build and run every test stage:
                      the C++ format check (clang-format), native build + ctest, WebAssembly build + GoogleTest under node,
                      CLI tests, native-vs-WASM parity, browser tests, the suite under
-                     ASan + UBSan, and 60 s of libFuzzer per fuzz target
+                     ASan + UBSan, and libFuzzer: the saved regressions, then a fixed number
+                     of runs from a fixed seed per fuzz target (the same inputs every time)
   site               install what is missing and only build build/wasm/site
   fuzz [SECONDS]     libFuzzer on the scenario and config.json readers and the CLI's command
-                     line, the saved regressions first, then SECONDS per target (600)
+                     line, the saved regressions first, then SECONDS per target (600) from a
+                     random seed; each input within 10 s and 2048 MiB, or it is a finding
   bench              build, then print the benchmarks: accuracy against the published measured
                      peaks (tests/bench/validation.mjs), throughput against published tokens/s
-                     (throughput.mjs), estimates per second (speed.mjs), the
+                     (throughput.mjs), estimates per second (speed.mjs), parse and
+                     near-miss times against input size (input.mjs), the
                      planner's evaluations per second and plan times (planner.mjs), and
                      the page's budgets: transfer size, time to first frame, memory (page.mjs)
   -h, --help         this text
@@ -120,32 +123,92 @@ sanitizer_tests() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/tests/gpumem_tests
 }
 
-# libFuzzer over the scenario reader, the config.json reader and the CLI's command line: the saved
-# regressions first (every file in tests/fuzz/regressions through every target: each takes any
-# bytes), then $1 seconds per target (60 by default) from seed corpora made of the test scenarios,
-# the presets and tests/fuzz/cli_seeds (one command line per file, a word per line).
-fuzz_run() {
-  local seconds=${1:-60} corpus target
+# libFuzzer over the scenario reader, the config.json reader and the CLI's command line. Every
+# input has a budget: -timeout seconds and -rss_limit_mb of memory; one that runs past either is a
+# finding, so a super-linear path shows as one. Seed corpora: the test scenarios, the presets'
+# configs, wide JSON documents of 1 MiB ([{}, {}, ...] and {"k0": {}, ...}: a parse quadratic in
+# their objects takes minutes on them) and tests/fuzz/cli_seeds (one command line per file, a word
+# per line). The JSON targets take inputs up to the wide documents' size, the CLI's up to 16 KiB.
+fuzz_targets=(scenario config cli)
+fuzz_timeout=10     # seconds per input (the slowest input the targets run, a plan of 64 GPUs, takes ~2 s)
+fuzz_rss_mb=2048    # MiB per process
+declare -A fuzz_max_len=([scenario]=1100000 [config]=1100000 [cli]=16384)
+# fuzz_check's fixed number of inputs per target, from seed 1: together about as long as the
+# 3 x 60 s of random search this stage ran before (measured on 2 busy cores: about 3 min).
+declare -A fuzz_runs=([scenario]=7000 [config]=16000 [cli]=25000)
+
+fuzz_build() {  # the three targets; $1: a folder to fill with their seed corpora
+  local corpus=$1 f
   cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DGPUMEM_FUZZ=ON -DGPUMEM_BUILD_TESTS=OFF -DGPUMEM_WERROR=ON
   cmake --build build/fuzz --target gpumem_scenario_fuzz gpumem_config_fuzz gpumem_cli_fuzz -j"$jobs"
-  corpus=$(mktemp -d)
   mkdir -p "$corpus/scenario" "$corpus/config" "$corpus/cli"
   cp tests/data/scenarios/*.json "$corpus/scenario/"
   for f in presets/models/*.json; do
     node -e 'const fs=require("fs"); process.stdout.write(JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1])).config))' "$f" \
       > "$corpus/config/$(basename "$f")"
   done
+  node -e '
+    const fs = require("fs"), [dir, size] = [process.argv[1], Number(process.argv[2])];
+    let array = "[{}", object = "{\"k0\":{}";
+    while (array.length < size) array += ",{}";
+    for (let i = 1; object.length < size; i++) object += `,"k${i}":{}`;
+    for (const t of ["scenario", "config"]) {
+      fs.writeFileSync(`${dir}/${t}/wide-array.json`, array + "]");
+      fs.writeFileSync(`${dir}/${t}/wide-object.json`, object + "}");
+    }' "$corpus" $((1 << 20))
   cp tests/fuzz/cli_seeds/* "$corpus/cli/"
-  for target in scenario config cli; do
-    build/fuzz/tests/fuzz/gpumem_${target}_fuzz tests/fuzz/regressions/*
-    # libFuzzer's progress lines go to a log; a finding makes it exit non-zero and prints the report.
-    if ! build/fuzz/tests/fuzz/gpumem_${target}_fuzz -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
-         -artifact_prefix=build/fuzz/ "$corpus/$target" > "build/fuzz/$target.log" 2>&1; then
-      tail -n 60 "build/fuzz/$target.log"
-      echo "make.sh: the $target fuzzer found a failing input (build/fuzz/crash-*)"
-      return 1
-    fi
-    echo "$target: $(grep -E '^(Done|stat::number_of_executed_units)' "build/fuzz/$target.log" | tr '\n' ' ')"
+}
+
+fuzz_replay() {  # every file in tests/fuzz/regressions through every target (each takes any bytes)
+  local target
+  for target in "${fuzz_targets[@]}"; do
+    build/fuzz/tests/fuzz/gpumem_${target}_fuzz -timeout="$fuzz_timeout" -rss_limit_mb="$fuzz_rss_mb" \
+      -max_len="${fuzz_max_len[$target]}" tests/fuzz/regressions/*
+  done
+}
+
+# fuzz_search TARGET CORPUS OPTIONS...: libFuzzer on the corpus with the per-input budgets; its
+# progress lines go to build/fuzz/TARGET.log. A finding makes it exit non-zero: the report is
+# printed and the input is in build/fuzz/ (crash-*, timeout-*, oom-*, leak-*).
+fuzz_search() {
+  local target=$1 corpus=$2
+  shift 2
+  if ! build/fuzz/tests/fuzz/gpumem_${target}_fuzz -timeout="$fuzz_timeout" -rss_limit_mb="$fuzz_rss_mb" \
+       -max_len="${fuzz_max_len[$target]}" -print_final_stats=1 -artifact_prefix=build/fuzz/ "$@" "$corpus" \
+       > "build/fuzz/$target.log" 2>&1; then
+    tail -n 60 "build/fuzz/$target.log"
+    echo "make.sh: the $target fuzzer found a failing input (build/fuzz/crash-*, timeout-*, oom-*)"
+    return 1
+  fi
+  echo "$target: $(grep -E '^(Done|stat::number_of_executed_units)' "build/fuzz/$target.log" | tr '\n' ' ')"
+}
+
+# ./make.sh test's stage: the same inputs every time. The saved regressions, then from each seed
+# corpus a fixed number of runs from a fixed seed (libFuzzer's mutations follow its seed). Two of
+# libFuzzer's inputs are not the seed's and are turned off: -reload (it rereads the corpus folder
+# on a timer) and -use_cmp (it feeds the values of compared operands, addresses among them, which
+# differ from run to run, back into the mutations).
+fuzz_check() {
+  local corpus target
+  corpus=$(mktemp -d)
+  fuzz_build "$corpus"
+  fuzz_replay
+  for target in "${fuzz_targets[@]}"; do
+    fuzz_search "$target" "$corpus/$target" -seed=1 -runs="${fuzz_runs[$target]}" -reload=0 -use_cmp=0
+  done
+  rm -rf "$corpus"
+}
+
+# ./make.sh fuzz [SECONDS]: the open-ended search. The saved regressions, then SECONDS per target
+# from a random seed (a new one each run).
+fuzz_run() {
+  local seconds=${1:-600} corpus target
+  case $seconds in ''|*[!0-9]*) echo "make.sh fuzz: SECONDS must be a number, got '$seconds'" >&2; return 2 ;; esac
+  corpus=$(mktemp -d)
+  fuzz_build "$corpus"
+  fuzz_replay
+  for target in "${fuzz_targets[@]}"; do
+    fuzz_search "$target" "$corpus/$target" -max_total_time="$seconds"
   done
   rm -rf "$corpus"
 }
@@ -205,6 +268,8 @@ cmd_bench() {
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/throughput.mjs
   banner "speed: tests/bench/speed.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/speed.mjs
+  banner "input sizes: tests/bench/input.mjs"
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/input.mjs
   banner "planner: tests/bench/planner.mjs"
   GPUMEM_PLANNER_BENCH="$root/build/native/tests/gpumem_planner_bench" \
     GPUMEM_PLANNER_BENCH_WASM="$root/build/wasm/tests/gpumem_planner_bench.js" \
@@ -227,7 +292,7 @@ cmd_test() {
   run_stage package-tests  "native-build wasm-build" package_tests
   run_stage browser-tests  "wasm-build"            browser_tests
   run_stage sanitizers     "bootstrap"             sanitizer_tests
-  run_stage fuzz           "bootstrap"             fuzz_run
+  run_stage fuzz           "bootstrap"             fuzz_check
 
   local i passed=0 failed=0
   banner "summary ($((SECONDS - total_start)) s)"

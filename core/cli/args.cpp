@@ -22,6 +22,11 @@ using nlohmann::json;
 
 namespace {
 
+// A word in quotes: "stray" (escaped and bounded), or "" (an empty word).
+std::string quoted_word(const std::string& word) {
+    return word.empty() ? shown_word(word) : "\"" + shown_word(word) + "\"";
+}
+
 //-----------------------------------------------------------------------------
 // [SECTION] Enumerated values, from the settings tables
 //-----------------------------------------------------------------------------
@@ -46,7 +51,7 @@ CLI::Validator setting_values(Values kind) {
         for (const std::string& item : items) {
             std::optional<E> value = detail::parse_setting<E>(item);
             if (!value && kind == Values::Open) return std::string();  // kept as typed
-            if (!value) return detail::allowed_text<E>() + ", got \"" + item + "\"";
+            if (!value) return detail::allowed_text<E>() + ", got " + quoted_word(item);
             out += (out.empty() ? "" : ",") + std::string(detail::name(*value));
         }
         text = out;
@@ -126,8 +131,8 @@ Flag precision_flag() {
             text = *dtype;
             return std::string();
         }
-        return "must be a recipe (" + names_text<Precision>() + ") or a dtype (" + kPrecisionDtypes + "), got \"" +
-               text + "\"";
+        return "must be a recipe (" + names_text<Precision>() + ") or a dtype (" + kPrecisionDtypes + "), got " +
+               quoted_word(text);
     };
     return {"--precision",
             "/training/precision",
@@ -435,7 +440,7 @@ void describe(CLI::App& app, Args& a, Command only) {
                             bool digits = text.size() <= 18 && std::all_of(text.begin(), text.end(),
                                                                            [](char c) { return c >= '0' && c <= '9'; });
                             return digits ? std::string()
-                                          : "must be a whole number of rounds (1-10000), got \"" + text + "\"";
+                                          : "must be a whole number of rounds (1-10000), got " + quoted_word(text);
                         },
                         "", "rounds"))
                     ->group(kPlan);
@@ -599,7 +604,7 @@ std::string owner_of(const std::string& flag, Command typed) {
 std::string unknown_option(const CLI::App& scope, Command typed, const std::string& word) {
     const std::size_t eq = word.find('=');  // --flag=value: the flag
     const std::string flag = word.rfind("--", 0) == 0 && eq != std::string::npos && eq > 2 ? word.substr(0, eq) : word;
-    const std::string message = "unknown option " + flag;
+    const std::string message = "unknown option " + shown_word(flag);
     if (flag.size() > 64 || flag.rfind("--", 0) != 0) return message;
     const std::string owner = owner_of(flag, typed);
     if (!owner.empty()) return message + " (an option of " + owner + ")";
@@ -607,8 +612,11 @@ std::string unknown_option(const CLI::App& scope, Command typed, const std::stri
     std::size_t best = flag.size();
     for (const CLI::Option* option : scope.get_options()) {
         for (const std::string& name : option->get_lnames()) {
-            const std::size_t d = detail::edit_distance(flag, "--" + name);
-            if (d < best && d * 3 < name.size()) best = d, nearest = "--" + name;
+            if (best == 0 || name.empty()) continue;
+            // Nearer than the best so far, and a third of the name or less mistyped.
+            const std::size_t limit = std::min(best - 1, (name.size() - 1) / 3);
+            const std::size_t d = detail::edit_distance(flag, "--" + name, limit);
+            if (d <= limit) best = d, nearest = "--" + name;
         }
     }
     return message + (nearest.empty() ? "" : " (did you mean " + nearest + "?)");
@@ -623,6 +631,27 @@ std::string positional_error(Command command) {
     return "";
 }
 
+// An empty word where a flag's value or the command's argument goes ("--model ''", "--gpu=",
+// "validate ''"): said as such, rather than read as "none given" or as a file named "".
+std::string empty_word_error(const CLI::App& app, const std::vector<std::string>& words, const Args& a) {
+    const CLI::App& scope = app.get_subcommands().empty() ? app : *app.get_subcommands()[0];
+    for (std::size_t i = 0; i < words.size() && words[i] != "--"; ++i) {
+        const std::string& w = words[i];
+        const std::size_t eq = w.rfind("--", 0) == 0 ? w.find('=') : std::string::npos;
+        const std::string name = w.substr(0, eq);
+        if (name.size() < 2 || name[0] != '-') continue;
+        const CLI::Option* option = scope.get_option_no_throw(name);
+        if (option == nullptr || option->get_type_size_max() == 0) continue;  // not ours, or a switch
+        const bool empty = eq != std::string::npos ? eq + 1 == w.size() : i + 1 < words.size() && words[i + 1].empty();
+        if (empty) return name + " needs a value, got " + quoted_word("");
+    }
+    if (std::find(a.positional.begin(), a.positional.end(), "") == a.positional.end()) return "";
+    for (const CLI::Option* option : scope.get_options())
+        if (option->get_positional())
+            return std::string(command_name(a.command)) + " " + option->get_name() + ": got " + quoted_word("");
+    return std::string(command_name(a.command)) + ": got " + quoted_word("");
+}
+
 // The words CLI11 left over: each unknown option, else (none) the first stray argument.
 std::string extras_error(const CLI::App& app, const Args& a) {
     const CLI::App& scope = app.get_subcommands().empty() ? app : *app.get_subcommands()[0];
@@ -630,9 +659,9 @@ std::string extras_error(const CLI::App& app, const Args& a) {
     for (const std::string& w : left)
         if (w.size() > 1 && w[0] == '-') lines.push_back(unknown_option(scope, a.command, w));
     if (lines.empty() && !left.empty() && !positional_error(a.command).empty())
-        lines.push_back(positional_error(a.command) + ", got \"" + left[0] + "\" too");
+        lines.push_back(positional_error(a.command) + ", got " + quoted_word(left[0]) + " too");
     else if (lines.empty() && !left.empty())
-        lines.push_back(std::string(command_name(a.command)) + " takes no argument \"" + left[0] + "\"");
+        lines.push_back(std::string(command_name(a.command)) + " takes no argument " + quoted_word(left[0]));
     std::string out;
     for (const std::string& line : lines) out += (out.empty() ? "" : "\n") + line;
     return out.empty() ? "unexpected arguments" : out;
@@ -646,12 +675,14 @@ void parse_error(const CLI::ParseError& e, const CLI::App& app, const std::vecto
         message = extras_error(app, a);
     } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && message.find(" required ") != std::string::npos) {
         message = message.substr(0, message.find(':')) + " needs a value";  // "--model: 1 required TEXT missing"
+        const std::string flag = message.substr(0, message.find(' '));
+        if (std::find(words.begin(), words.end(), flag + "=") != words.end()) message += ", got " + quoted_word("");
     } else if (dynamic_cast<const CLI::ConversionError*>(&e) && message.rfind("Could not convert: ", 0) == 0 &&
                message.find(" = ") != std::string::npos) {
         // "Could not convert: --lora = maybe": a switch given a value it cannot read as true or false.
         const std::size_t eq = message.find(" = "), at = std::string("Could not convert: ").size();
         message =
-            message.substr(at, eq - at) + " is a switch: it takes no value, got \"" + message.substr(eq + 3) + "\"";
+            message.substr(at, eq - at) + " is a switch: it takes no value, got " + quoted_word(message.substr(eq + 3));
     } else if (dynamic_cast<const CLI::ValidationError*>(&e)) {
         a.exit_code = kInvalid;  // a value the field does not take, as the core reports it in a file
         a.json_out = std::find(words.begin(), words.end(), "--json") != words.end();  // its error document too
@@ -910,6 +941,10 @@ Request build(const Args& a, const ReadFile& read) {
 
 }  // namespace
 
+std::string shown_word(const std::string& word) {
+    return word.empty() ? "\"\" (an empty word)" : gpumem::display_text(word, kShownWordChars);
+}
+
 const char* command_name(Command command) {
     for (const Known& k : kCommands)
         if (k.command == command) return k.name;
@@ -929,7 +964,7 @@ Args parse_args(const std::vector<std::string>& words) {
         if (words.empty() || words[0] == "help") {
             const Known* k = words.size() > 1 ? find(words[1]) : nullptr;
             if (words.size() > 1 && !k) {
-                a.error = "unknown command " + words[1];
+                a.error = "unknown command " + shown_word(words[1]);
                 a.exit_code = kUsage;
                 return a;
             }
@@ -948,7 +983,7 @@ Args parse_args(const std::vector<std::string>& words) {
             return parse_args(with_command);
         }
         if (!named && (words[0].empty() || words[0][0] != '-')) {
-            a.error = "unknown command " + words[0];
+            a.error = "unknown command " + shown_word(words[0]);
             a.exit_code = kUsage;
             return a;
         }
@@ -966,6 +1001,11 @@ Args parse_args(const std::vector<std::string>& words) {
         }
         if (a.command == Command::Help) {  // no command (`gpumem --`): as bare `gpumem`
             a.help = app.help();
+            a.exit_code = kUsage;
+            return a;
+        }
+        if (std::string empty = empty_word_error(app, words, a); !empty.empty()) {
+            a.error = empty;
             a.exit_code = kUsage;
             return a;
         }
@@ -994,12 +1034,12 @@ Args parse_args(const std::vector<std::string>& words) {
     else if (a.command == Command::Table && a.positional.empty() && !a.list_types)
         a.error = "table needs a model: table MODEL (or --list-types)";
     else if (a.command == Command::Table && a.positional.size() > 1)
-        a.error = "table takes one model, got \"" + a.positional[1] + "\" too";
+        a.error = "table takes one model, got " + quoted_word(a.positional[1]) + " too";
     else if (format && a.scenario_file.empty() &&
              !detail::parse_setting<detail::WeightFormat>(format->value.get<std::string>())) {
         // Only a scenario file can add its own formats to the table's.
-        a.error = "--weight-format: " + detail::allowed_text<detail::WeightFormat>() + ", got \"" +
-                  format->value.get<std::string>() + "\"";
+        a.error = "--weight-format: " + detail::allowed_text<detail::WeightFormat>() + ", got " +
+                  quoted_word(format->value.get<std::string>());
         a.exit_code = kInvalid;
         return a;
     }

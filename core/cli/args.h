@@ -126,6 +126,11 @@ struct Args {
 // `words` is argv without the program name. Never throws: every problem is `error` in the result.
 Args parse_args(const std::vector<std::string>& words);
 
+// A word of the command line as an error message shows it: on one line, control characters escaped,
+// at most kShownWordChars characters (gpumem::display_text); an empty word as `"" (an empty word)`.
+constexpr std::size_t kShownWordChars = 80;
+std::string shown_word(const std::string& word);
+
 //-----------------------------------------------------------------------------
 // [SECTION] build_request
 //-----------------------------------------------------------------------------

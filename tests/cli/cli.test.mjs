@@ -618,10 +618,13 @@ describe('exit codes and error messages', () => {
     assert.equal(lines.length, 2);
     assert.equal(lines[0].ok, true);
     assert.match(lines[1].errors[0].message, /a --jsonl record is larger than 64 MiB/);
-    // Just under the cap still reads: 64 MiB - 1 bytes of spaces, then a scenario.
+    // Just under the cap still reads: 64 MiB - 1 bytes of spaces, then a scenario. The JSON
+    // parser then refuses it by its own limit (16 MiB, gpumem::kMaxJsonBytes), which it could not
+    // have seen had the read stopped.
     const under = bounded(`{ head -c $((64 * 1024 * 1024 - 40)) /dev/zero | tr '\\0' ' '; ` +
       `echo '{"model":{"preset":"llama3-8b"}}'; } | "$GPUMEM" validate -`);
-    expectExit(under, 0, 'a scenario padded to just under 64 MiB');
+    expectExit(under, 1, 'a scenario padded to just under 64 MiB');
+    assert.match(under.stdout, /JSON text of 67108857 bytes is larger than the limit of 16777216 bytes \(16 MiB\)/);
   });
 
   test('an unknown command: exit 2', () => {

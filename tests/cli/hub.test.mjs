@@ -117,7 +117,7 @@ test('Hub URLs and revisions: the id and revision are read from the URL, --revis
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /has no revision "missing-rev" \(HTTP 404\)/);
   for (const bad of ['../../etc/passwd', 'org/name/extra', 'a--b/c', 'mirror/x', 'mirror/gemma-2-9b']) {
-    const r = await run(['params', '--model', bad, '--revision', bad === 'mirror/gemma-2-9b' ? '../main' : ''], env);
+    const r = await run(['params', '--model', bad, ...(bad === 'mirror/gemma-2-9b' ? ['--revision', '../main'] : [])], env);
     assert.equal(r.code, 1, `${bad}: ${r.all}`);
   }
 });

@@ -1,8 +1,15 @@
 // The JSON API: errors as values, gpu-mem-calculator's config format, determinism, and nothing thrown.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <gpumem/gpumem.h>
 
+#include "catalogue/presets.h"  // core/src: detail::edit_distance
 #include "estimate_helpers.h"
 
 using nlohmann::json;
@@ -230,4 +237,130 @@ TEST(Api, DisplayTextIsOneLineEscapedAndBounded) {
     EXPECT_EQ(gpumem::display_text(std::string(500, 'a'), 10), std::string(10, 'a') + "...");
     EXPECT_EQ(gpumem::display_text("abc\n", 4), "abc...");  // an escape is never cut in two
     EXPECT_EQ(gpumem::display_text(std::string(3, '\0')), "\\x00\\x00\\x00");
+}
+
+// parse_json is linear in the text (issue #31): its depth check was a parse callback, and
+// nlohmann's callback parser rescans the parent container at every closing brace, so a 300 kB
+// document of empty objects took 11 s and these of 2 MiB would take minutes each. These take well
+// under a second each natively; the bound is a stall detector, not a timing.
+TEST(Api, WideDocumentsParseInLinearTime) {
+    const std::size_t n = std::size_t{2} << 20;
+    std::string array = "[", object = "{", arrays = "[";
+    std::size_t objects = 0, members = 0;
+    while (array.size() < n) array += objects++ ? ",{}" : "{}";
+    array += "]";
+    for (; object.size() < n; members++) object += (members ? ",\"k" : "\"k") + std::to_string(members) + "\":{}";
+    object += "}";
+    while (arrays.size() < n) arrays += arrays.size() > 1 ? ",[]" : "[]";
+    arrays += "]";
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    std::optional<json> a = gpumem::parse_json(array, error);
+    ASSERT_TRUE(a) << error;
+    EXPECT_EQ(a->size(), objects);
+    std::optional<json> o = gpumem::parse_json(object, error);
+    ASSERT_TRUE(o) << error;
+    EXPECT_EQ(o->size(), members);
+    EXPECT_TRUE(gpumem::parse_json(arrays, error)) << error;
+    // And through the API, as a scenario: read, and refused for what it is.
+    json r = json::parse(gpumem::estimate_json(object));
+    EXPECT_FALSE(r["ok"].get<bool>());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 30.0) << "three 2 MiB documents";
+}
+
+TEST(Api, JsonPastTheSizeLimitIsRefusedBySize) {
+    std::string error;
+    std::string at_limit = std::string(gpumem::kMaxJsonBytes - 2, ' ') + "{}";
+    EXPECT_TRUE(gpumem::parse_json(at_limit, error)) << error;
+    std::string over = at_limit + " ";
+    EXPECT_FALSE(gpumem::parse_json(over, error));
+    EXPECT_EQ(error, "JSON text of 16777217 bytes is larger than the limit of 16777216 bytes (16 MiB)");
+    json r = json::parse(gpumem::params_json(over));
+    EXPECT_FALSE(r["ok"].get<bool>());
+    EXPECT_EQ(r["errors"][0]["message"], error);
+}
+
+TEST(Api, JsonDepthIsContainersOpenAtOnce) {
+    std::string error;
+    const int limit = gpumem::kMaxJsonDepth;
+    EXPECT_TRUE(gpumem::parse_json(std::string(limit, '[') + "1" + std::string(limit, ']'), error)) << error;
+    EXPECT_FALSE(gpumem::parse_json(std::string(limit + 1, '[') + std::string(limit + 1, ']'), error));
+    EXPECT_EQ(error, "JSON nested deeper than 64 levels");
+    // Depth, not count: many containers side by side at level 2 are fine.
+    std::string side_by_side = "[";
+    for (int i = 0; i < 1000; i++) side_by_side += std::string(i ? "," : "") + "[[]]";
+    EXPECT_TRUE(gpumem::parse_json(side_by_side + "]", error)) << error;
+    // A syntax error says where, whatever comes after it.
+    EXPECT_FALSE(gpumem::parse_json("{\"a\": [1, 2,, 3]}" + std::string(1000, '['), error));
+    EXPECT_EQ(error.rfind("malformed JSON: [json.exception.parse_error.101] parse error at line 1, column 13", 0), 0u)
+        << error;
+}
+
+// The near-miss suggestion is bounded in the typed name (issue #31: a 1 MB model.preset spent 12 s
+// in the edit distance). A 4 MiB name now gets its answer at once, the name shown bounded.
+TEST(Api, AHugePresetNameIsAnsweredAtOnce) {
+    const std::string huge = "meta-llama/Llama-3.1-8B" + std::string(std::size_t{4} << 20, 'x');
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(gpumem::nearest_presets(huge).empty());
+    json r = gpumem::estimate({{"model", {{"preset", huge}}}});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_EQ(r["errors"][0]["field"], "model.preset");
+    EXPECT_LT(r["errors"][0]["message"].get<std::string>().size(), 300u);
+    EXPECT_LT(seconds, 10.0);
+    // At the length limit a near miss is still found; past it, none is looked for.
+    const std::string longest = "meta-llama/llama-3.1-8b-" + std::string(256 - 24, 'x');
+    EXPECT_TRUE(gpumem::nearest_presets(longest).size() > 0u);
+    EXPECT_TRUE(gpumem::nearest_presets(longest + "x").empty());
+}
+
+// GPU names and enumerated values take no edit distance, and a huge one is answered at once and
+// shown bounded, in the error and in the note of a card read from a board name.
+TEST(Api, HugeGpuNamesAndValuesAreAnsweredAtOnce) {
+    const std::string junk(std::size_t{4} << 20, 'q');
+    const auto start = std::chrono::steady_clock::now();
+    json gpu = gpumem::estimate({{"model", {{"preset", "llama3-8b"}}}, {"hardware", {{"gpu", junk}}}});
+    ASSERT_FALSE(gpu["ok"].get<bool>());
+    EXPECT_EQ(gpu["errors"][0]["field"], "hardware.gpu");
+    EXPECT_LT(gpu["errors"][0]["message"].get<std::string>().size(), 2000u);
+    std::string board = "NVIDIA A100 80GB";
+    while (board.size() < (std::size_t{1} << 20)) board += " PCIe";
+    json read = gpumem::estimate({{"model", {{"preset", "llama3-8b"}}}, {"hardware", {{"gpu", board}}}});
+    ASSERT_TRUE(read["ok"].get<bool>()) << read.dump().substr(0, 500);
+    for (const json& note : read["scenario"]["defaults_applied"]) EXPECT_LT(note.get<std::string>().size(), 400u);
+    json dtype = gpumem::estimate({{"model", {{"preset", "llama3-8b"}}}, {"training", {{"dtype", junk}}}});
+    ASSERT_FALSE(dtype["ok"].get<bool>());
+    EXPECT_LT(dtype["errors"][0]["message"].get<std::string>().size(), 400u);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 10.0);
+}
+
+// The banded edit distance is Levenshtein's wherever it is within the limit, and limit + 1 past it.
+TEST(Api, EditDistanceWithinALimitIsLevenshtein) {
+    auto full = [](const std::string& a, const std::string& b) {  // the whole table
+        std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+        for (std::size_t i = 0; i <= a.size(); i++) d[i][0] = i;
+        for (std::size_t j = 0; j <= b.size(); j++) d[0][j] = j;
+        for (std::size_t i = 1; i <= a.size(); i++)
+            for (std::size_t j = 1; j <= b.size(); j++)
+                d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+        return d[a.size()][b.size()];
+    };
+    const std::vector<std::string> words = {"",           "a",          "ab",        "ba",         "kitten",
+                                            "sitting",    "--seq-len",  "--seqlen",  "--seq-lens", "llama3-8b",
+                                            "llama-3-8b", "qwen2.5-7b", "abcabcabc", "cbacbacba"};
+    for (const std::string& a : words)
+        for (const std::string& b : words)
+            for (std::size_t limit = 0; limit <= 12; limit++) {
+                const std::size_t exact = full(a, b);
+                EXPECT_EQ(gpumem::detail::edit_distance(a, b, limit), exact <= limit ? exact : limit + 1)
+                    << a << " / " << b << " within " << limit;
+            }
+    // A huge word against a short one is one comparison of lengths; two huge ones a band of the table.
+    const std::string huge(std::size_t{1} << 20, 'a');
+    EXPECT_EQ(gpumem::detail::edit_distance(huge, "llama", 3), 4u);
+    EXPECT_EQ(gpumem::detail::edit_distance(huge, huge + "b", 3), 1u);
+    EXPECT_EQ(gpumem::detail::edit_distance(huge, "b" + huge.substr(1), 3), 1u);
+    EXPECT_EQ(gpumem::detail::edit_distance("abc", "xyz", static_cast<std::size_t>(-1)), 3u);
 }

@@ -2,7 +2,10 @@
 // read only through the reader the caller passes. Native only (the CLI has no WebAssembly build).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <gpumem/gpumem.h>
 
@@ -387,4 +390,55 @@ TEST(CliArgs, NothingCli11ThrowsGetsOut) {
     EXPECT_EQ(parse_args({"quick", "7", "8"}).error,
               "quick needs one size in billions of parameters, e.g. quick 7 --gpus 8, got \"8\" too");
     EXPECT_EQ(parse_args({"estimate", "--model", "a", "--model", "b"}).model, "b");  // a later option wins
+}
+
+// An empty word where a command, a flag's value or an argument goes is said to be empty (issue #31:
+// `gpumem help "" --help` answered "unknown command " naming nothing; found by the CLI fuzzer,
+// tests/fuzz/regressions/cli-empty-word-as-help-topic).
+TEST(CliArgs, AnEmptyWordIsSaidToBeEmpty) {
+    const std::string empty = "\"\" (an empty word)";
+    for (const std::vector<std::string>& words : std::vector<std::vector<std::string>>{
+             {""}, {"", "--help"}, {"help", ""}, {"help", "", "--help"}, {"help", "", "", "--help"}}) {
+        Args a = parse_args(words);
+        EXPECT_EQ(a.exit_code, kUsage);
+        EXPECT_EQ(a.error, "unknown command " + empty);
+    }
+    EXPECT_EQ(parse_args({"estimate", "--model", ""}).error, "--model needs a value, got " + empty);
+    EXPECT_EQ(parse_args({"estimate", "--model", "x", "--gpu="}).error, "--gpu needs a value, got " + empty);
+    EXPECT_EQ(parse_args({"params", "--hf-config", ""}).error, "--hf-config needs a value, got " + empty);
+    EXPECT_EQ(parse_args({"estimate", "", "--model", "x"}).error, "estimate takes no argument " + empty);
+    EXPECT_EQ(parse_args({"validate", ""}).error, "validate FILE: got " + empty);
+    EXPECT_EQ(parse_args({"table", ""}).error, "table MODEL: got " + empty);
+    Args dtype = parse_args({"estimate", "--model", "x", "--dtype", ""});
+    EXPECT_EQ(dtype.exit_code, kInvalid);
+    EXPECT_NE(dtype.error.find("got " + empty), std::string::npos) << dtype.error;
+    // A value that is only spaces is not empty: it is read (and refused) as what it is.
+    EXPECT_EQ(parse_args({"estimate", "--model", " "}).error, "");
+}
+
+// A huge word is answered at once and shown bounded: the near-miss search for options runs only
+// on words of 64 characters or fewer, and messages show words through display_text.
+TEST(CliArgs, AHugeWordIsAnsweredAtOnceAndShownBounded) {
+    const std::string huge(std::size_t{1} << 20, 'x');
+    const auto start = std::chrono::steady_clock::now();
+    for (const std::vector<std::string>& words :
+         std::vector<std::vector<std::string>>{{huge},
+                                               {"help", huge},
+                                               {"estimate", "--model", "x", "--" + huge},
+                                               {"estimate", "--model", "x", "--seq-len" + huge + "=3"},
+                                               {"estimate", "--model", "x", "--dtype", huge},
+                                               {"estimate", "--model", "x", "--precision", huge},
+                                               {"estimate", "--model", "x", "--weight-format", huge},
+                                               {"estimate", huge, "--model", "x"},
+                                               {"quick", "7", huge},
+                                               {"table", "x", huge}}) {
+        Args a = parse_args(words);
+        EXPECT_NE(a.exit_code, kOk) << words[1].substr(0, 20);
+        EXPECT_LT(a.error.size(), 1000u) << a.error.substr(0, 200);
+        EXPECT_NE(a.error.find("xxx..."), std::string::npos) << a.error.substr(0, 200);
+    }
+    // A line break in a word is shown escaped, not as a second line of the message.
+    EXPECT_EQ(parse_args({"frob\nNOTICE: fits"}).error, "unknown command frob\\nNOTICE: fits");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 10.0);
 }

@@ -24,6 +24,7 @@
 // on one GPU would get, and the result lists each default it applied.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -219,6 +220,7 @@ std::optional<nlohmann::json> find_preset(const std::string& id_or_alias);
 // Up to `n` bundled preset ids whose id or an alias is closest to `id` (case-insensitive edit
 // distance; a wrong organisation or a variant suffix such as "-Instruct" counts as near), nearest
 // first, none farther than a third of the id's length (at least 3 edits): for "did you mean".
+// An id longer than 256 characters gets none (the work stays bounded whatever is typed).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n = 3);
 // GPU catalogue: [{"id", "name", "memory_gb", "memory_bytes", ...}, ...]
 nlohmann::json list_gpus();
@@ -391,10 +393,16 @@ nlohmann::json import_deepspeed(const nlohmann::json& ds_config);
 // What the WebAssembly module exports one-to-one. Malformed JSON text is an error object, not an
 // exception: {"ok": false, "errors": [{"field": "", "problem": "malformed JSON: ...", ...}]}.
 
-// Documents nest at most this deep; deeper input is refused before anything recurses over it.
+// Documents nest at most this deep (containers open at once); deeper input is refused before
+// anything recurses over it.
 constexpr int kMaxJsonDepth = 64;
-// Parses JSON text the way the API does. On failure returns nullopt and sets `error` to
-// "malformed JSON: <position and reason>" or "JSON nested deeper than 64 levels".
+// JSON text at most this long (16 MiB; a config.json is well under 1 MiB): a document of that many
+// tiny values takes a few hundred MiB as a DOM, which the page's WebAssembly heap still holds.
+constexpr std::size_t kMaxJsonBytes = std::size_t{16} << 20;
+// Parses JSON text the way the API does, in time linear in its length (a first SAX pass checks
+// syntax and depth, then the document is built). On failure returns nullopt and sets `error` to
+// "malformed JSON: <position and reason>", "JSON nested deeper than 64 levels" or
+// "JSON text of N bytes is larger than the limit of 16777216 bytes (16 MiB)".
 std::optional<nlohmann::json> parse_json(const std::string& text, std::string& error);
 
 // Text that came from outside (a config.json's value, a link's parameter, a server's header) made

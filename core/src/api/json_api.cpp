@@ -14,28 +14,71 @@ using detail::json;
 
 const char* version() { return GPUMEM_VERSION; }
 
-std::optional<json> parse_json(const std::string& text, std::string& error) {
-    // The parser itself is iterative; the callback sees each value's depth and stops deep input
-    // before the document exists (printing or comparing it would recurse once per level).
+namespace {
+
+// A linear first pass over the text (nlohmann's SAX interface: no document is built) that stops at
+// the first syntax error or at the first container opened past kMaxJsonDepth. The DOM parse
+// that follows then needs no callback: nlohmann's callback parser rescans the parent container at
+// every closing brace or bracket, which made wide documents ([{}, {}, ...]) quadratic.
+class DepthCheck : public nlohmann::json_sax<json> {
+public:
     bool too_deep = false;
-    auto limit = [&too_deep](int depth, json::parse_event_t, json&) {
-        if (depth > kMaxJsonDepth) too_deep = true;
-        return !too_deep;
-    };
-    json doc;
-    try {
-        doc = json::parse(text, limit, true);
-    } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
-        if (!too_deep) {
-            error = std::string("malformed JSON: ") + e.what();
-            return std::nullopt;
-        }
+    std::string syntax_error;  // nlohmann's message for the first error, "" when none
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool start_object(std::size_t) override { return enter(); }
+    bool end_object() override { return leave(); }
+    bool start_array(std::size_t) override { return enter(); }
+    bool end_array() override { return leave(); }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+        syntax_error = e.what();  // parse errors, and numbers out of range (1e400)
+        return false;
     }
-    if (too_deep) {
-        error = "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+
+private:
+    int depth_ = 0;
+    // At most kMaxJsonDepth containers open at once.
+    bool enter() {
+        too_deep = ++depth_ > kMaxJsonDepth;
+        return !too_deep;
+    }
+    bool leave() {
+        --depth_;
+        return true;
+    }
+};
+
+}  // namespace
+
+std::optional<json> parse_json(const std::string& text, std::string& error) {
+    if (text.size() > kMaxJsonBytes) {
+        error = "JSON text of " + std::to_string(text.size()) + " bytes is larger than the limit of " +
+                std::to_string(kMaxJsonBytes) + " bytes (" + std::to_string(kMaxJsonBytes >> 20) + " MiB)";
         return std::nullopt;
     }
-    return doc;
+    try {
+        DepthCheck check;
+        json::sax_parse(text, &check);
+        if (check.too_deep) {
+            error = "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+            return std::nullopt;
+        }
+        if (!check.syntax_error.empty()) {
+            error = "malformed JSON: " + check.syntax_error;
+            return std::nullopt;
+        }
+        return json::parse(text);         // well-formed and shallow: the parser is iterative, each value once
+    } catch (const json::exception& e) {  // not expected after the check; still a value, never a throw
+        error = std::string("malformed JSON: ") + e.what();
+        return std::nullopt;
+    }
 }
 
 namespace {

@@ -126,6 +126,9 @@ const std::vector<Format>& builtin_formats() { return catalogue().formats; }
 
 namespace {
 
+// A typed name in a note: quoted, on one line and bounded (display_text).
+std::string quoted_name(const std::string& typed) { return "\"" + display_text(typed, 80) + "\""; }
+
 // A board name split into its words: the model's words, joined as gpu_key writes them, and the memory
 // size in GB ("80GB", "40G"; 0 when none is given). Form factors (SXM2/4/5, PCIe) are dropped: a
 // board's memory, not its connector, is what the estimate needs, and the catalogue keeps a separate
@@ -189,7 +192,7 @@ std::optional<json> find_gpu(const std::string& id, std::string* note) {
     //    PCIe"): the model, a board form factor that does not change the memory, and the memory size. The card
     //    whose id, name or alias holds the model and whose memory is that size.
     if (std::optional<json> g = by_board_name(id, gpus, names)) {
-        if (note != nullptr) *note = "\"" + id + "\" read as " + (*g)["id"].get<std::string>();
+        if (note != nullptr) *note = quoted_name(id) + " read as " + (*g)["id"].get<std::string>();
         return g;
     }
     // 3. A family name that covers several cards: its documented default.
@@ -208,18 +211,18 @@ std::optional<json> find_gpu(const std::string& id, std::string* note) {
             std::string others;
             for (const std::string& c : covered)
                 if (c != (*g)["id"]) others += (others.empty() ? "" : ", ") + c;
-            *note = "\"" + id + "\" names a family: read as " + (*g)["id"].get<std::string>() + " (" +
+            *note = quoted_name(id) + " names a family: read as " + (*g)["id"].get<std::string>() + " (" +
                     family.value("why", "") + ")" + (others.empty() ? "" : "; the family also has " + others);
         }
         if (g) return g;
     }
     // 4. Part of exactly one card's id, name or alias ("4090", "H100 PCIe").
     if (covered.size() == 1) {
-        if (note != nullptr) *note = "\"" + id + "\" read as " + covered[0];
+        if (note != nullptr) *note = quoted_name(id) + " read as " + covered[0];
         return by_id(covered[0]);
     }
     if (note != nullptr && covered.size() > 1) {
-        *note = "\"" + id + "\" could be any of ";
+        *note = quoted_name(id) + " could be any of ";
         for (std::size_t i = 0; i < covered.size(); i++) *note += (i ? ", " : "") + covered[i];
     }
     return std::nullopt;
@@ -227,14 +230,14 @@ std::optional<json> find_gpu(const std::string& id, std::string* note) {
 
 namespace {
 
-// How far `key` (lower case) is from a bundled id or alias (lower case): the edit distance, or
-// the name parts' plus one (a wrong organisation), or 2 when the key is a variant that starts with
-// it ("qwen/qwen2.5-7b-instruct" for "qwen/qwen2.5-7b").
-std::size_t preset_distance(const std::string& key, const std::string& alias) {
-    std::size_t d = edit_distance(key, alias);
+// How far `key` (lower case) is from a bundled id or alias (lower case), when at most `limit`
+// (else more): the edit distance, or the name parts' plus one (a wrong organisation), or 2 when
+// the key is a variant that starts with it ("qwen/qwen2.5-7b-instruct" for "qwen/qwen2.5-7b").
+std::size_t preset_distance(const std::string& key, const std::string& alias, std::size_t limit) {
+    std::size_t d = edit_distance(key, alias, limit);
     const std::size_t a = alias.find('/'), k = key.find('/');
-    if (a != std::string::npos && k != std::string::npos)
-        d = std::min(d, edit_distance(key.substr(k + 1), alias.substr(a + 1)) + 1);
+    if (a != std::string::npos && k != std::string::npos && limit > 0)
+        d = std::min(d, edit_distance(key.substr(k + 1), alias.substr(a + 1), limit - 1) + 1);
     if (key.size() > alias.size() && key.compare(0, alias.size(), alias) == 0 &&
         !std::isalnum(static_cast<unsigned char>(key[alias.size()])))
         d = std::min<std::size_t>(d, 2);
@@ -243,28 +246,38 @@ std::size_t preset_distance(const std::string& key, const std::string& alias) {
 
 }  // namespace
 
-// The number of single-character edits that turn `a` into `b` (Levenshtein).
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
+std::size_t edit_distance(const std::string& a, const std::string& b, std::size_t limit) {
+    const std::size_t n = a.size(), m = b.size();
+    limit = std::min(limit, std::max(n, m));  // never more than that; keeps limit + 1 from overflowing
+    const std::size_t over = limit + 1;
+    if ((n > m ? n - m : m - n) > limit) return over;
+    // row[j]: the distance between a's first i characters and b's first j, capped at `over`; cells
+    // farther than `limit` from the diagonal are at least that far apart and stay `over`.
+    std::vector<std::size_t> row(m + 1, over);
+    for (std::size_t j = 0; j <= std::min(m, limit); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= n; ++i) {
+        const std::size_t from = i > limit ? i - limit : 1, to = std::min(m, i + limit);
+        std::size_t diagonal = row[from - 1];
+        row[from - 1] = from == 1 ? std::min(i, over) : over;
+        std::size_t least = row[from - 1];
+        for (std::size_t j = from; j <= to; ++j) {
             const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            row[j] = std::min({up + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1), over});
             diagonal = up;
+            least = std::min(least, row[j]);
         }
+        if (least > limit) return over;  // every way on is already farther
     }
-    return row[b.size()];
+    return row[m];
 }
 
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n) {
+    if (id.size() > kMaxSuggestLength) return {};
     const std::string key = lower(id);
     const std::size_t limit = std::max<std::size_t>(3, key.size() / 3);
     std::vector<std::pair<std::size_t, std::string>> scored;
     for (const auto& [alias, target] : catalogue().alias_to_id)
-        if (const std::size_t d = preset_distance(key, alias); d <= limit) scored.push_back({d, target});
+        if (const std::size_t d = preset_distance(key, alias, limit); d <= limit) scored.push_back({d, target});
     std::sort(scored.begin(), scored.end());
     std::vector<std::string> out;
     for (const auto& s : scored) {
