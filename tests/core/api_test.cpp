@@ -364,3 +364,17 @@ TEST(Api, EditDistanceWithinALimitIsLevenshtein) {
     EXPECT_EQ(gpumem::detail::edit_distance(huge, "b" + huge.substr(1), 3), 1u);
     EXPECT_EQ(gpumem::detail::edit_distance("abc", "xyz", static_cast<std::size_t>(-1)), 3u);
 }
+
+// An error's "value" quotes the input: the characters that reorder text are escaped, and a long
+// value is cut at a character, never inside one (it stays UTF-8).
+TEST(Api, AnErrorQuotesItsValueEscapedAndCutAtACharacter) {
+    json r = json::parse(gpumem::estimate_json(R"({"model": {"preset": "llama3-8b"}, "mode": "fits\u202egniniart"})"));
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_EQ(r["errors"][0]["value"], "\"fits\\u202egniniart\"");
+    std::string long_value;
+    for (int i = 0; i < 100; i++) long_value += "\xc3\xa9";  // 100 x U+00E9, 2 bytes each
+    r = json::parse(gpumem::estimate_json(R"({"model": {"preset": "llama3-8b"}, "mode": ")" + long_value + "\"}"));
+    ASSERT_FALSE(r["ok"].get<bool>());
+    const std::string value = r["errors"][0]["value"];
+    EXPECT_EQ(value, "\"" + long_value.substr(0, 76 * 2) + "...");  // the quote and 76 characters, then the cut
+}

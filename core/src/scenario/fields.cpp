@@ -38,9 +38,9 @@ static bool shallow(const json& value, int levels) {
 
 std::string show(const json& value) {
     if (!shallow(value, 4)) return value.is_array() ? "[...]" : "{...}";
-    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-    if (text.size() > 80) text = text.substr(0, 77) + "...";
-    return text;
+    // JSON text escapes the controls; display_text also escapes the characters that reorder or hide
+    // text, and cuts at a character, never inside one.
+    return display_text(value.dump(-1, ' ', false, json::error_handler_t::replace), 77);
 }
 
 bool FieldReader::has(const std::string& key) const { return get(key) != nullptr; }
