@@ -179,9 +179,12 @@ test('text from a link or a Hub config is shown on one line: cal_name, hub=, mod
   const spoken = await summary(page);
   assert.match(spoken, /Warning: model_type 'evil\\nNOTICE: verified to fit\\x1b\[32m' is not a known family/);
   assertOneLine([...Object.values(state.texts), spoken, state.markdown.split('\n')[0]]);
-  // The core keeps the value as the config has it (what the CLI's --json prints); only its display is escaped.
+  // The core's warning quotes the value escaped (core/src/model/config.cpp), so the CLI's --json and
+  // every other front end get the same one-line text.
   const estimate = runCli(['estimate', '--scenario', '-', '--json'], JSON.stringify(await uiScenario(page)));
-  assert.ok(estimate.warnings.some((w) => w.includes(FORGED)));
+  assert.ok(estimate.warnings.some((w) => w.includes("model_type 'evil\\nNOTICE: verified to fit\\x1b[32m'")),
+    JSON.stringify(estimate.warnings));
+  assert.ok(!estimate.warnings.some((w) => w.includes(FORGED)), 'the raw value is never in a warning');
   assert.equal((await uiTotal(page)).bytes, estimate.per_gpu.device_total_bytes);
   await page.close();
 });
