@@ -13,7 +13,7 @@
 //   GPUMEM_CLI=build/native/core/cli/gpumem node --test tests/browser/decisions.test.mjs
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import {
-  click, cliPath as cli, frames, launchBrowser, outDir, pageSuite, rect, repo, reveal, until,
+  click, cliPath as cli, makeCalibration, frames, launchBrowser, outDir, pageSuite, rect, repo, reveal, until,
 } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
@@ -39,19 +39,6 @@ function runCli(args, input) {
 const uiScenario = (page) => page.evaluate(() => window.gpumem.uiScenario());
 const uiTotal = (page) => page.evaluate(() => window.gpumem.uiTotal());
 
-// A calibration file from `gpumem calibrate` on five published records (every third: a mix of
-// sources that moves the allocator's slack away from its default).
-function makeCalibration() {
-  const records = execFileSync(process.execPath, [join(repo, 'tests', 'bench', 'records.mjs')],
-    { encoding: 'utf8', env: { ...process.env, GPUMEM_CLI: cli } }).trim().split('\n')
-    .filter((_, i) => (i + 1) % 3 === 0).slice(0, 5);
-  const recordsFile = join(work, 'records.jsonl');
-  writeFileSync(recordsFile, records.join('\n') + '\n');
-  const file = join(work, 'browser-cal.json');
-  const r = spawnSync(cli, ['calibrate', recordsFile, '--out', file, '--name', 'browser-cal'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return file;
-}
 
 
 
@@ -192,7 +179,7 @@ test('the chart: peak against sequence length and batch size, the card and the m
 });
 
 test('calibration: loaded with the file chooser, used by every estimate, named by the link, asked for where missing', async () => {
-  const calFile = makeCalibration();
+  const calFile = makeCalibration(work, 'browser-cal');
   const cal = JSON.parse(readFileSync(calFile, 'utf8'));
   assert.ok(Object.keys(cal.overheads).length > 0, `the calibration fits something: ${JSON.stringify(cal.overheads)}`);
   // The default settings (a link naming only the model): no overheads of the scenario's own.

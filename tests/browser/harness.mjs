@@ -1,8 +1,8 @@
 // What every browser-driving script here shares: Debian's Chromium with the flags that give it
 // software WebGL and keep it off the network (docs/STYLE.md), and web/serve.mjs on a free port.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -25,6 +25,20 @@ export const CHROMIUM_ARGS = [
 ];
 
 // Starts web/serve.mjs over `root` on a free loopback port; resolves with { child, url }.
+// A calibration file from `gpumem calibrate` on five published records (every third: a mix of
+// sources that moves the allocator's slack away from its default), written in `dir` as NAME.json.
+export function makeCalibration(dir, name) {
+  const records = execFileSync(process.execPath, [join(repo, 'tests', 'bench', 'records.mjs')],
+    { encoding: 'utf8', env: { ...process.env, GPUMEM_CLI: cliPath } }).trim().split('\n')
+    .filter((_, i) => (i + 1) % 3 === 0).slice(0, 5);
+  const recordsFile = join(dir, `${name}.jsonl`);
+  writeFileSync(recordsFile, records.join('\n') + '\n');
+  const file = join(dir, `${name}.json`);
+  const r = spawnSync(cliPath, ['calibrate', recordsFile, '--out', file, '--name', name], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return file;
+}
+
 export function startServer(root = siteDir) {
   return new Promise((resolveUrl, reject) => {
     const child = spawn(process.execPath,

@@ -11,14 +11,16 @@
 //   GPUMEM_CLI=build/native/core/cli/gpumem node --test tests/browser/link_values.test.mjs
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { click, cliPath as cli, frames, outDir, pageSuite, rect, repo, reveal, until } from './harness.mjs';
+import {
+  click, cliPath as cli, frames, makeCalibration, outDir, pageSuite, rect, repo, reveal, until,
+} from './harness.mjs';
 import { startMockHub } from './mock_hub.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
@@ -210,21 +212,9 @@ async function assertStorageDocumented(page) {
   assert.deepEqual(others, { session: 0, cookies: '', databases: 0 }, 'nothing else is stored');
 }
 
-// A calibration file from `gpumem calibrate` on five published records (as decisions.test.mjs makes one).
-function makeCalibration() {
-  const records = execFileSync(process.execPath, [join(repo, 'tests', 'bench', 'records.mjs')],
-    { encoding: 'utf8', env: { ...process.env, GPUMEM_CLI: cli } }).trim().split('\n')
-    .filter((_, i) => (i + 1) % 3 === 0).slice(0, 5);
-  const recordsFile = join(work, 'records.jsonl');
-  writeFileSync(recordsFile, records.join('\n') + '\n');
-  const file = join(work, 'link-cal.json');
-  const r = spawnSync(cli, ['calibrate', recordsFile, '--out', file, '--name', 'link-cal'], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  return file;
-}
 
 test('a calibration: applied by a link only from this browser\'s copy, shown as set by the link; Remove deletes the copy', async () => {
-  const calFile = makeCalibration();
+  const calFile = makeCalibration(work, 'link-cal');
   const page = await openPage('?model=meta-llama/Llama-3.1-8B');
   await reveal(page, 'calibration_header');
   await click(page, 'calibration_header');
