@@ -21,7 +21,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import {
-  click, cliPath as cli, makeCalibration, frames, launchBrowser, outDir, pageSuite, rect, repo, reveal, until,
+  click, cliPath as cli, frames, launchBrowser, loadCalibration, makeCalibration, outDir, pageSuite, rect, reveal,
+  until,
 } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
@@ -190,12 +191,7 @@ test('calibration: loaded with the file chooser, used by every estimate, named b
     return t;
   })()).bytes;
   const page = await openPage('?model=meta-llama/Llama-3.1-8B');
-  await reveal(page, 'calibration_header');
-  await click(page, 'calibration_header');
-  await reveal(page, 'load_calibration');
-  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'load_calibration')]);
-  await chooser.setFiles(calFile);
-  let state = await until(page, 'the calibration loaded', (s) => s.decisions.calibration.hash !== '');
+  let state = await loadCalibration(page, calFile);
   assert.equal(state.decisions.calibration.name, 'browser-cal');
   assert.equal(state.decisions.calibration.message, '');
 

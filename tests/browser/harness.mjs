@@ -202,3 +202,14 @@ export async function replaceDigits(page, name, value, current) {
   await page.keyboard.type(String(value), { delay: 5 });
   await pressKey(page, 'Enter');
 }
+
+// Loads a calibration file as a user does: opens the Calibration header, clicks "Load
+// calibration..." and picks the file; resolves with the page state once it is applied.
+export async function loadCalibration(page, file) {
+  await reveal(page, 'calibration_header');
+  await click(page, 'calibration_header');
+  await reveal(page, 'load_calibration');
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'load_calibration')]);
+  await chooser.setFiles(file);
+  return until(page, 'the calibration loaded', (s) => s.decisions.calibration.hash !== '');
+}

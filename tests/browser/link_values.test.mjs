@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import {
-  click, cliPath as cli, frames, makeCalibration, outDir, pageSuite, rect, repo, reveal, until,
+  click, cliPath as cli, frames, loadCalibration, makeCalibration, outDir, pageSuite, rect, repo, reveal, until,
 } from './harness.mjs';
 import { startMockHub } from './mock_hub.mjs';
 
@@ -216,12 +216,7 @@ async function assertStorageDocumented(page) {
 test('a calibration: applied by a link only from this browser\'s copy, shown as set by the link; Remove deletes the copy', async () => {
   const calFile = makeCalibration(work, 'link-cal');
   const page = await openPage('?model=meta-llama/Llama-3.1-8B');
-  await reveal(page, 'calibration_header');
-  await click(page, 'calibration_header');
-  await reveal(page, 'load_calibration');
-  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'load_calibration')]);
-  await chooser.setFiles(calFile);
-  let state = await until(page, 'the calibration loaded', (s) => s.decisions.calibration.hash !== '');
+  let state = await loadCalibration(page, calFile);
   const hash = state.decisions.calibration.hash;
   const key = `gpumem:/:calibration:${hash}`;
   assert.equal(await page.evaluate((k) => window.localStorage.getItem(k), key), readFileSync(calFile, 'utf8'));
