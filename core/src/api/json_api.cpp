@@ -4,7 +4,6 @@
 #include <exception>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "scenario/fields.h"
 
