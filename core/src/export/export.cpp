@@ -2,6 +2,8 @@
 // is what was estimated.
 #include "export/export.h"
 
+#include "formats/format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -18,21 +20,6 @@ using ojson = nlohmann::ordered_json;
 //-----------------------------------------------------------------------------
 // Writing text: shell words, command lines, YAML
 //-----------------------------------------------------------------------------
-
-// A shell word: as it is when it has no special characters, else single-quoted.
-std::string shell_word(const std::string& s) {
-    static const char* const kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,@+%";
-    if (!s.empty() && s.find_first_not_of(kPlain) == std::string::npos) return s;
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string number_text(double v) {
-    if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
-    std::string s = json(v).dump();
-    return s;
-}
 
 // A command line, one option per continued line.
 class Command {
@@ -65,124 +52,8 @@ private:
     std::vector<std::string> lines_;
 };
 
-// A YAML scalar: plain when YAML reads it back as the same string, else double-quoted (JSON's
-// quoting is valid YAML).
-std::string yaml_scalar(const ojson& v) {
-    if (!v.is_string()) return v.dump();
-    const std::string& s = v.get_ref<const std::string&>();
-    static const char* const kPlain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./";
-    static const char* const kReserved[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"};
-    std::string lower = s;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    bool reserved = std::any_of(std::begin(kReserved), std::end(kReserved), [&](const char* r) { return lower == r; });
-    bool numeric = !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '.');
-    if (s.empty() || reserved || numeric || s.find_first_not_of(kPlain) != std::string::npos) return v.dump();
-    return s;
-}
-
-// Block-style YAML for objects of scalars, objects and lists of scalars (flow style).
-void write_yaml(const ojson& doc, std::string& out, int indent = 0) {
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-        out += std::string(static_cast<std::size_t>(indent), ' ') + it.key() + ":";
-        const ojson& v = it.value();
-        if (v.is_object()) {
-            out += "\n";
-            write_yaml(v, out, indent + 2);
-        } else if (v.is_array()) {
-            std::string items;
-            for (const ojson& x : v) items += (items.empty() ? "" : ", ") + yaml_scalar(x);
-            out += " [" + items + "]\n";
-        } else {
-            out += " " + yaml_scalar(v) + "\n";
-        }
-    }
-}
-
-//-----------------------------------------------------------------------------
-// The resolved scenario, read
-//-----------------------------------------------------------------------------
-
-// The fields of a resolved scenario (estimate()'s "scenario") the exporters read.
-struct Run {
-    const json& s;
-    std::string model;  // Hub id or name
-    std::string method, dtype, precision, optimizer, checkpointing, attention, loss, compile, framework;
-    std::string engine, fsdp_sharding, offload_optimizer, offload_param;
-    std::uint64_t batch = 1, accumulation = 1, seq_len = 0, zero_stage = 0;
-    std::uint64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, num_gpus = 1;
-    bool optimizer_in_backward = false, activation_offloading = false, double_quant = false;
-
-    explicit Run(const json& scenario) : s(scenario) {
-        const json& m = s["model"];
-        model = m.contains("preset") ? m["preset"].get<std::string>()
-                : m.contains("name") ? m["name"].get<std::string>()
-                                     : std::string("MODEL");
-        const json& e = s["engine"];
-        engine = e["type"];
-        zero_stage = e["zero_stage"];
-        fsdp_sharding = e["fsdp_sharding"];
-        offload_optimizer = e["offload_optimizer"];
-        offload_param = e["offload_param"];
-        const json& p = s["parallelism"];
-        dp = p["data_parallel_size"];
-        tp = p["tensor_parallel_size"];
-        pp = p["pipeline_parallel_size"];
-        cp = p["context_parallel_size"];
-        ep = p["expert_parallel_size"];
-        num_gpus = s["hardware"]["num_gpus"];
-        if (!s.contains("training")) return;
-        const json& t = s["training"];
-        method = t["method"];
-        dtype = t["dtype"];
-        precision = t["precision"];
-        optimizer = t["optimizer"];
-        checkpointing = t["activation_checkpointing"];
-        attention = t["attention"];
-        loss = t["loss"];
-        compile = t["compile"];
-        framework = t["framework"];
-        batch = t["batch_size"];
-        accumulation = t["gradient_accumulation_steps"];
-        seq_len = t["seq_len"];
-        optimizer_in_backward = t["optimizer_in_backward"];
-        activation_offloading = t["activation_offloading"];
-        double_quant = t.value("double_quant", false);
-    }
-    bool adapters() const { return method == "lora" || method == "qlora"; }
-    std::uint64_t world() const { return dp * tp * pp * cp; }
-    const json& lora() const { return s["training"]["lora"]; }
-    std::vector<std::string> lora_targets() const { return lora()["target_modules"].get<std::vector<std::string>>(); }
-    bool targets(const char* module) const {
-        auto t = lora_targets();
-        return std::find(t.begin(), t.end(), "all_linear") != t.end() ||
-               std::find(t.begin(), t.end(), module) != t.end();
-    }
-};
-
-// What an exporter produced, or the issues that stopped it.
-struct Written {
-    const char* kind = "command";
-    std::string file_name;
-    std::string text;
-    std::vector<std::string> notes;
-    std::vector<Issue> issues;
-
-    void refuse(const std::string& field, const std::string& problem, const std::string& value) {
-        issues.push_back({field, problem, value});
-    }
-};
-
-std::uint64_t nodes_for(std::uint64_t world, std::uint64_t per_node) { return (world + per_node - 1) / per_node; }
-
-// The global batch in sequences: micro-batch x accumulation x data-parallel replicas.
-std::uint64_t global_batch(const Run& r) { return r.batch * r.accumulation * r.dp; }
-
-std::string torch_dtype_name(const std::string& dtype) {
-    return dtype == "bf16" ? "bfloat16" : dtype == "fp16" ? "float16" : "float32";
-}
-
 // Megatron's own engines have their own launchers and arguments: no exporter writes them.
-void refuse_megatron(const Run& r, Written& w, const char* format) {
+void refuse_layout(const Run& r, Written& w, const char* format) {
     if (r.engine == "megatron" || r.engine == "megatron_deepspeed")
         w.refuse("engine.type",
                  std::string("is not exported as ") + format +
@@ -207,81 +78,9 @@ void note_checkpointing(const Run& r, Written& w, const std::string& how) {
                  r.checkpointing);
 }
 
-// HF Trainer's --optim name of an optimizer (transformers' OptimizerNames), or "" when it has none.
-std::string hf_optim(const std::string& optimizer) {
-    static const char* const kMap[][2] = {
-        {"adamw", "adamw_torch"},
-        {"adamw_fused", "adamw_torch_fused"},
-        {"adam", "adamw_torch"},
-        {"adamw_8bit", "adamw_bnb_8bit"},
-        {"paged_adamw_8bit", "paged_adamw_8bit"},
-        {"paged_adamw_32bit", "paged_adamw_32bit"},
-        {"adafactor", "adafactor"},
-        {"sgd", "sgd"},
-        {"adagrad", "adagrad"},
-        {"rmsprop", "rmsprop"},
-        {"lion", "lion_32bit"},
-    };
-    for (const auto& row : kMap)
-        if (optimizer == row[0]) return row[1];
-    return "";
-}
-
 //-----------------------------------------------------------------------------
 // Training formats
 //-----------------------------------------------------------------------------
-
-Written write_deepspeed(const Run& r) {
-    Written w;
-    w.kind = "json";
-    w.file_name = "ds_config.json";
-    if (r.engine != "deepspeed" && r.engine != "megatron_deepspeed")
-        w.refuse("engine.type", "must be deepspeed (or megatron_deepspeed) to write a DeepSpeed config", r.engine);
-    if (r.dtype == "fp8")
-        w.refuse("training.dtype", "DeepSpeed's JSON has no fp8 switch (fp8 training runs through Transformer Engine)",
-                 r.dtype);
-    const bool half = r.dtype == "bf16" || r.dtype == "fp16";
-    if (half && r.precision != "mixed_master_fp32")
-        w.refuse("training.precision",
-                 "DeepSpeed's bf16 and fp16 keep half-precision weights and an fp32 master "
-                 "copy: mixed_master_fp32 (the default under deepspeed)",
-                 r.precision);
-    if (!w.issues.empty()) return w;
-
-    ojson ds;
-    ds["train_micro_batch_size_per_gpu"] = r.batch;
-    ds["gradient_accumulation_steps"] = r.accumulation;
-    ds["train_batch_size"] = global_batch(r);
-    if (r.dtype == "bf16") ds["bf16"] = {{"enabled", true}};
-    if (r.dtype == "fp16") ds["fp16"] = {{"enabled", true}};
-    ojson zero;
-    zero["stage"] = r.zero_stage;
-    const json& o = r.s["overheads"];
-    zero["reduce_bucket_size"] = static_cast<std::uint64_t>(o["zero_reduce_bucket_elements"].get<double>());
-    zero["contiguous_gradients"] = true;
-    if (r.zero_stage == 3)
-        zero["stage3_prefetch_bucket_size"] = static_cast<std::uint64_t>(o["zero3_prefetch_elements"].get<double>());
-    if (r.offload_optimizer != "none") {
-        zero["offload_optimizer"] = {{"device", r.offload_optimizer}, {"pin_memory", true}};
-        if (r.offload_optimizer == "nvme") zero["offload_optimizer"]["nvme_path"] = "/local_nvme";
-    }
-    if (r.offload_param != "none") {
-        zero["offload_param"] = {{"device", r.offload_param}, {"pin_memory", true}};
-        if (r.offload_param == "nvme") zero["offload_param"]["nvme_path"] = "/local_nvme";
-    }
-    ds["zero_optimization"] = zero;
-    w.text = ds.dump(2) + "\n";
-    if (r.offload_optimizer == "nvme" || r.offload_param == "nvme")
-        w.notes.push_back("nvme_path: set it to a local NVMe mount");
-    if (r.engine == "megatron_deepspeed")
-        w.notes.push_back("Megatron-DeepSpeed: pass --tensor-model-parallel-size " + std::to_string(r.tp) +
-                          " --pipeline-model-parallel-size " + std::to_string(r.pp) + " to its pretrain script");
-    note_checkpointing(r, w, "enable it in the training script (HF Trainer: --gradient_checkpointing True)");
-    w.notes.push_back("the optimizer (" + r.optimizer +
-                      ") comes from the training script; add an \"optimizer\" "
-                      "section only to use DeepSpeed's own");
-    return w;
-}
 
 // accelerate's mixed_precision for a compute dtype.
 std::string accelerate_precision(const std::string& dtype) { return dtype == "fp32" ? "no" : dtype; }
@@ -290,7 +89,7 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
     Written w;
     w.kind = "yaml";
     w.file_name = "accelerate_config.yaml";
-    refuse_megatron(r, w, "accelerate");
+    refuse_layout(r, w, "accelerate");
     const bool ds = r.engine == "deepspeed";
     const char* want = ds ? "mixed_master_fp32" : "amp_fp32_weights";
     if (r.dtype != "fp32" && r.precision != want && !(r.adapters() && r.precision == "pure"))
@@ -342,7 +141,7 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
         note_checkpointing(r, w, "model.gradient_checkpointing_enable() in the script");
     }
     std::string text;
-    write_yaml(y, text);
+    text = yaml_text(y);
     w.text = text;
     w.notes.push_back("micro-batch " + std::to_string(r.batch) + " per GPU: the DataLoader's batch_size; " +
                       std::to_string(r.accumulation) + " accumulation steps: Accelerator(gradient_accumulation_steps=" +
@@ -355,7 +154,7 @@ Written write_accelerate(const Run& r, std::uint64_t per_node) {
 Written write_torchrun(const Run& r, std::uint64_t per_node, const std::string& script) {
     Written w;
     w.file_name = "train.sh";
-    refuse_megatron(r, w, "torchrun + HF Trainer");
+    refuse_layout(r, w, "torchrun + HF Trainer");
     if (r.framework != "transformers")
         w.refuse("training.framework", "torchrun's flags here are HF Trainer's: the framework must be transformers",
                  r.framework);
@@ -608,7 +407,7 @@ std::string tune_config(const std::string& model, const char* recipe, const std:
 
 Written write_torchtune(const Run& r) {
     Written w;
-    refuse_megatron(r, w, "torchtune");
+    refuse_layout(r, w, "torchtune");
     if (r.framework != "torchtune")
         w.refuse("training.framework", "a torchtune recipe runs torchtune's loop: the framework must be torchtune",
                  r.framework);
@@ -700,7 +499,7 @@ Written write_axolotl(const Run& r) {
     Written w;
     w.kind = "yaml";
     w.file_name = "axolotl.yaml";
-    refuse_megatron(r, w, "axolotl");
+    refuse_layout(r, w, "axolotl");
     if (r.framework != "transformers")
         w.refuse("training.framework", "axolotl trains with HF Trainer: the framework must be transformers",
                  r.framework);
@@ -764,7 +563,7 @@ Written write_axolotl(const Run& r) {
                             {"activation_checkpointing", r.checkpointing == "full"}};
     }
     std::string text;
-    write_yaml(y, text);
+    text = yaml_text(y);
     w.text = text;
     w.notes.push_back("add datasets:, output_dir: and the learning rate; launch on " + std::to_string(r.world()) +
                       " GPU(s) with `axolotl train axolotl.yaml` (accelerate launch for several)");
@@ -774,7 +573,7 @@ Written write_axolotl(const Run& r) {
 Written write_litgpt(const Run& r, std::uint64_t per_node) {
     Written w;
     w.file_name = "litgpt.sh";
-    refuse_megatron(r, w, "litgpt");
+    refuse_layout(r, w, "litgpt");
     if (r.framework != "litgpt")
         w.refuse("training.framework", "a litgpt command runs litgpt's loop: the framework must be litgpt",
                  r.framework);
@@ -794,7 +593,7 @@ Written write_litgpt(const Run& r, std::uint64_t per_node) {
     if (nodes > 1) c.option("--num_nodes", static_cast<double>(nodes));
     c.option("--precision", precision);
     c.option("--train.micro_batch_size", static_cast<double>(r.batch));
-    c.option("--train.global_batch_size", static_cast<double>(global_batch(r)));
+    c.option("--train.global_batch_size", static_cast<double>(r.batch * r.accumulation * r.dp));
     c.option("--train.max_seq_length", static_cast<double>(r.seq_len));
     if (r.adapters()) {
         const json& l = r.lora();
@@ -1076,11 +875,6 @@ Written write_llama_cpp(const Run& r) {
 // The request
 //-----------------------------------------------------------------------------
 
-bool is_serving(ExportFormat f) {
-    return f == ExportFormat::Vllm || f == ExportFormat::LlamaCpp || f == ExportFormat::Sglang ||
-           f == ExportFormat::Tgi || f == ExportFormat::TensorrtLlm;
-}
-
 // The inference.engine a serving format runs.
 const char* engine_of(ExportFormat f) {
     switch (f) {
@@ -1117,7 +911,7 @@ void require_field(json& scenario, const char* section, const char* key, const s
 Written write(ExportFormat f, const Run& r, std::uint64_t per_node, const std::string& script) {
     switch (f) {
         case ExportFormat::Deepspeed:
-            return write_deepspeed(r);
+            return write_run(f, r, per_node, script);
         case ExportFormat::Accelerate:
             return write_accelerate(r, per_node);
         case ExportFormat::Torchrun:
@@ -1210,83 +1004,15 @@ json export_config(const json& request) {
 //-----------------------------------------------------------------------------
 
 json import_deepspeed(const json& ds) {
-    std::vector<Issue> issues;
     if (!ds.is_object()) return error_document({{"", "a DeepSpeed config is a JSON object", show(ds)}});
-    json scenario = {{"mode", "training"}, {"engine", {{"type", "deepspeed"}}}};
-    json notes = json::array();
-    // A count, or "auto" (left to the HF Trainer integration, so left out here).
-    auto count = [&](const json& parent, const char* key, const std::string& path) -> std::optional<std::uint64_t> {
-        auto it = parent.find(key);
-        if (it == parent.end()) return std::nullopt;
-        if (it->is_string() && it->get<std::string>() == "auto") {
-            notes.push_back(path + " is \"auto\": the training script decides it; gpumem uses its own default");
-            return std::nullopt;
-        }
-        if (it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() > 0))
-            return it->get<std::uint64_t>();
-        issues.push_back({path, "must be a positive integer or \"auto\"", show(*it)});
-        return std::nullopt;
-    };
-    auto micro = count(ds, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu");
-    auto accumulation = count(ds, "gradient_accumulation_steps", "gradient_accumulation_steps");
-    auto global = count(ds, "train_batch_size", "train_batch_size");
-    if (micro) scenario["training"]["batch_size"] = *micro;
-    if (accumulation) scenario["training"]["gradient_accumulation_steps"] = *accumulation;
-    if (global && micro && accumulation) {
-        if (*global % (*micro * *accumulation) != 0)
-            issues.push_back({"train_batch_size",
-                              "must be train_micro_batch_size_per_gpu x gradient_accumulation_steps "
-                              "x the data-parallel GPUs",
-                              std::to_string(*global)});
-        else scenario["parallelism"]["data_parallel_size"] = *global / (*micro * *accumulation);
-    }
-    auto enabled = [&](const char* key) {
-        auto it = ds.find(key);
-        if (it == ds.end() || !it->is_object()) return false;
-        auto e = it->find("enabled");
-        if (e == it->end()) return true;  // a present section is on unless it says otherwise
-        if (e->is_string() && e->get<std::string>() == "auto") {
-            notes.push_back(std::string(key) + ".enabled is \"auto\": read as on");
-            return true;
-        }
-        return e->is_boolean() && e->get<bool>();
-    };
-    const bool bf16 = enabled("bf16") || enabled("bfloat16");
-    const bool fp16 = enabled("fp16");
-    if (bf16 && fp16) issues.push_back({"bf16", "bf16 and fp16 are both enabled; DeepSpeed takes one", "true"});
-    scenario["training"]["dtype"] = bf16 ? "bf16" : fp16 ? "fp16" : "fp32";
-    if (ds.contains("zero_optimization")) {
-        const json& z = ds["zero_optimization"];
-        if (!z.is_object()) {
-            issues.push_back({"zero_optimization", "must be an object", show(z)});
-        } else {
-            if (z.contains("stage")) {
-                if (z["stage"].is_number_integer() && z["stage"].get<std::int64_t>() >= 0 &&
-                    z["stage"].get<std::int64_t>() <= 3)
-                    scenario["engine"]["zero_stage"] = z["stage"];
-                else issues.push_back({"zero_optimization.stage", "must be 0, 1, 2 or 3", show(z["stage"])});
-            }
-            for (const char* part : {"offload_optimizer", "offload_param"}) {
-                if (!z.contains(part) || !z[part].is_object()) continue;
-                const json device = z[part].value("device", json("none"));
-                if (device.is_string() && parse_setting<Offload>(device.get<std::string>()))
-                    scenario["engine"][part] = name(*parse_setting<Offload>(device.get<std::string>()));
-                else
-                    issues.push_back(
-                        {std::string("zero_optimization.") + part + ".device", allowed_text<Offload>(), show(device)});
-            }
-            if (z.contains("reduce_bucket_size") && z["reduce_bucket_size"].is_number())
-                scenario["overheads"]["zero_reduce_bucket_elements"] = z["reduce_bucket_size"];
-            if (z.contains("stage3_prefetch_bucket_size") && z["stage3_prefetch_bucket_size"].is_number())
-                scenario["overheads"]["zero3_prefetch_elements"] = z["stage3_prefetch_bucket_size"];
-        }
-    }
-    if (ds.contains("activation_checkpointing"))
-        notes.push_back(
-            "activation_checkpointing configures Megatron-style checkpointing; set "
-            "training.activation_checkpointing for the model's own");
-    if (!issues.empty()) return error_document(issues);
-    return {{"ok", true}, {"scenario", scenario}, {"notes", notes}};
+    Loaded loaded = load_structured("ds_config.json", ds.dump());
+    if (!loaded.issues.empty()) return error_document(loaded.issues);
+    Doc doc = loaded.parts.empty() ? Doc::object() : loaded.parts[0].doc;
+    Reading reading = read_doc(ConfigFormat::Deepspeed, doc);
+    if (!reading.issues.empty()) return error_document(reading.issues);
+    json notes = reading.assumptions;
+    for (const std::string& w : reading.warnings) notes.push_back(w);
+    return {{"ok", true}, {"scenario", reading.scenario}, {"notes", notes}};
 }
 
 }  // namespace gpumem::detail
