@@ -271,6 +271,8 @@ const Known kCommands[] = {
     {"presets", Command::Presets, "list bundled models, GPUs and weight formats"},
     {"settings", Command::Settings, "every enumerated scenario field, its default and allowed values"},
     {"table", Command::Table, "memory per dtype for inference, full training and LoRA: table MODEL"},
+    {"check", Command::Check,
+     "does the job a config or command runs fit? check FILE... or check -- COMMAND (exit 0 fits, 3 does not)"},
     {"version", Command::Version, "print the version"},
 };
 
@@ -525,6 +527,32 @@ void describe(CLI::App& app, Args& a, Command only) {
             case Command::Params:
                 add_model_options(sub, a, false);
                 sub->add_flag("--json", a.json_out, "print the count as JSON")->group(kOutput);
+                break;
+            case Command::Check:
+                sub->add_option("FILE", a.positional,
+                                "a DeepSpeed JSON; an accelerate, axolotl, torchtune or litgpt YAML; a file holding a "
+                                "launch command (\"-\": stdin)")
+                    ->expected(0, -1)
+                    ->type_name("");
+                text_option(sub, "--model", a.model,
+                            "the model, over the one the files name: a preset or alias, a Hub id or URL, a "
+                            "config.json or a folder holding one",
+                            kInput, "ID");
+                text_option(sub, "--revision", a.revision, "the Hub branch, tag or commit of the model (default main)",
+                            kInput, "REV");
+                text_option(sub, "--gpu", a.check_gpu, "the GPU (default: the scenario's, H100-80GB)", kInput, "NAME");
+                text_option(sub, "--num-gpus", a.check_num_gpus, "GPUs in all, over what the files say", kInput, "N");
+                text_option(sub, "--gpus-per-node", a.gpus_per_node, "GPUs per node", kInput, "N");
+                text_option(sub, "--seq-len", a.check_seq_len,
+                            "tokens per sequence (training) or the context (serving), over the files'", kInput, "N");
+                sub->add_flag("--json", a.json_out, "print the estimate with a \"check\" section: what was read")
+                    ->group(kOutput);
+                sub->footer(
+                    "The format is recognised from the content; a file a config names (axolotl's deepspeed:, a\n"
+                    "--config) is looked up from the current folder, then the config's folder and its parents.\n"
+                    "`gpumem check [options] -- vllm serve MODEL ...` checks a command as typed. Exit codes: 0 fits,\n"
+                    "3 does not fit, 1 invalid input, 2 usage.\n" +
+                    std::string(kHubNote));
                 break;
             case Command::Validate:
                 sub->add_option("FILE", a.positional, "the scenario file (\"-\": stdin)")
@@ -974,6 +1002,19 @@ Args parse_args(const std::vector<std::string>& words) {
             return a;
         }
         const Known* named = find(words[0]);
+        // check [options] -- COMMAND...: the words after `--` are the command to check, as typed.
+        if (named && named->command == Command::Check) {
+            auto dashes = std::find(words.begin(), words.end(), std::string("--"));
+            if (dashes != words.end()) {
+                Args checked = parse_args(std::vector<std::string>(words.begin(), dashes));
+                checked.check_command.assign(dashes + 1, words.end());
+                if (checked.error.empty() && checked.check_command.empty()) {
+                    checked.error = "check: `--` must be followed by the command to check";
+                    checked.exit_code = kUsage;
+                }
+                return checked;
+            }
+        }
         // Options with no command are estimate's, as gpu_memory_calculator.py reads them:
         // `gpumem --model microsoft/phi-2 --mode training`.
         if (!named && words[0].size() > 1 && words[0][0] == '-' && words[0] != "--" && words[0] != "-h" &&

@@ -30,8 +30,11 @@
 
 namespace gpumem::cli {
 
-// Exit codes: 0 ok, 1 invalid input (unreadable file, malformed JSON, invalid field), 2 usage.
+// Exit codes: 0 ok, 1 invalid input (unreadable file, malformed JSON, invalid field), 2 usage, 3 (check)
+// does not fit.
 constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
+// check: the job does not fit its GPUs.
+constexpr int kDoesNotFit = 3;
 
 //-----------------------------------------------------------------------------
 // [SECTION] parse_args
@@ -52,7 +55,8 @@ enum class Command {
     Validate,
     Presets,
     Settings,
-    Table
+    Table,
+    Check
 };
 
 // The word that names a command on the command line ("estimate"); "" for Help.
@@ -93,7 +97,11 @@ struct Args {
     std::string chart_field;              // chart --x FIELD: training.seq_len, training.batch_size, ...
     std::string chart_max;                // chart --max N: the sweep's last value
     std::string script = "train.py";      // export torchrun --script FILE
-    std::string gpus_per_node;            // export --gpus-per-node N
+    std::string gpus_per_node;            // export and check --gpus-per-node N
+    // check: FILE... are `positional`; the words after `--` are the command to check; --gpu,
+    // --num-gpus and --seq-len as typed (they override what the files say).
+    std::vector<std::string> check_command;
+    std::string check_gpu, check_num_gpus, check_seq_len;
 
     bool json_out = false;         // --json: the result document instead of the table
     bool strict = false;           // calibrate --strict: any record that cannot be used fails the file

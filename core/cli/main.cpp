@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -746,6 +747,111 @@ int fail(int code, const std::string& message, gpumem::cli::Command command) {
     return code;
 }
 
+// check: a file a config names, looked up as the tool would from the project's root: the current
+// folder first, then the naming file's folder and each folder above it.
+std::optional<std::string> find_named(const std::string& name, const std::string& from) {
+    std::string why;
+    std::error_code ec;
+    if (name.empty() || name.size() > 4096) return std::nullopt;
+    const std::filesystem::path p(name);
+    if (p.is_absolute()) return std::filesystem::is_regular_file(p, ec) ? read_file(name, why) : std::nullopt;
+    if (std::filesystem::is_regular_file(p, ec)) return read_file(name, why);
+    std::filesystem::path dir = std::filesystem::absolute(std::filesystem::path(from), ec).parent_path();
+    for (int up = 0; up < 256 && !dir.empty(); ++up) {
+        const std::filesystem::path candidate = dir / p;
+        if (std::filesystem::is_regular_file(candidate, ec)) return read_file(candidate.string(), why);
+        if (dir == dir.parent_path()) break;
+        dir = dir.parent_path();
+    }
+    return std::nullopt;
+}
+
+// check: the one-line verdict, the headroom, and what was read.
+std::string size_text(std::uint64_t bytes, bool gb) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.2f %s",
+                  static_cast<double>(bytes) / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)),
+                  gb ? "GB" : "GiB");
+    return buf;
+}
+
+void print_check(const json& r, bool gb) {
+    const json& g = r["per_gpu"];
+    const std::uint64_t peak = g.value("device_total_bytes", std::uint64_t{0});
+    const std::uint64_t capacity = g.value("capacity_bytes", std::uint64_t{0});
+    const json& s = r["scenario"];
+    const json& c = r["check"];
+    const bool fits = r.value("fits", false);
+    std::string model = r.contains("model") && r["model"].is_object() ? r["model"].value("name", std::string()) : "";
+    std::cout << (fits ? "fits" : "does not fit") << ": " << size_text(peak, gb) << " of " << size_text(capacity, gb)
+              << " per GPU ("
+              << (fits ? "headroom " + size_text(capacity - peak, gb) : "over by " + size_text(peak - capacity, gb))
+              << "), " << gpumem::display_text(model) << " on " << s["hardware"].value("num_gpus", 1) << " x "
+              << s["hardware"].value("gpu", std::string("GPU")) << "\n";
+    std::string files;
+    for (const json& f : c["files"]) files += (files.empty() ? "" : ", ") + gpumem::display_text(f.get<std::string>());
+    std::cout << "read as " << c["format"].get<std::string>() << ": " << files << "\n";
+    std::string keys;
+    std::size_t shown = 0;
+    for (auto it = c["read"].begin(); it != c["read"].end() && shown < 16; ++it, ++shown)
+        keys +=
+            (keys.empty() ? "" : ", ") + gpumem::display_text(it.key()) + " " + gpumem::display_text(it.value().dump());
+    if (c["read"].size() > shown) keys += ", ... (" + std::to_string(c["read"].size()) + " keys; --json lists them)";
+    if (!keys.empty()) std::cout << "  " << keys << "\n";
+    for (const json& a : c["assumptions"])
+        std::cout << "  assumed: " << gpumem::display_text(a.get<std::string>()) << "\n";
+    for (const json& w : c["warnings"])
+        std::cout << "  warning: " << gpumem::display_text(w.get<std::string>()) << "\n";
+}
+
+int cmd_check(const Args& a) {
+    using gpumem::cli::kDoesNotFit;
+    if (a.positional.empty() && a.check_command.empty())
+        return fail(kUsage, "check needs files (check FILE...) or a command (check -- COMMAND)", a.command);
+    json files = json::array();
+    for (const std::string& path : a.positional) {
+        std::string why;
+        std::optional<std::string> text = read_file(path, why);
+        if (!text) return input_error(a, path + ": " + (why.empty() ? "cannot read it" : why));
+        files.push_back({{"name", path == "-" ? "stdin" : path}, {"text", *text}});
+    }
+    json request = {{"files", files}};
+    if (!a.check_command.empty()) request["command"] = a.check_command;
+    json read = gpumem::read_configs(request, find_named);
+    if (!read.value("ok", false)) return emit_json(read, a);
+    json scenario = read["scenario"];
+    // The model: --model, else the one the files name; resolved as --model is.
+    Args m = a;
+    m.model = a.model.empty() ? read.value("model", std::string()) : a.model;
+    if (m.model.empty())
+        return input_error(a,
+                           "model: the files name none (a DeepSpeed or accelerate config does not): give --model ID");
+    const gpumem::cli::HubModel source = model_source(m);
+    if (!source.ok && !source.error.empty()) return input_error(a, "model: " + source.error);
+    if (source.ok) {
+        std::cerr << "gpumem: " << source.id << ": config.json from " << source.from << "\n";
+        scenario["model"] = {{"hf_config", source.config}, {"name", source.id}};
+    } else {
+        scenario["model"] = {{"preset", m.model}};
+    }
+    // The flags over the files.
+    if (!a.check_gpu.empty()) scenario["hardware"]["gpu"] = a.check_gpu;
+    if (!a.check_num_gpus.empty()) scenario["hardware"]["num_gpus"] = number_or_text(a.check_num_gpus);
+    if (!a.gpus_per_node.empty()) scenario["hardware"]["gpus_per_node"] = number_or_text(a.gpus_per_node);
+    if (!a.check_seq_len.empty()) {
+        const bool serving = scenario.value("mode", json()) == json("inference");
+        scenario[serving ? "inference" : "training"][serving ? "context_len" : "seq_len"] =
+            number_or_text(a.check_seq_len);
+    }
+    json result = gpumem::estimate(scenario);
+    if (!result.value("ok", false)) return emit_json(result, a);
+    add_source_notes(source, result);
+    result["check"] = read["check"];
+    if (a.json_out) std::cout << to_json_text(result) << "\n";
+    else print_check(result, a.gb);
+    return result.value("fits", false) ? kOk : kDoesNotFit;
+}
+
 int run(const Args& a) {
     using gpumem::cli::Command;
     if (!a.error.empty())
@@ -765,6 +871,8 @@ int run(const Args& a) {
             return cmd_validate(a);
         case Command::Table:
             return cmd_table(a);
+        case Command::Check:
+            return cmd_check(a);
         default:
             break;
     }

@@ -114,7 +114,10 @@ test('torchrun: torchrun\'s flags before the script, HF TrainingArguments after 
   const tr = rules('torchrun');
   // The script's own arguments: transformers' example scripts (run_clm.py) read the model from
   // their ModelArguments, beside TrainingArguments.
-  const scriptArguments = ['model_name_or_path'];
+  // TRL's `trl sft` flags, which the export writes for the sequence length, LoRA and the quantized base:
+  // SFTConfig.max_length (trl/trainer/sft_config.py) and ModelConfig's fields (trl/trainer/model_config.py).
+  const scriptArguments = ['model_name_or_path', 'max_length', 'use_peft', 'lora_r', 'lora_alpha', 'lora_dropout',
+    'lora_target_modules', 'load_in_4bit', 'load_in_8bit', 'bnb_4bit_quant_type', 'use_bnb_nested_quant', 'torch_dtype'];
   for (const args of [training.single, training.fsdp16, training.fsdpOffload, training.zero3, training.qlora]) {
     const ws = words(exported('torchrun', args));
     assert.equal(ws[0], 'torchrun');
@@ -137,7 +140,7 @@ test('torchtune: a real recipe and config of that recipe, and overrides its conf
     ['--model', 'meta-llama/Llama-3.3-70B-Instruct', '--qlora', '--engine', 'fsdp', '--dp', '8', '--num-gpus', '8']]) {
     const ws = words(exported('torchtune', args));
     assert.deepEqual(ws.slice(0, 2), ['tune', 'run']);
-    const recipe = ws.find((w, i) => i >= 2 && !w.startsWith('-') && !/^\d+$/.test(w));
+    const recipe = ws[ws.indexOf('--config') - 1];  // tune run [torchrun flags] RECIPE --config CONFIG
     assert.ok(tt.recipes[recipe], `recipe ${recipe}`);
     const config = ws[ws.indexOf('--config') + 1];
     assert.ok(tt.recipes[recipe].includes(config), `${recipe} has no config ${config}`);

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -387,6 +388,25 @@ nlohmann::json export_config(const nlohmann::json& request);
 // "auto" values are left out (the training script decides them) and noted.
 nlohmann::json import_deepspeed(const nlohmann::json& ds_config);
 
+// The configs and command lines people launch with, read as one scenario (gpumem check): a
+// DeepSpeed JSON, an accelerate, axolotl, torchtune or litgpt YAML, or a shell text holding a
+// torchrun / accelerate launch / deepspeed / python / tune run / litgpt / axolotl / vllm serve /
+// sglang / llama-server / text-generation-launcher / trtllm-serve command. The format is
+// recognised from the content.
+//   {"files": [{"name": "qlora.yml", "text": "..."}, ...], "command": "vllm serve ..."}  ->
+//   {"ok": true, "scenario": {the fields the files set}, "model": "the model they name" ("" if none),
+//    "check": {"format", "formats": [...], "files": [...], "read": {key: value}, "ignored": [...],
+//              "warnings": [...], "assumptions": [...]}}
+// "read" lists every key that set a field (keys of a second file as "FILE: key"); "ignored" the keys
+// that do not change memory; "warnings" keys that would but are not modelled. A file a config names
+// (axolotl's `deepspeed: deepspeed_configs/zero3.json`, a `--config` of tune run, litgpt or
+// accelerate launch) comes from `find_file(name, from)`, `from` being the naming file's name; with
+// no find_file, from the request's own files (by path, else by base name). A file that cannot be
+// found is an error naming it, except a torchtune built-in config name, whose keys then take
+// gpumem's defaults (said in assumptions). Texts over kMaxJsonBytes are refused.
+using FindFile = std::function<std::optional<std::string>(const std::string& name, const std::string& from)>;
+nlohmann::json read_configs(const nlohmann::json& request, const FindFile& find_file = {});
+
 //-----------------------------------------------------------------------------
 // [SECTION] JSON API (strings in, strings out)
 //-----------------------------------------------------------------------------
@@ -425,5 +445,6 @@ std::string sweep_json(const std::string& request_text);               // sweep(
 std::string sweep_svg_text(const std::string& sweep_text);             // sweep_svg(); "" for anything else
 std::string export_json(const std::string& request_text);              // export_config()
 std::string import_deepspeed_json(const std::string& ds_config_text);  // import_deepspeed()
+std::string read_configs_json(const std::string& request_text);        // read_configs(), files in the request
 
 }  // namespace gpumem

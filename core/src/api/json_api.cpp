@@ -152,6 +152,10 @@ std::string import_deepspeed_json(const std::string& ds_config_text) {
     return guarded(ds_config_text, [](const json& doc) { return import_deepspeed(doc); });
 }
 
+std::string read_configs_json(const std::string& request_text) {
+    return guarded(request_text, [](const json& doc) { return read_configs(doc); });
+}
+
 std::string presets_json() {
     try {
         return json{{"models", list_presets()}, {"gpus", list_gpus()}, {"formats", list_formats()}}.dump();

@@ -268,6 +268,9 @@ void finish_read(Reader& r) {
     s["mode"] = "training";
     if (!r.has("engine.type")) r.set("engine.type", "deepspeed");
     if (!r.has("training.dtype")) r.set("training.dtype", "fp32");
+    // bf16/fp16: half weights and gradients, and DeepSpeed's fp32 master copy of what trains
+    // (runtime/bf16_optimizer.py, fp16/fused_optimizer.py).
+    if (r.get("training.dtype") != json("fp32")) r.set("training.precision", "mixed_master_fp32");
     if (s.contains("_global_batch")) {
         const std::uint64_t global = s["_global_batch"];
         s.erase("_global_batch");

@@ -643,10 +643,13 @@ void Reader::issue(const std::string& problem) {
 
 Run::Run(const json& scenario) : s(scenario) {
     const json& m = s["model"];
-    model = m.contains("hub_id") && m["hub_id"].is_string() ? m["hub_id"].get<std::string>()
-            : m.contains("preset")                          ? m["preset"].get<std::string>()
-            : m.contains("name")                            ? m["name"].get<std::string>()
-                                                            : std::string("MODEL");
+    model = m.contains("preset") ? m["preset"].get<std::string>()
+            : m.contains("name") ? m["name"].get<std::string>()
+                                 : std::string("MODEL");
+    // A bundled alias ("llama3.1-8b") is written as the Hub id the tools download.
+    if (m.contains("preset"))
+        if (std::optional<json> record = find_preset(model); record && record->contains("model_id"))
+            model = (*record)["model_id"].get<std::string>();
     const json& e = s["engine"];
     engine = e["type"];
     zero_stage = e["zero_stage"];
@@ -808,10 +811,16 @@ std::optional<std::string> optimizer_of_hf(const std::string& optim) {
     for (const auto& row : kHfOptim)
         if (optim == row[1]) return std::string(row[0]);
     // Other spellings HF Trainer accepts for the same optimizers.
-    static const char* const kMore[][2] = {{"adamw_hf", "adamw"},         {"adamw_torch_npu_fused", "adamw_fused"},
-                                           {"adamw_8bit", "adamw_8bit"},  {"paged_adamw", "paged_adamw_32bit"},
-                                           {"lion_8bit", "lion"},         {"paged_lion_32bit", "lion"},
-                                           {"adamw_torch_4bit", "adamw"}, {"adamw_apex_fused", "adamw_fused"}};
+    static const char* const kMore[][2] = {
+        {"adamw_hf", "adamw"},
+        {"adamw_torch_npu_fused", "adamw_fused"},
+        {"adamw_8bit", "adamw_8bit"},
+        {"paged_adamw", "paged_adamw_32bit"},
+        {"lion_8bit", "lion"},
+        {"paged_lion_32bit", "lion"},
+        {"adamw_apex_fused", "adamw_fused"},
+        // torchao's AdamW8bit: two 8-bit moments with block scales, as bitsandbytes'.
+        {"adamw_torch_8bit", "adamw_8bit"}};
     for (const auto& row : kMore)
         if (optim == row[0]) return std::string(row[1]);
     return std::nullopt;
@@ -874,14 +883,20 @@ bool is_ignored(const Tool& t, const std::string& k) {
 
 }  // namespace
 
+bool is_command_part(const std::string& key) {
+    static const char* const kParts[] = {"_program", "_env", "_args", "_config", "_script", "_recipe", "_command"};
+    for (const char* p : kParts)
+        if (key == p) return true;
+    return false;
+}
+
 Reading read_doc(ConfigFormat f, const Doc& doc) {
     const Tool& t = tool(f);
     Reading out;
     Reader r(out, doc);
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         const std::string& k = it.key();
-        if (k.rfind('_', 0) == 0 && k.size() > 1 && k[1] != '_' && (k == "_program" || k == "_env" || k == "_args"))
-            continue;  // the command's own parts, read by finish_read
+        if (is_command_part(k)) continue;  // the command's own parts, read by finish_read
         r.at(k, it.value());
         if (const Key* row = find_key(t, k)) {
             const std::size_t before = out.issues.size();

@@ -100,6 +100,8 @@ std::optional<std::vector<std::string>> shell_words(const std::string& text);
 // command is found. Flags become keys without their dashes; "_program" names the program, "_args"
 // holds the positional words, "_env" the VAR=value words, "_config" a config file it names.
 Loaded load_command(const std::string& name, const std::string& text);
+// "_program", "_args", ...: the parts of a command that are not the tool's settings.
+bool is_command_part(const std::string& key);
 // A flat document laid over another, as a tool lays command-line overrides over its config file:
 // keys replaced, "~key" deleting key and everything under it (torchtune).
 Doc overlay(const Doc& base, const Doc& over);
@@ -243,6 +245,11 @@ const Tool& tool(ConfigFormat f);
 
 // The tools (formats/<tool>.cpp).
 extern const Tool kDeepspeedTool;
+extern const Tool kAccelerateTool;
+extern const Tool kTorchrunTool;
+extern const Tool kTorchtuneTool;
+extern const Tool kAxolotlTool;
+extern const Tool kLitgptTool;
 
 // Reads a document of the tool: each key through its row, ignored keys listed, the rest warned.
 Reading read_doc(ConfigFormat f, const Doc& doc);

@@ -7,8 +7,18 @@ const Tool& tool(ConfigFormat f) {
     switch (f) {
         case ConfigFormat::Deepspeed:
             return kDeepspeedTool;
+        case ConfigFormat::Accelerate:
+            return kAccelerateTool;
+        case ConfigFormat::Torchrun:
+            return kTorchrunTool;
+        case ConfigFormat::Torchtune:
+            return kTorchtuneTool;
+        case ConfigFormat::Axolotl:
+            return kAxolotlTool;
+        case ConfigFormat::Litgpt:
+            return kLitgptTool;
         default:
-            return kDeepspeedTool;
+            return kDeepspeedTool;  // the serving engines: formats/<engine>.cpp
     }
 }
 
