@@ -117,7 +117,8 @@ test('torchrun: torchrun\'s flags before the script, HF TrainingArguments after 
   // TRL's `trl sft` flags, which the export writes for the sequence length, LoRA and the quantized base:
   // SFTConfig.max_length (trl/trainer/sft_config.py) and ModelConfig's fields (trl/trainer/model_config.py).
   const scriptArguments = ['model_name_or_path', 'max_length', 'use_peft', 'lora_r', 'lora_alpha', 'lora_dropout',
-    'lora_target_modules', 'load_in_4bit', 'load_in_8bit', 'bnb_4bit_quant_type', 'use_bnb_nested_quant', 'torch_dtype'];
+    'lora_target_modules', 'load_in_4bit', 'load_in_8bit', 'bnb_4bit_quant_type', 'use_bnb_nested_quant', 'torch_dtype',
+    'attn_implementation'];
   for (const args of [training.single, training.fsdp16, training.fsdpOffload, training.zero3, training.qlora]) {
     const ws = words(exported('torchrun', args));
     assert.equal(ws[0], 'torchrun');
