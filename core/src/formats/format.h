@@ -243,6 +243,11 @@ const Tool& tool(ConfigFormat f);
 
 // The tools (formats/<tool>.cpp).
 extern const Tool kDeepspeedTool;
+extern const Tool kVllmTool;
+extern const Tool kSglangTool;
+extern const Tool kTgiTool;
+extern const Tool kTensorrtLlmTool;
+extern const Tool kLlamaCppTool;
 
 // Reads a document of the tool: each key through its row, ignored keys listed, the rest warned.
 Reading read_doc(ConfigFormat f, const Doc& doc);

@@ -7,6 +7,16 @@ const Tool& tool(ConfigFormat f) {
     switch (f) {
         case ConfigFormat::Deepspeed:
             return kDeepspeedTool;
+        case ConfigFormat::Vllm:
+            return kVllmTool;
+        case ConfigFormat::Sglang:
+            return kSglangTool;
+        case ConfigFormat::Tgi:
+            return kTgiTool;
+        case ConfigFormat::TensorrtLlm:
+            return kTensorrtLlmTool;
+        case ConfigFormat::LlamaCpp:
+            return kLlamaCppTool;
         default:
             return kDeepspeedTool;
     }
