@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -229,6 +232,52 @@ TEST(FormatsServing, BadValuesNameTheFlag) {
     ASSERT_EQ(r.reading.issues.size(), 2u);
     EXPECT_EQ(r.reading.issues[0].field, "max-model-len");
     EXPECT_EQ(r.reading.issues[1].field, "gpu-memory-utilization");
+}
+
+TEST(FormatsServing, EveryRowIsAFlagTheEngineTakes) {
+    // tests/data/formats/<engine>.json: the flags each engine's CLI has, read from its source.
+    struct Engine {
+        ConfigFormat format;
+        const char* file;
+        std::vector<const char*> lists;
+    };
+    const std::vector<Engine> engines = {
+        {ConfigFormat::Vllm, "vllm", {"flags", "serve_only_flags"}},
+        {ConfigFormat::Sglang, "sglang", {"flags"}},
+        {ConfigFormat::Tgi, "tgi", {"flags"}},
+        {ConfigFormat::TensorrtLlm, "tensorrt_llm", {"trtllm_serve_flags"}},
+        {ConfigFormat::LlamaCpp, "llama_cpp", {"flags"}},
+    };
+    auto dashes = [](std::string s) {
+        for (char& c : s)
+            if (c == '_') c = '-';
+        return s;
+    };
+    for (const Engine& e : engines) {
+        std::ifstream in(std::string(GPUMEM_SOURCE_DIR) + "/tests/data/formats/" + e.file + ".json");
+        std::stringstream text;
+        text << in.rdbuf();
+        const json rules = json::parse(text.str());
+        std::set<std::string> flags;
+        for (const char* list : e.lists)
+            for (const json& f : rules[list]) flags.insert(dashes(f.get<std::string>()));
+        if (rules.contains("short_aliases"))
+            for (const auto& [flag, alias] : rules["short_aliases"].items()) flags.insert(dashes(alias));
+        if (rules.contains("abbreviations"))
+            for (const auto& [abbreviation, flag] : rules["abbreviations"].items()) flags.insert(dashes(abbreviation));
+        const gpumem::detail::Tool& t = gpumem::detail::tool(e.format);
+        ASSERT_EQ(t.format, e.format) << e.file;
+        for (std::size_t i = 0; i < t.key_count; ++i) {
+            std::vector<std::string> names = {t.keys[i].key};
+            std::stringstream aliases(t.keys[i].aliases);
+            for (std::string a; std::getline(aliases, a, ',');) names.push_back(a);
+            for (const std::string& n : names) {
+                if (n.rfind('@', 0) == 0) continue;  // a positional word
+                EXPECT_TRUE(flags.count(dashes("--" + n)) || flags.count(dashes("-" + n)))
+                    << e.file << " has no flag " << n;
+            }
+        }
+    }
 }
 
 //-----------------------------------------------------------------------------
