@@ -227,6 +227,18 @@ TEST(FormatsServing, LlamaServerLine) {
     EXPECT_EQ(off.reading.issues[0].field, "cache-type-v");
 }
 
+TEST(FormatsServing, VllmHumanReadableTokenCounts) {
+    // vllm/engine/arg_utils.py human_readable_int: k is 1000, K 1024.
+    Read r = read_command("vllm serve m --max-model-len 32k --max-num-batched-tokens 2K\n");
+    ASSERT_TRUE(r.reading.issues.empty()) << r.reading.issues[0].problem;
+    EXPECT_EQ(r.reading.scenario["inference"]["context_len"], 32000);
+    EXPECT_EQ(r.reading.scenario["inference"]["max_num_batched_tokens"], 2048);
+    Read half = read_command("vllm serve m --max-model-len 25.6k\n");
+    EXPECT_EQ(half.reading.scenario["inference"]["context_len"], 25600);
+    Read bad = read_command("vllm serve m --max-model-len 1.5K\n");
+    ASSERT_EQ(bad.reading.issues.size(), 1u);
+}
+
 TEST(FormatsServing, BadValuesNameTheFlag) {
     Read r = read_command("vllm serve m --max-model-len lots --gpu-memory-utilization 1.5\n");
     ASSERT_EQ(r.reading.issues.size(), 2u);

@@ -3,6 +3,8 @@
 // (EngineArgs.add_cli_args), vllm/config/cache.py (CacheDType) and
 // vllm/model_executor/layers/quantization/__init__.py, as tests/data/formats/vllm.json lists them
 // with their commits.
+#include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -36,12 +38,40 @@ std::optional<ojson> write_kv(Writer& w) {
     return f.kv.empty() ? std::nullopt : std::optional<ojson>(f.kv);
 }
 
+// vLLM's human-readable integers (vllm/engine/arg_utils.py human_readable_int, the type of
+// --max-model-len and --max-num-batched-tokens): "32k" is 32 x 1000 (decimals allowed, "25.6k"),
+// "32K" and, in later releases, "32Ki" are 32 x 1024. nullopt when the text has no such suffix.
+std::optional<double> human_readable(const ojson& v) {
+    if (!v.is_string()) return std::nullopt;
+    std::string t = v.get<std::string>();
+    double multiplier = 0;
+    if (t.size() > 2 && t.compare(t.size() - 2, 2, "Ki") == 0) multiplier = 1024, t.resize(t.size() - 2);
+    else if (t.size() > 1 && t.back() == 'K') multiplier = 1024, t.pop_back();
+    else if (t.size() > 1 && t.back() == 'k') multiplier = 1000, t.pop_back();
+    if (multiplier == 0 || t.size() > 20 || t.find_first_not_of("0123456789.") != std::string::npos)
+        return std::nullopt;
+    if (multiplier == 1024 && t.find('.') != std::string::npos) return std::nullopt;  // vLLM refuses decimals there
+    char* end = nullptr;
+    const double n = std::strtod(t.c_str(), &end);
+    if (!end || *end != '\0') return std::nullopt;
+    return std::floor(n * multiplier);
+}
+
+void read_tokens(Reader& r, const char* field, std::uint64_t max) {
+    if (std::optional<double> n = human_readable(r.value())) {
+        if (*n >= 1 && *n <= static_cast<double>(max)) r.set(field, static_cast<std::uint64_t>(*n));
+        else r.issue("must be from 1 to " + std::to_string(max) + " tokens");
+        return;
+    }
+    read_uint_into(r, field, 1, max);
+}
+
 void read_context(Reader& r) {
     if (r.value().is_string() && (r.value() == "auto" || r.value() == "-1")) {
         r.assume(r.key() + " is auto: the model's max_position_embeddings (vLLM's default); set it to be exact");
         return;
     }
-    read_uint_into(r, "inference.context_len", 1, 100000000);
+    read_tokens(r, "inference.context_len", 100000000);
 }
 
 // Data parallelism: --data-parallel-size replicas, each of TP x PP GPUs (vllm/config/parallel.py
@@ -73,7 +103,7 @@ const Key kKeys[] = {
     {"max-num-seqs", "inference.batch_size", [](Reader& r) { read_uint_into(r, "inference.batch_size", 1, 1000000); },
      [](Writer& w) { return inference_value(w, "batch_size"); }},
     {"max-num-batched-tokens", "inference.max_num_batched_tokens",
-     [](Reader& r) { read_uint_into(r, "inference.max_num_batched_tokens", 1, 1 << 24); },
+     [](Reader& r) { read_tokens(r, "inference.max_num_batched_tokens", 1 << 24); },
      [](Writer& w) { return inference_value(w, "max_num_batched_tokens"); }},
     {"block-size", "inference.block_size", [](Reader& r) { read_uint_into(r, "inference.block_size", 1, 1 << 16); },
      [](Writer& w) { return inference_value(w, "block_size"); }},
