@@ -425,6 +425,9 @@ TEST(FormatsServing, RoundTripGivesTheSamePeakAndKvPool) {
         add(f, mixtral, {{"kv_cache_dtype", "fp8"}},
             {{"tensor_parallel_size", 2}, {"data_parallel_size", 4}, {"expert_parallel_size", 4}}, 8);
         add(f, mixtral, json::object(), {{"tensor_parallel_size", 4}, {"data_parallel_size", 2}}, 8);
+        // A checkpoint quantized beforehand (gpt-oss: MXFP4 experts, its quantization_config).
+        add(f, "openai/gpt-oss-20b", json::object(), json::object(), 1);
+        add(f, "openai/gpt-oss-20b", json::object(), {{"data_parallel_size", 4}, {"expert_parallel_size", 4}}, 4);
         add(f, llama, {{"weight_format", "q4_k_m"}}, json::object(), 1);                               // refused
         add(f, mixtral, json::object(), {{"data_parallel_size", 8}, {"expert_parallel_size", 2}}, 8);  // refused
     }
@@ -486,7 +489,7 @@ TEST(FormatsServing, RoundTripGivesTheSamePeakAndKvPool) {
         ++compared;
     }
     // Every engine is compared over its matrix, and the refusals are the cases meant to be refused.
-    EXPECT_GE(compared, 60u);
+    EXPECT_GE(compared, 70u);
     EXPECT_EQ(refused, 2u * 2 + 1 + 1 + 5 * 2 + 1) << compared << " compared";
     RecordProperty("round_trip_compared", static_cast<int>(compared));
     RecordProperty("round_trip_refused", static_cast<int>(refused));
