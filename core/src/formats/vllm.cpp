@@ -74,11 +74,11 @@ void read_context(Reader& r) {
     read_tokens(r, "inference.context_len", 100000000);
 }
 
-// Data parallelism: --data-parallel-size replicas, each of TP x PP GPUs (vllm/config/parallel.py
-// ParallelConfig.world_size_across_dp). With --enable-expert-parallel the MoE layers' experts are
-// split over TP x DP ranks instead of TP (vllm/model_executor/layers/fused_moe/config.py
-// FusedMoEParallelConfig.make: ep_size = tp_size x dp_size): gpumem's expert_parallel_size equal to
-// the data-parallel size, the experts then sharded TP x EP ways.
+// Data parallelism: --data-parallel-size replicas, each of TP x PP GPUs. With
+// --enable-expert-parallel the MoE layers' experts are split over TP x DP ranks instead of TP
+// (vLLM's expert-parallel deployment guide, docs.vllm.ai serving/expert_parallel_deployment:
+// "EP_SIZE = TP_SIZE x DP_SIZE"): gpumem's expert_parallel_size equal to the data-parallel size,
+// the experts then sharded TP x EP ways.
 std::optional<ojson> write_tp(Writer& w) { return w.r.tp > 1 ? std::optional<ojson>(w.r.tp) : std::nullopt; }
 std::optional<ojson> write_pp(Writer& w) { return w.r.pp > 1 ? std::optional<ojson>(w.r.pp) : std::nullopt; }
 std::optional<ojson> write_dp(Writer& w) { return w.r.dp > 1 ? std::optional<ojson>(w.r.dp) : std::nullopt; }
