@@ -219,8 +219,14 @@ void finish_read(Reader& r) {
         r.assume("--ep-size " + std::to_string(ep) + ": the experts are split inside the tensor-parallel group of " +
                  std::to_string(t) + ", 1/" + std::to_string(t) + " of them per GPU as with TP alone");
     }
-    if (!r.has("inference.mem_fraction_static"))
-        r.assume("--mem-fraction-static not given: SGLang's rule by GPU memory and TP x PP (gpumem's default)");
+    if (!r.has("inference.mem_fraction_static")) {
+        if (dp_attention && d > 1)
+            r.out().warnings.push_back("--mem-fraction-static not given: SGLang's default counts the whole --tp-size " +
+                                       std::to_string(t) +
+                                       "; gpumem's default rule takes the attention's tensor-parallel size: set "
+                                       "inference.mem_fraction_static for the engine's value");
+        else r.assume("--mem-fraction-static not given: SGLang's rule by GPU memory and TP x PP (gpumem's default)");
+    }
     finish_serving(r, "sglang", VisibleGpus::One);
 }
 
