@@ -204,6 +204,24 @@ test('vllm: every flag of `vllm serve` exists and takes the value written', () =
   }
 });
 
+test('vllm and sglang: data and expert parallelism are written, with flags the engines have', () => {
+  const moe = ['--mode', 'inference', '--model', 'mistralai/Mixtral-8x7B-v0.1', '--dp', '8', '--ep', '8', '--num-gpus', '8'];
+  const v = words(exported('vllm', moe));
+  const vf = rules('vllm').flags;
+  for (const [flag] of flags(v, 3)) assert.ok(vf.includes(flag), `vllm serve has no ${flag}`);
+  assert.equal(v[v.indexOf('--data-parallel-size') + 1], '8');
+  assert.ok(v.includes('--enable-expert-parallel'));
+  const s = words(exported('sglang', moe));
+  const sf = rules('sglang').flags;
+  for (const [flag] of flags(s, 3)) assert.ok(sf.includes(flag), `sglang has no ${flag}`);
+  for (const [flag, value] of [['--tp-size', '8'], ['--dp-size', '8'], ['--ep-size', '8']])
+    assert.equal(s[s.indexOf(flag) + 1], value, flag);
+  assert.ok(s.includes('--enable-dp-attention'));
+  // An alias is written as the model's Hub id.
+  const a = words(exported('vllm', ['--mode', 'inference', '--model', 'llama3.1-8b']));
+  assert.match(a[2], /^meta-llama\//);
+});
+
 test('llama.cpp: every flag of llama-server exists and takes the value written', () => {
   const l = rules('llama_cpp');
   for (const args of [['--weight-format', 'q4_k_m', '--context-len', '8192', '--batch-size', '4'],

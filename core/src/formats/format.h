@@ -250,6 +250,11 @@ extern const Tool kTorchrunTool;
 extern const Tool kTorchtuneTool;
 extern const Tool kAxolotlTool;
 extern const Tool kLitgptTool;
+extern const Tool kVllmTool;
+extern const Tool kSglangTool;
+extern const Tool kTgiTool;
+extern const Tool kTensorrtLlmTool;
+extern const Tool kLlamaCppTool;
 
 // Reads a document of the tool: each key through its row, ignored keys listed, the rest warned.
 Reading read_doc(ConfigFormat f, const Doc& doc);

@@ -17,9 +17,18 @@ const Tool& tool(ConfigFormat f) {
             return kAxolotlTool;
         case ConfigFormat::Litgpt:
             return kLitgptTool;
-        default:
-            return kDeepspeedTool;  // the serving engines: formats/<engine>.cpp
+        case ConfigFormat::Vllm:
+            return kVllmTool;
+        case ConfigFormat::Sglang:
+            return kSglangTool;
+        case ConfigFormat::Tgi:
+            return kTgiTool;
+        case ConfigFormat::TensorrtLlm:
+            return kTensorrtLlmTool;
+        case ConfigFormat::LlamaCpp:
+            return kLlamaCppTool;
     }
+    return kDeepspeedTool;  // not reached: every format is a case
 }
 
 }  // namespace gpumem::detail
