@@ -161,7 +161,8 @@ test('check.sh: globs across folders, each file once, the action\'s inputs passe
     ['configs/serve.sh', 'configs/train/big-c.yml', 'configs/train/deep/fits-b.yml', 'configs/train/fits-a.yml']);
   for (const c of calls) {
     assert.deepEqual([c[0], ...c.slice(2)],
-      ['check', '--gpu', 'A100-80GB', '--num-gpus', '8', '--model', 'Qwen/Qwen2.5-0.5B', '--seq-len', '4096', '--json']);
+      ['check', '--gpu', 'A100-80GB', '--num-gpus', '8', '--model', 'Qwen/Qwen2.5-0.5B', '--seq-len', '4096',
+        '--json']);
   }
   assert.equal(r.summary.status, 1);
   const rows = cells(r.md);
@@ -188,7 +189,8 @@ test('check.sh: a glob that matches no file, or only folders, or an empty files 
 
 // End to end with the real CLI, once it has `gpumem check`.
 const hasCheck = spawnSync(cli, ['check', '--help'], { encoding: 'utf8' }).status === 0;
-test('the action end to end with the real gpumem on real configs', { skip: hasCheck ? false : 'gpumem check is not in this CLI yet' },
+const skip = hasCheck ? false : 'gpumem check is not in this CLI yet';
+test('the action end to end with the real gpumem on real configs', { skip },
   () => {
     const work = mkdtempSync(join(tmpdir(), 'gpumem-action-real-'));
     const r = checkStep(join(root, 'tests/data/realconfigs'), cli, {
@@ -202,3 +204,39 @@ test('the action end to end with the real gpumem on real configs', { skip: hasCh
     for (const x of rows) assert.match(x[7], /fits|does not fit/);
     assert.equal(r.summary.status, rows.every((x) => x[7].endsWith(' fits')) ? 0 : 1);
   });
+
+// action.yml's own check step (its run script, its env taken from the inputs as the runner maps them),
+// run by bash as the runner runs a composite step: the step fails, and its outputs say so.
+test('action.yml: the check step\'s script with the runner\'s environment; outputs passed and results', () => {
+  const r = spawnSync('python3', ['-c', 'import sys, json, yaml; print(json.dumps(yaml.safe_load(sys.stdin.read())))'],
+    { input: readFileSync(join(action, 'action.yml'), 'utf8'), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const spec = JSON.parse(r.stdout);
+  assert.equal(spec.runs.using, 'composite');
+  assert.deepEqual(Object.keys(spec.inputs).sort(), ['args', 'build-from-source', 'files', 'gpu', 'gpus-per-node',
+    'model', 'num-gpus', 'repository', 'version']);
+  assert.equal(spec.inputs.files.required, true);
+  assert.equal(spec.inputs['build-from-source'].default, 'true');
+  const step = spec.runs.steps.find((s) => s.id === 'check');
+  const work = mkdtempSync(join(tmpdir(), 'gpumem-action-step-'));
+  const gpumem = fakeCli(work);
+  writeFileSync(join(work, 'fits.yml'), 'x\n');
+  writeFileSync(join(work, 'big.yml'), 'x\n');
+  const inputs = { files: 'fits.yml big.yml', gpu: 'H100-80GB', 'num-gpus': '', 'gpus-per-node': '', model: '', args: '' };
+  const env = { ...process.env, RUNNER_TEMP: join(work, 'tmp'), GITHUB_ACTION_PATH: action,
+    GITHUB_OUTPUT: join(work, 'output'), GITHUB_STEP_SUMMARY: join(work, 'summary.md') };
+  for (const [k, v] of Object.entries(step.env)) {
+    const m = /^\$\{\{ (inputs\.([\w-]+)|steps\.install\.outputs\.cli) \}\}$/.exec(v);
+    assert.ok(m, `${k}: ${v}`);
+    env[k] = m[2] !== undefined ? inputs[m[2]] : gpumem;
+  }
+  // GitHub runs a composite step's bash as: bash --noprofile --norc -eo pipefail FILE.
+  const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], { cwd: work, env, encoding: 'utf8' });
+  assert.equal(run.status, 1, run.stderr);
+  const output = readFileSync(join(work, 'output'), 'utf8');
+  assert.match(output, /^passed=false$/m);
+  const results = /^results=(.*)$/m.exec(output)[1];
+  assert.equal(readFileSync(join(results, '2.code'), 'utf8').trim(), '3');
+  assert.deepEqual(cells(readFileSync(join(work, 'summary.md'), 'utf8')).map((x) => [x[0], x[7]]),
+    [['fits.yml', ':white_check_mark: fits'], ['big.yml', ':x: does not fit']]);
+});

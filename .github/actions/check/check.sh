@@ -67,7 +67,8 @@ for p in "${patterns[@]}"; do
 done
 if [ "$unmatched" = 1 ]; then
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-    printf '### gpumem check: failed\n\nA glob in the files input matched no file (see the log).\n' >>"$GITHUB_STEP_SUMMARY"
+    printf '### gpumem check: failed\n\nA glob in the files input matched no file (see the log).\n' \
+      >>"$GITHUB_STEP_SUMMARY"
   fi
   exit 1
 fi

@@ -138,7 +138,8 @@ function main(argv) {
     if (argv[i] === '--summary' && i + 1 < argv.length) summary = argv[++i];
     else if (dir === null && !argv[i].startsWith('--')) dir = argv[i];
     else {
-      process.stderr.write(`summary.mjs: unexpected argument ${argv[i]}\nusage: node summary.mjs RESULTS_DIR [--summary FILE]\n`);
+      process.stderr.write(`summary.mjs: unexpected argument ${argv[i]}\n`);
+      process.stderr.write('usage: node summary.mjs RESULTS_DIR [--summary FILE]\n');
       return 2;
     }
   }
