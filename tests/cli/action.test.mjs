@@ -231,7 +231,8 @@ test('action.yml: the check step\'s script with the runner\'s environment; outpu
     env[k] = m[2] !== undefined ? inputs[m[2]] : gpumem;
   }
   // GitHub runs a composite step's bash as: bash --noprofile --norc -eo pipefail FILE.
-  const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], { cwd: work, env, encoding: 'utf8' });
+  const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run],
+    { cwd: work, env, encoding: 'utf8' });
   assert.equal(run.status, 1, run.stderr);
   const output = readFileSync(join(work, 'output'), 'utf8');
   assert.match(output, /^passed=false$/m);
