@@ -1,0 +1,1 @@
+text-generation-launcher --model-id bigscience/bloom-560m

@@ -1,0 +1,1 @@
+vllm serve Qwen/Qwen2.5-1.5B-Instruct

@@ -1,0 +1,2 @@
+vllm serve facebook/opt-13b \
+     --tensor-parallel-size 4
