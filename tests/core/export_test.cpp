@@ -88,9 +88,16 @@ TEST(Export, DeepSpeedRefusesWhatItsJsonCannotSay) {
     json fsdp = kZero3;
     fsdp["engine"] = {{"type", "fsdp"}};
     EXPECT_EQ(refused_field(exported("deepspeed", fsdp)), "engine.type");
+    // fp16 weights with no fp32 master copy: DeepSpeed has no such mode (bf16 has one since 0.18,
+    // bf16_master_weights_and_grads, which is written).
     json pure = kZero3;
     pure["training"]["precision"] = "pure";
+    pure["training"]["dtype"] = "fp16";
     EXPECT_EQ(refused_field(exported("deepspeed", pure)), "training.precision");
+    pure["training"]["dtype"] = "bf16";
+    json r = exported("deepspeed", pure);
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+    EXPECT_EQ(json::parse(r["text"].get<std::string>())["bf16"]["bf16_master_weights_and_grads"], true);
 }
 
 TEST(Export, AccelerateFsdpYaml) {

@@ -13,6 +13,10 @@ namespace {
 
 bool is_deepspeed(const Run& r) { return r.engine == "deepspeed"; }
 
+// Tensor or context parallelism: accelerate's parallelism_config, written with FSDP2 sharding the
+// data-parallel ranks.
+bool nd_parallel(const Run& r) { return r.tp > 1 || r.cp > 1; }
+
 std::string upper(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
     return s;
@@ -208,6 +212,34 @@ const Key kKeys[] = {
          return w.r.accumulation;
      },
      "gradient_accumulation_steps"},
+    // accelerate's ND parallelism (ParallelismConfig, accelerate >= 1.10: utils/dataclasses.py), over FSDP2.
+    {"parallelism_config.parallelism_config_tp_size", "parallelism.tensor_parallel_size",
+     [](Reader& r) {
+         if (auto v = r.uint(1, 1 << 16)) r.set("parallelism.tensor_parallel_size", *v);
+     },
+     [](Writer& w) -> std::optional<ojson> { return nd_parallel(w.r) ? std::optional<ojson>(w.r.tp) : std::nullopt; },
+     "parallelism_config_tp_size"},
+    {"parallelism_config.parallelism_config_cp_size", "parallelism.context_parallel_size",
+     [](Reader& r) {
+         if (auto v = r.uint(1, 1 << 16)) r.set("parallelism.context_parallel_size", *v);
+     },
+     [](Writer& w) -> std::optional<ojson> { return nd_parallel(w.r) ? std::optional<ojson>(w.r.cp) : std::nullopt; },
+     "parallelism_config_cp_size"},
+    {"parallelism_config.parallelism_config_dp_shard_size", "parallelism.data_parallel_size",
+     [](Reader& r) {
+         if (auto v = r.uint(1, 1 << 20)) r.out().scenario["_dp_shard"] = *v;
+     },
+     [](Writer& w) -> std::optional<ojson> { return nd_parallel(w.r) ? std::optional<ojson>(w.r.dp) : std::nullopt; },
+     "parallelism_config_dp_shard_size"},
+    {"parallelism_config.parallelism_config_dp_replicate_size", "parallelism.data_parallel_size",
+     [](Reader& r) {
+         if (auto v = r.uint(1, 1 << 20)) r.out().scenario["_dp_replicate"] = *v;
+     },
+     [](Writer& w) -> std::optional<ojson> { return nd_parallel(w.r) ? std::optional<ojson>(1) : std::nullopt; },
+     "parallelism_config_dp_replicate_size"},
+    {"fsdp_config.fsdp_version", "", read_nothing,
+     [](Writer& w) -> std::optional<ojson> { return nd_parallel(w.r) ? std::optional<ojson>(2) : std::nullopt; },
+     "fsdp_version"},
     // ZeRO-3's zero.Init: the model is built already partitioned (never whole on one GPU).
     {"deepspeed_config.zero3_init_flag", "", read_nothing,
      [](Writer& w) -> std::optional<ojson> {
@@ -244,7 +276,6 @@ const char* const kIgnored[] = {"compute_environment",
                                 "fsdp_config.fsdp_sync_module_states",
                                 "fsdp_config.fsdp_transformer_layer_cls_to_wrap",
                                 "fsdp_config.fsdp_min_num_params",
-                                "fsdp_config.fsdp_version",
                                 "deepspeed_config.gradient_clipping",
                                 "deepspeed_config.zero3_save_16bit_model",
                                 "deepspeed_config.deepspeed_multinode_launcher",
@@ -258,12 +289,16 @@ void refuse(Writer& wr) {
     const Run& r = wr.r;
     Written& w = wr.w;
     refuse_megatron(wr, "accelerate");
-    if (r.tp > 1 || r.pp > 1 || r.cp > 1 || r.ep > 1)
+    if (r.pp > 1 || r.ep > 1)
         w.refuse("parallelism",
-                 "gpumem writes accelerate's data-parallel and sharded launches (DDP, FSDP, DeepSpeed ZeRO); "
-                 "tensor, pipeline, context and expert sizes must be 1",
-                 "tp " + std::to_string(r.tp) + ", pp " + std::to_string(r.pp) + ", cp " + std::to_string(r.cp) +
-                     ", ep " + std::to_string(r.ep));
+                 "accelerate runs data parallelism, FSDP, DeepSpeed ZeRO and (parallelism_config) tensor and context "
+                 "parallelism; pipeline and expert sizes must be 1",
+                 "pp " + std::to_string(r.pp) + ", ep " + std::to_string(r.ep));
+    if (nd_parallel(r) && (r.engine != "fsdp" || r.fsdp_sharding != "full_shard"))
+        w.refuse("engine.type",
+                 "accelerate's tensor and context parallelism (parallelism_config) shard the data-parallel ranks "
+                 "with FSDP2: engine fsdp, full_shard",
+                 r.engine + " " + r.fsdp_sharding);
     const bool ds = is_deepspeed(r);
     const char* want = ds ? "mixed_master_fp32" : "amp_fp32_weights";
     if (r.dtype != "fp32" && r.precision != want && !(r.adapters() && r.precision == "pure"))
@@ -311,6 +346,16 @@ void finish_read(Reader& r) {
         s.erase("_nodes");
         if (r.has("hardware.num_gpus") && nodes > 0 && r.get("hardware.num_gpus").get<std::uint64_t>() % nodes == 0)
             r.set("hardware.gpus_per_node", r.get("hardware.num_gpus").get<std::uint64_t>() / nodes);
+    }
+    // dp_replicate x dp_shard data-parallel ranks; both over 1 is HSDP (replicated shards).
+    const std::uint64_t shard = s.value("_dp_shard", std::uint64_t{0}),
+                        replicate = s.value("_dp_replicate", std::uint64_t{0});
+    s.erase("_dp_shard");
+    s.erase("_dp_replicate");
+    if (shard > 0 || replicate > 0) {
+        r.set("parallelism.data_parallel_size",
+              std::max<std::uint64_t>(shard, 1) * std::max<std::uint64_t>(replicate, 1));
+        if (shard > 1 && replicate > 1) r.set("engine.fsdp_sharding", "hybrid_shard");
     }
     if (r.get("engine.type") == json("deepspeed") && r.has("training.dtype") && r.get("training.dtype") != json("fp32"))
         r.set("training.precision", "mixed_master_fp32");  // DeepSpeed's fp32 master copy

@@ -320,8 +320,13 @@ const Key kKeys[] = {
      "sequence_parallel_degree"},
     // Sample packing fills every row to sequence_len; without it rows are padded to the batch's longest.
     {"sample_packing", "", read_nothing, [](Writer&) -> std::optional<ojson> { return std::nullopt; }},
+    // true, or "legacy" / "disk": the checkpointed activations leave the GPU either way.
     {"activation_offloading", "training.activation_offloading",
      [](Reader& r) {
+         if (r.value().is_string() && r.value() != "true" && r.value() != "false") {
+             r.set("training.activation_offloading", true);
+             return;
+         }
          if (auto v = r.boolean()) r.set("training.activation_offloading", *v);
      },
      [](Writer&) -> std::optional<ojson> { return std::nullopt; }},

@@ -99,15 +99,30 @@ struct Checker {
             if (doc.contains("_config") && doc["_config"].is_string()) {
                 const std::string config = doc["_config"];
                 std::optional<std::string> base = lookup(config, name);
+                // torchtune's built-in configs by name: recipes/configs/NAME.yaml in a torchtune checkout.
+                const bool builtin = part.format == ConfigFormat::Torchtune &&
+                                     config.find(".yaml") == std::string::npos &&
+                                     config.find(".yml") == std::string::npos;
+                if (!base && builtin) base = lookup("recipes/configs/" + config + ".yaml", name);
                 if (base) {
                     files.push_back(config);
                     Loaded b = load_structured(config, *base);
                     for (const Issue& i : b.issues) issues.push_back(i);
-                    if (!b.parts.empty()) doc = overlay(b.parts[0].doc, doc);
-                    else if (b.issues.empty())
+                    if (!b.parts.empty()) {
+                        // torchtune's `optimizer=torch.optim.AdamW`: a component's path, set as its _component_
+                        // (the config's other keys of that component stay).
+                        if (part.format == ConfigFormat::Torchtune) {
+                            Doc renamed = Doc::object();
+                            for (auto it = doc.begin(); it != doc.end(); ++it) {
+                                const bool component = b.parts[0].doc.contains(it.key() + "._component_");
+                                renamed[component ? it.key() + "._component_" : it.key()] = it.value();
+                            }
+                            doc = std::move(renamed);
+                        }
+                        doc = overlay(b.parts[0].doc, doc);
+                    } else if (b.issues.empty())
                         issues.push_back({config, std::string("is not a ") + name_of(part.format) + " config", ""});
-                } else if (part.format == ConfigFormat::Torchtune && config.find('/') != std::string::npos &&
-                           config.find(".yaml") == std::string::npos && config.find(".yml") == std::string::npos) {
+                } else if (builtin && config.find('/') != std::string::npos) {
                     assumptions.push_back("--config " + config +
                                           " is torchtune's built-in config, not here: keys the command does not set "
                                           "take gpumem's defaults (tune cp " +

@@ -142,6 +142,25 @@ const Key kKeys[] = {
     {"train_batch_size", "parallelism.data_parallel_size", read_global, write_global},
     {"bf16.enabled", "training.dtype", read_bf16, write_bf16, "bfloat16.enabled"},
     {"fp16.enabled", "training.dtype", read_fp16, write_fp16},
+    // DeepSpeed >= 0.18 (runtime/bf16_optimizer.py): bf16 master weights and gradients (no fp32 copy),
+    // and bf16 optimizer states.
+    {"bf16.bf16_master_weights_and_grads", "training.precision",
+     [](Reader& r) {
+         if (auto v = r.boolean(); v && *v) r.out().scenario["_bf16_master"] = true;
+     },
+     [](Writer& w) -> std::optional<ojson> {
+         if (w.r.dtype != "bf16" || w.r.precision != "pure") return std::nullopt;
+         return true;
+     }},
+    {"bf16.bf16_optimizer_states", "training.optimizer_state_dtype",
+     [](Reader& r) {
+         if (auto v = r.boolean(); v && *v) r.set("training.optimizer_state_dtype", "bf16");
+     },
+     [](Writer& w) -> std::optional<ojson> {
+         if (w.r.dtype != "bf16" || w.r.s["training"].value("optimizer_state_dtype", std::string()) != "bf16")
+             return std::nullopt;
+         return true;
+     }},
     {"optimizer.type", "training.optimizer", read_optimizer, write_optimizer},
     {"zero_optimization.stage", "engine.zero_stage", read_stage, write_stage},
     {"zero_optimization.reduce_bucket_size", "overheads.zero_reduce_bucket_elements", read_reduce_bucket,
@@ -214,11 +233,15 @@ void refuse(Writer& wr) {
         w.refuse("training.dtype", "DeepSpeed's JSON has no fp8 switch (fp8 training runs through Transformer Engine)",
                  r.dtype);
     const bool half = r.dtype == "bf16" || r.dtype == "fp16";
-    if (half && r.precision != "mixed_master_fp32")
+    if (half && r.precision != "mixed_master_fp32" && !(r.dtype == "bf16" && r.precision == "pure"))
         w.refuse("training.precision",
-                 "DeepSpeed's bf16 and fp16 keep half-precision weights and an fp32 master copy: mixed_master_fp32 "
-                 "(the default under deepspeed)",
+                 "DeepSpeed's bf16 and fp16 keep half-precision weights and an fp32 master copy (mixed_master_fp32, "
+                 "the default under deepspeed); bf16 without the copy is pure (bf16_master_weights_and_grads, "
+                 "DeepSpeed 0.18 or later)",
                  r.precision);
+    const std::string states = r.s["training"].value("optimizer_state_dtype", std::string("auto"));
+    if (states == "bf16" && r.dtype != "bf16")
+        w.refuse("training.optimizer_state_dtype", "DeepSpeed keeps optimizer states in bf16 only under bf16", states);
     if (r.engine == "deepspeed") {
         if (r.pp > 1)
             w.refuse("parallelism.pipeline_parallel_size",
@@ -270,7 +293,12 @@ void finish_read(Reader& r) {
     if (!r.has("training.dtype")) r.set("training.dtype", "fp32");
     // bf16/fp16: half weights and gradients, and DeepSpeed's fp32 master copy of what trains
     // (runtime/bf16_optimizer.py, fp16/fused_optimizer.py).
-    if (r.get("training.dtype") != json("fp32")) r.set("training.precision", "mixed_master_fp32");
+    if (s.contains("_bf16_master")) {
+        s.erase("_bf16_master");
+        r.set("training.precision", "pure");  // bf16 master weights: no fp32 copy
+    } else if (r.get("training.dtype") != json("fp32")) {
+        r.set("training.precision", "mixed_master_fp32");
+    }
     if (s.contains("_global_batch")) {
         const std::uint64_t global = s["_global_batch"];
         s.erase("_global_batch");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,12 @@ namespace {
 // YAML and JSON into flat documents
 //-----------------------------------------------------------------------------
 
-constexpr int kMaxDepth = 64;              // as parse_json's
-constexpr std::size_t kMaxNodes = 200000;  // a config has hundreds; aliases may not multiply that
+constexpr int kMaxDepth = 64;  // as parse_json's
+// A config has hundreds of values and a command tens of words; these bounds keep every step below
+// (a Doc's keys are looked up in order) far under a second, and a YAML alias from multiplying a
+// small file into a huge one.
+constexpr std::size_t kMaxNodes = 20000;
+constexpr std::size_t kMaxWords = 20000;
 
 // A plain YAML scalar typed as YAML 1.1 (PyYAML's resolver) types it: null, bool, int, float, or
 // the string itself.
@@ -164,6 +169,21 @@ Loaded load_structured(const std::string& name, const std::string& text) {
         std::optional<json> parsed = parse_json(text, error);
         if (!parsed) {
             out.issues.push_back({name, "is not valid JSON: " + error, ""});
+            return out;
+        }
+        // Values in all, counted before anything is looked up by key.
+        std::size_t values = 0;
+        std::vector<const json*> stack = {&*parsed};
+        while (!stack.empty() && values <= kMaxNodes) {
+            const json* v = stack.back();
+            stack.pop_back();
+            ++values;
+            if (v->is_structured())
+                for (const json& child : *v) stack.push_back(&child);
+        }
+        if (values > kMaxNodes) {
+            out.issues.push_back(
+                {name, "has over " + std::to_string(kMaxNodes) + " values; a config has hundreds", ""});
             return out;
         }
         nested = *parsed;
@@ -319,6 +339,10 @@ Loaded load_command(const std::string& name, const std::string& text) {
     std::optional<std::vector<std::string>> all = shell_words(text);
     if (!all) {
         out.issues.push_back({name, "has a quote that is never closed", ""});
+        return out;
+    }
+    if (all->size() > kMaxWords) {
+        out.issues.push_back({name, "has over " + std::to_string(kMaxWords) + " words; a command has tens", ""});
         return out;
     }
     const std::vector<std::string>& w = *all;
@@ -514,26 +538,20 @@ Loaded load_command(const std::string& name, const std::string& text) {
 }
 
 Doc overlay(const Doc& base, const Doc& over) {
-    Doc out = base;
-    for (auto it = over.begin(); it != over.end(); ++it) {
-        const std::string& k = it.key();
-        if (k.rfind('~', 0) == 0) {
-            const std::string gone = k.substr(1);
-            Doc kept = Doc::object();
-            for (auto b = out.begin(); b != out.end(); ++b)
-                if (!(b.key() == gone || b.key().rfind(gone + ".", 0) == 0)) kept[b.key()] = b.value();
-            out = std::move(kept);
-            continue;
-        }
-        // A key replaces the value it names and everything that was under it.
-        if (out.contains(k) || !it->is_object()) {
-            Doc kept = Doc::object();
-            for (auto b = out.begin(); b != out.end(); ++b)
-                if (b.key().rfind(k + ".", 0) != 0) kept[b.key()] = b.value();
-            out = std::move(kept);
-        }
-        out[k] = it.value();
-    }
+    // The keys whose values (and everything under them) the overrides replace or delete.
+    std::set<std::string> gone;
+    for (auto it = over.begin(); it != over.end(); ++it)
+        gone.insert(it.key().rfind('~', 0) == 0 ? it.key().substr(1) : it.key());
+    auto replaced = [&](const std::string& key) {
+        for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', dot + 1))
+            if (gone.count(key.substr(0, dot))) return true;
+        return gone.count(key) > 0;
+    };
+    Doc out = Doc::object();
+    for (auto it = base.begin(); it != base.end(); ++it)
+        if (!replaced(it.key())) out[it.key()] = it.value();
+    for (auto it = over.begin(); it != over.end(); ++it)
+        if (it.key().rfind('~', 0) != 0) out[it.key()] = it.value();
     return out;
 }
 
@@ -595,6 +613,7 @@ json Reader::get(const std::string& field) const {
 }
 
 std::optional<std::uint64_t> Reader::uint(std::uint64_t min, std::uint64_t max) {
+    if (value().is_null()) return std::nullopt;  // YAML's `key:` with no value: not set
     const ojson v = typed(value());
     if (v.is_number_unsigned() && v.get<std::uint64_t>() >= min && v.get<std::uint64_t>() <= max)
         return v.get<std::uint64_t>();
@@ -606,6 +625,7 @@ std::optional<std::uint64_t> Reader::uint(std::uint64_t min, std::uint64_t max) 
 }
 
 std::optional<double> Reader::number(double min, double max) {
+    if (value().is_null()) return std::nullopt;
     const ojson v = typed(value());
     if (v.is_number() && v.get<double>() >= min && v.get<double>() <= max) return v.get<double>();
     issue("must be a number from " + number_text(min) + " to " + number_text(max));
@@ -613,6 +633,7 @@ std::optional<double> Reader::number(double min, double max) {
 }
 
 std::optional<bool> Reader::boolean() {
+    if (value().is_null()) return std::nullopt;
     const ojson v = typed(value());
     if (v.is_boolean()) return v.get<bool>();
     if (v.is_number_unsigned() && v.get<std::uint64_t>() <= 1) return v.get<std::uint64_t>() == 1;
@@ -621,6 +642,7 @@ std::optional<bool> Reader::boolean() {
 }
 
 std::optional<std::string> Reader::string() {
+    if (value().is_null()) return std::nullopt;
     if (value().is_string()) return value().get<std::string>();
     if (value().is_number() || value().is_boolean()) return value().dump();
     issue("must be a name");
@@ -901,7 +923,7 @@ Reading read_doc(ConfigFormat f, const Doc& doc) {
         if (const Key* row = find_key(t, k)) {
             const std::size_t before = out.issues.size();
             row->read(r);
-            if (out.issues.size() == before) out.read[k] = it.value();
+            if (out.issues.size() == before && !it.value().is_null()) out.read[k] = it.value();
         } else if (is_ignored(t, k)) {
             out.ignored.push_back(k);
         } else {

@@ -295,6 +295,12 @@ const Key kKeys[] = {
          if (!v) return;
          const std::string builder = v->substr(v->find_last_of('.') + 1);
          std::string base = builder;
+         // Qwen2.5's builders name the variant: qwen2_5_7b_instruct, qwen2_5_7b_base (same shape).
+         for (const char* variant : {"_instruct", "_base"}) {
+             const std::string v = variant;
+             if (base.size() > v.size() && base.compare(base.size() - v.size(), v.size(), v) == 0)
+                 base = base.substr(0, base.size() - v.size());
+         }
          if (base.rfind("qlora_", 0) == 0) {
              r.set("training.method", "qlora");
              r.set("training.quantization", "nf4");  // torchtune's quantize_base: NF4 (torchao)
@@ -317,7 +323,8 @@ const Key kKeys[] = {
          family = family.substr(0, family.find('/'));
          const std::string prefix = w.r.method == "qlora" ? "qlora_" : w.r.method == "lora" ? "lora_" : "";
          return "torchtune.models." + family + "." + prefix + builder_of(dir);
-     }},
+     },
+     "model"},
     {"batch_size", "training.batch_size",
      [](Reader& r) {
          if (auto v = r.uint(1, 1 << 20)) r.set("training.batch_size", *v);
@@ -371,7 +378,8 @@ const Key kKeys[] = {
              if (w.r.optimizer == row[0] || (w.r.optimizer == "adamw_fused" && row[0] == std::string("adamw")))
                  return std::string(row[1]);
          return std::nullopt;
-     }},
+     },
+     "optimizer"},
     // torch.optim.AdamW(fused=True): one kernel, no step temporaries. bitsandbytes' classes take no
     // `fused` (TypeError at instantiate), so with them the key is deleted (~optimizer.fused).
     {"optimizer.fused", "training.optimizer",
@@ -406,7 +414,8 @@ const Key kKeys[] = {
      },
      [](Writer& w) -> std::optional<ojson> {
          return w.r.loss == "standard" ? "torch.nn.CrossEntropyLoss" : "torchtune.modules.loss.CEWithChunkedOutputLoss";
-     }},
+     },
+     "loss"},
     {"fsdp_cpu_offload", "engine.offload_param",
      [](Reader& r) {
          if (auto v = r.boolean()) {
@@ -662,6 +671,27 @@ void finish_read(Reader& r) {
         if (r.out().model.empty() && !base.empty()) {
             r.out().model = base;
             r.assume("the model is the checkpoint folder's name, " + base + " (checkpointer.checkpoint_dir)");
+        }
+    }
+    // A built-in config's name says the model and the method: "llama3_2/3B_qlora_single_device".
+    if (d.contains("_config") && d["_config"].is_string()) {
+        const std::string config = d["_config"];
+        for (const TuneHub& h : kTuneHub) {
+            const std::string dir = std::string(h.config_dir) + "_";
+            if (config.rfind(dir, 0) != 0) continue;
+            if (r.out().model.empty()) r.out().model = h.hub_id;
+            const std::string rest = config.substr(dir.size());
+            if (!r.has("training.method")) {
+                if (rest.rfind("qlora", 0) == 0) {
+                    r.set("training.method", "qlora");
+                    r.set("training.quantization", "nf4");
+                } else if (rest.rfind("lora", 0) == 0) {
+                    r.set("training.method", "lora");
+                } else if (rest.rfind("full", 0) == 0) {
+                    r.set("training.method", "full");
+                }
+            }
+            break;
         }
     }
     if (d.contains("_recipe") && d["_recipe"].is_string()) {
