@@ -572,8 +572,12 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
     // vLLM's engine arguments by card (vllm/engine/arg_utils.py EngineArgs._set_default_args, 0.10 and later):
     // `vllm serve` on a card whose CUDA total is at least 70 GiB and that is not an A100 schedules 8192 tokens
     // and 1024 sequences a step; on other cards 2048 tokens and 256 sequences.
+    // (the name test is vLLM's: "a100" not in the lower-cased device name; tests/engine/test_arg_utils.py).
+    std::string card_name = s.hardware.gpu;
+    std::transform(card_name.begin(), card_name.end(), card_name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const bool big_card = static_cast<double>(s.hardware.cuda_total_bytes) >= 70.0 * static_cast<double>(kGiB) &&
-                          s.hardware.gpu.rfind("A100", 0) != 0;
+                          card_name.find("a100") == std::string::npos;
     x.max_num_batched_tokens =
         vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{big_card ? 8192u : 2048u},
                    "inference.max_num_batched_tokens", "vllm serve's default for this card");
