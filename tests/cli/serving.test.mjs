@@ -7,6 +7,7 @@
 //   GPUMEM_CLI=build/native/core/cli/gpumem node --test tests/cli/serving.test.mjs
 //   node tests/bench/serving.mjs      (the figures, case by case)
 import { test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,4 +49,23 @@ test('the serving figures are no worse than recorded (KV pool, rest of the budge
     summary[k].p90 < baseline.figures[k].p90 - SAME);
   if (better.length || summary.unanswered < baseline.unanswered)
     console.log(`better than recorded: record it in tests/bench/serving_baseline.json: ${JSON.stringify(now)}`);
+});
+
+// What the user reads: the pool's tokens and the concurrent sequences at the context asked, and, when
+// the pool holds less than one sequence, vLLM's verdict with a pointer to `gpumem fit`.
+test('estimate prints the serving capacity and vLLM\'s verdict when one sequence does not fit', () => {
+  const args = ['estimate', '--model', 'Qwen/Qwen3-32B', '--mode', 'inference', '--inference-engine', 'vllm'];
+  const ok = spawnSync(cli, [...args, '--context-len', '16000'], { encoding: 'utf8' });
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /serving \(vllm\): KV pool [\d.]+ GiB = [\d,]+ tokens; 1 concurrent sequences of 16,000 tokens/);
+  const long = spawnSync(cli, [...args, '--context-len', '32000'], { encoding: 'utf8' });
+  assert.match(long.stdout, /0 concurrent sequences of 32,000 tokens/);
+  assert.match(long.stdout, /vLLM would not start: one sequence of max_model_len 32000 tokens needs [\d.]+ GiB of KV cache.*longest it could serve is about \d+ tokens.*`gpumem fit`/);
+  // The release family: FlashInfer's sampler (0.11.0) leaves more for the pool than the sort (0.12).
+  const pool = (v) => JSON.parse(spawnSync(cli, [...args, '--engine-version', v, '--json'], { encoding: 'utf8' }).stdout)
+    .serving.kv_cache_bytes;
+  assert.ok(pool('0.11.0') > pool('0.12'));
+  const bad = spawnSync(cli, [...args, '--engine-version', '0.9'], { encoding: 'utf8' });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stdout + bad.stderr, /inference\.engine_version/);
 });
