@@ -99,6 +99,19 @@ TEST(VllmBudget, TheProfileRunsSamplerPeakByReleaseFamily) {
     EXPECT_NEAR(vllm({{"engine_version", "0.11.0"}})["serving"]["kv_cache_bytes"].get<double>() -
                     vllm({{"engine_version", "0.12"}})["serving"]["kv_cache_bytes"].get<double>(),
                 1024 * kVocab * 24, 2);
+    // The sort's scratch follows PyTorch's path for the number of rows (SortStable.cu): 128 rows or more,
+    // 20 B (int64 index sequence + cub's alternate keys and values); 2 to 127 rows, 32 B (two int2
+    // index/segment arrays, the keys' output, the alternates); one row, 12 B (the alternates).
+    auto sampler = [](int seqs) {
+        json s = {{"model", kLlama8B},
+                  {"mode", "inference"},
+                  {"explain", true},
+                  {"inference", {{"engine", "vllm"}, {"max_num_seqs", seqs}}}};
+        return run(s)["explain"]["figures"]["profile_sampler"]["value"].get<double>();
+    };
+    EXPECT_NEAR(sampler(128), 128 * kVocab * (2 + 4 + 12 + 20), 1);
+    EXPECT_NEAR(sampler(64), 64 * kVocab * (2 + 4 + 12 + 32), 1);
+    EXPECT_NEAR(sampler(1), 1 * kVocab * (2 + 4 + 12 + 12), 1);
     for (const char* bad : {"0.9", "1.0", "0.11.0.1", "v0.11", "latest", "0.x"}) {
         json r = vllm({{"engine_version", bad}});
         ASSERT_FALSE(r["ok"].get<bool>()) << bad;

@@ -233,19 +233,23 @@ struct Serving {
 };
 
 // vLLM's profile-run sampler (GPUModelRunner._dummy_sampler_run, vllm/v1/worker/gpu_model_runner.py):
-// the lm_head's logits for the last token of each dummy request, in the compute dtype, all-gathered to
-// the whole vocabulary on every TP rank (LogitsProcessor, vllm/model_executor/layers/logits_processor.py),
-// then Sampler.forward (vllm/v1/sample/sampler.py) with dummy top-k and top-p set. Bytes per logit alive
-// at the sampler's peak, by release family:
+// the lm_head's logits for the last token of each of `rows` dummy requests, in the compute dtype,
+// all-gathered to the whole vocabulary on every TP rank (LogitsProcessor,
+// vllm/model_executor/layers/logits_processor.py), then Sampler.forward (vllm/v1/sample/sampler.py) with
+// dummy top-k and top-p set. Bytes per logit alive at the sampler's peak, by release family:
 // - PyTorch-native top-k/top-p (0.11.1 on; vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p): the
 //   caller's logits (a) + their fp32 copy (4) + logits.sort's outputs, fp32 values and int64 indices (12) +
-//   the sort's scratch while it runs: PyTorch's segmented radix sort over rows wider than 4096
-//   (aten/src/ATen/native/cuda/Sort.cu, cub DeviceSegmentedRadixSort::SortPairs) reads an int64 index
-//   sequence (8) and ping-pongs keys and values through buffers of the same size (4 + 8).
+//   the sort's scratch while it runs (pytorch aten/src/ATen/native/cuda/SortStable.cu, rows wider than the
+//   in-place bitonic sort): from 128 rows segmented_sort_pairs, an int64 index sequence (8) and cub
+//   DeviceSegmentedRadixSort::SortPairs' alternate keys and values (4 + 8); from 2 to 127 rows
+//   segmented_sort_pairs_by_full_sort, two int2 index/segment arrays (8 + 8), the keys' output (4) and
+//   cub DeviceRadixSort::SortPairs' alternates (4 + 8); one row, the alternates only (4 + 8).
 // - FlashInfer's kernel (0.10.0 to 0.11.0; flashinfer.sampling.top_k_top_p_sampling_from_logits): the
 //   caller's logits (a) + the fp32 copy (4) + the top-k masked logits (4) + their softmax (4); no sort.
-double vllm_sampler_bytes_per_logit(VllmSampler family, double a) {
-    return family == VllmSampler::Native ? a + 4 + (4 + 8) + (8 + 4 + 8) : a + 4 + 4 + 4;
+double vllm_sampler_bytes_per_logit(VllmSampler family, double a, double rows) {
+    if (family == VllmSampler::FlashInfer) return a + 4 + 4 + 4;
+    const double scratch = rows >= 128 ? 8 + 4 + 8 : rows >= 2 ? 8 + 8 + 4 + 4 + 8 : 4 + 8;
+    return a + 4 + (4 + 8) + scratch;
 }
 
 // The largest context one sequence can have in `pool` bytes (vLLM's "estimated maximum model length"):
@@ -293,10 +297,10 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                     {family == VllmSampler::Native
                          ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
                          : "bytes per logit: logits + fp32 copy + top-k masked logits + softmax (FlashInfer)",
-                     vllm_sampler_bytes_per_logit(family, a), "B"}},
+                     vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
                    family == VllmSampler::Native
                        ? "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; vllm/v1/sample/ops/"
-                         "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten Sort.cu segmented sort"
+                         "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten/src/ATen/native/cuda/SortStable.cu"
                        : "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; topk_topp_sampler.py "
                          "flashinfer_sample (top_k_top_p_sampling_from_logits)");
     double peak =
