@@ -988,8 +988,9 @@ json Scenario::to_json() const {
 
 // vLLM's budget rules by release (memory/inference.cpp vllm()): "0.MINOR" or "0.MINOR.PATCH" from 0.10 (V1 only).
 // 0.10.0 to 0.11.0 sample the profile run with FlashInfer's top-k/top-p kernel (V1's default on CUDA with
-// flashinfer installed, as in vLLM's images); vLLM PR #26859 (2025-10-15, first in 0.11.1) made the
-// PyTorch-native sampler, which sorts the logits, the default again.
+// flashinfer installed, as in vLLM's images: vllm/v1/sample/ops/topk_topp_sampler.py, VLLM_USE_FLASHINFER_SAMPLER
+// unset); vLLM PR #26859 (2025-10-15, first in 0.11.1) made the PyTorch-native sampler, which sorts the
+// logits, the default again. An older release without flashinfer samples natively: give "0.12" for it.
 std::optional<VllmSampler> vllm_family(const std::string& version) {
     unsigned major = 0, minor = 0, patch = 0;
     char tail = 0;
