@@ -32,9 +32,11 @@ for (const r of rows) {
 }
 const s = summary;
 console.log(`\n${s.n} cases, ${s.unanswered} unanswered (each counted as 100 % in every figure); absolute errors:`);
-console.log(`  KV pool            median ${s.kv.median.toFixed(1).padStart(6)}%  p90 ${s.kv.p90.toFixed(1).padStart(6)}%`);
-console.log(`  rest of the budget median ${s.rest.median.toFixed(1).padStart(6)}%  p90 ${s.rest.p90.toFixed(1).padStart(6)}%` +
-  '  (profile-run activation peak + non-torch memory)');
-console.log(`  weights            median ${s.weights.median.toFixed(1).padStart(6)}%  p90 ${s.weights.p90.toFixed(1).padStart(6)}%`);
+const line = (name, f, what = '') => console.log(`  ${name.padEnd(18)} median ${f.median.toFixed(1).padStart(6)}%  ` +
+  `p90 ${f.p90.toFixed(1).padStart(6)}%   (answered only: median ${f.answered.median.toFixed(1).padStart(5)}%, ` +
+  `p90 ${f.answered.p90.toFixed(1).padStart(6)}%)${what}`);
+line('KV pool', s.kv);
+line('rest of the budget', s.rest, '  profile-run activation peak + non-torch memory');
+line('weights', s.weights);
 console.log(`  CUDA graphs        median ${Number.isFinite(s.graph_gib.median) ? s.graph_gib.median.toFixed(2) : '-'} GiB ` +
   `over ${s.graph_gib.n} cases (outside the budget; for information)`);

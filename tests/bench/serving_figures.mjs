@@ -90,7 +90,9 @@ export function servingFigures(cli) {
   });
   const figure = (key) => {
     const xs = rows.map((r) => (r.answered ? Math.abs(r[key].err) : 100));
-    return { median: quantile(xs, 0.5), p90: quantile(xs, 0.9) };
+    const answered = rows.filter((r) => r.answered).map((r) => Math.abs(r[key].err));
+    return { median: quantile(xs, 0.5), p90: quantile(xs, 0.9),
+      answered: { median: quantile(answered, 0.5), p90: quantile(answered, 0.9) } };
   };
   const graphs = rows.filter((r) => r.answered && Number.isFinite(r.graph.err)).map((r) => Math.abs(r.graph.err));
   const summary = { n: rows.length, unanswered: rows.filter((r) => !r.answered).length,
