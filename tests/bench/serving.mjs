@@ -38,5 +38,7 @@ const line = (name, f, what = '') => console.log(`  ${name.padEnd(18)} median ${
 line('KV pool', s.kv);
 line('rest of the budget', s.rest, '  profile-run activation peak + non-torch memory');
 line('weights', s.weights);
+console.log(`  verdict (fits = vLLM started): ${s.verdicts} of ${s.n - s.unanswered} answered cases` +
+  (rows.some((r) => r.answered && !r.verdict) ? ` (not: ${rows.filter((r) => r.answered && !r.verdict).map((r) => r.id).join(', ')})` : ''));
 console.log(`  CUDA graphs        median ${Number.isFinite(s.graph_gib.median) ? s.graph_gib.median.toFixed(2) : '-'} GiB ` +
   `over ${s.graph_gib.n} cases (outside the budget; for information)`);

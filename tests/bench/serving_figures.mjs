@@ -11,7 +11,8 @@
 //   - the rest of the budget (the profile run's torch peak increase + the non-torch increase, both
 //     inside gpu_memory_utilization x total) with what the estimate sets aside for them;
 //   - the weights ("Model loading took") with per_gpu.components.weights;
-//   - the CUDA graph capture (outside the budget in V1), as an absolute error in GiB, for information.
+//   - the CUDA graph capture (outside the budget in V1), as an absolute error in GiB, for information;
+//   - the verdict: the estimate's "fits" against whether vLLM started.
 // A case the product cannot answer (the estimate fails) counts as 100 % in every figure.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -83,7 +84,10 @@ export function servingFigures(cli) {
     const restMeasured = m.activation_peak + m.non_torch_increase, restPred = restOf(r);
     const wPred = r.per_gpu.components.weights / GiB;
     const graphPred = (r.assumptions?.vllm_cuda_graph_bytes ?? NaN) / GiB;
-    return { ...row, answered: true, kv,
+    // The verdict: vLLM started (a positive pool holding a sequence of max_model_len) or refused; the estimate's
+    // "fits" (the pool holds the batch and the card holds what vLLM then holds) should say the same.
+    const verdict = r.fits === !refused;
+    return { ...row, answered: true, kv, verdict,
       rest: { measured: restMeasured, predicted: restPred, err: pct(restPred, restMeasured) },
       weights: { measured: m.weights, predicted: wPred, err: pct(wPred, m.weights) },
       graph: { measured: m.cuda_graph, predicted: graphPred, err: m.cuda_graph == null ? NaN : graphPred - m.cuda_graph } };
@@ -96,6 +100,7 @@ export function servingFigures(cli) {
   };
   const graphs = rows.filter((r) => r.answered && Number.isFinite(r.graph.err)).map((r) => Math.abs(r.graph.err));
   const summary = { n: rows.length, unanswered: rows.filter((r) => !r.answered).length,
+    verdicts: rows.filter((r) => r.answered && r.verdict).length,
     kv: figure('kv'), rest: figure('rest'), weights: figure('weights'),
     graph_gib: { n: graphs.length, median: graphs.length ? quantile(graphs, 0.5) : NaN } };
   return { rows, summary };

@@ -22,6 +22,8 @@ function regressions(summary, rec) {
   const out = [];
   if (summary.n < rec.n) out.push(`${summary.n} cases, recorded ${rec.n} (a case left the set)`);
   if (summary.unanswered > rec.unanswered) out.push(`${summary.unanswered} unanswered, recorded ${rec.unanswered}`);
+  if (rec.verdicts != null && summary.verdicts < rec.verdicts)
+    out.push(`${summary.verdicts} verdicts as vLLM's, recorded ${rec.verdicts}`);
   for (const [name, r] of Object.entries(rec.figures))
     for (const k of ['median', 'p90'])
       if (!(summary[name][k] <= r[k] + SAME)) out.push(`${name} ${k} ${summary[name][k].toFixed(2)} %, recorded ${r[k]} %`);
@@ -37,17 +39,18 @@ test('the comparison finds a serving figure or unanswered count that got worse',
   assert.equal(regressions(now({ median: 3.0, p90: 9.0 }, 2), rec).length, 1);
   assert.equal(regressions(now({ median: 3.0, p90: 9.0 }, 1, 10), rec).length, 1);
   assert.equal(regressions(now({ median: NaN, p90: 9.0 }), rec).length, 1);
+  assert.equal(regressions({ ...now({ median: 3.0, p90: 9.0 }), verdicts: 7 }, { ...rec, verdicts: 8 }).length, 1);
 });
 
 test('the serving figures are no worse than recorded (KV pool, rest of the budget, weights; unanswered)', () => {
   const { summary } = servingFigures(cli);
   const worse = regressions(summary, baseline);
-  const now = { n: summary.n, unanswered: summary.unanswered, figures: Object.fromEntries(Object.keys(baseline.figures)
+  const now = { n: summary.n, unanswered: summary.unanswered, verdicts: summary.verdicts, figures: Object.fromEntries(Object.keys(baseline.figures)
     .map((k) => [k, { median: Number(summary[k].median.toFixed(1)), p90: Number(summary[k].p90.toFixed(1)) }])) };
   assert.deepEqual(worse, [], `worse than recorded:\n  ${worse.join('\n  ')}\nnow: ${JSON.stringify(now)}`);
   const better = Object.keys(baseline.figures).filter((k) => summary[k].median < baseline.figures[k].median - SAME ||
     summary[k].p90 < baseline.figures[k].p90 - SAME);
-  if (better.length || summary.unanswered < baseline.unanswered)
+  if (better.length || summary.unanswered < baseline.unanswered || summary.verdicts > (baseline.verdicts ?? 0))
     console.log(`better than recorded: record it in tests/bench/serving_baseline.json: ${JSON.stringify(now)}`);
 });
 

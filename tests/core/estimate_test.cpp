@@ -608,9 +608,9 @@ TEST(Serving, VllmFillsItsShareOfTheCardWithKvBlocks) {
     EXPECT_NEAR(r["assumptions"]["vllm_activation_peak_bytes"].get<double>(), peak, 1);
     EXPECT_TRUE(r["fits"].get<bool>());
     // nvidia-smi shows the request, the CUDA graphs (0.5 GiB) and the context (0.5 GiB) outside it, and the
-    // allocator's slack (5 %) on what it hands out piecemeal (all but the pool).
-    EXPECT_NEAR(r["per_gpu"]["device_total_bytes"].get<double>(), budget + GiB + 0.05 * (weights + peak + 0.5 * GiB),
-                2);
+    // allocator's slack (5 %) on what it hands out piecemeal (the peak's and the graphs' blocks; the weights
+    // and the pool are few large ones).
+    EXPECT_NEAR(r["per_gpu"]["device_total_bytes"].get<double>(), budget + GiB + 0.05 * (peak + 0.5 * GiB), 2);
     EXPECT_LE(r["per_gpu"]["peak_allocated_bytes"].get<double>(), r["per_gpu"]["peak_reserved_bytes"].get<double>());
     EXPECT_LE(r["per_gpu"]["peak_reserved_bytes"].get<double>(), r["per_gpu"]["device_total_bytes"].get<double>());
     // A batch larger than the cache holds does not fit.
