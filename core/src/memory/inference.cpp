@@ -506,7 +506,9 @@ void sglang(const Scenario& sc, const Serving& v, Breakdown& out) {
 // Flashinfer attention (TGI 3's default) pages one token per block.
 void tgi(const Scenario& sc, const Serving& v, Breakdown& out) {
     const InferenceSettings& x = sc.inference;
-    const double cap = static_cast<double>(sc.hardware.cuda_total_bytes);  // torch.cuda.mem_get_info's total
+    // get_cuda_free_memory (server/text_generation_server/utils/import_utils.py @db931fcf): mem_get_info's free
+    // less (1 - cuda_memory_fraction) x get_device_properties().total_memory, the total CUDA reports.
+    const double cap = static_cast<double>(sc.hardware.cuda_total_bytes);
     Pool p;
     p.engine = "tgi";
     Explanation& ex = out.explain;
