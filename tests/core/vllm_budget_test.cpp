@@ -112,7 +112,8 @@ TEST(VllmBudget, TheProfileRunsSamplerPeakByReleaseFamily) {
     EXPECT_NEAR(sampler(128), 128 * kVocab * (2 + 4 + 12 + 20), 1);
     EXPECT_NEAR(sampler(64), 64 * kVocab * (2 + 4 + 12 + 32), 1);
     EXPECT_NEAR(sampler(1), 1 * kVocab * (2 + 4 + 12 + 12), 1);
-    for (const char* bad : {"0.9", "1.0", "0.11.0.1", "v0.11", "latest", "0.x"}) {
+    for (const char* bad :
+         {"0.9", "1.0", "0.11.0.1", "v0.11", "latest", "0.x", "0..11", "0.11.", "", "0.9999999999999999"}) {
         json r = vllm({{"engine_version", bad}});
         ASSERT_FALSE(r["ok"].get<bool>()) << bad;
         EXPECT_EQ(r["errors"][0]["field"], "inference.engine_version") << bad;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 
 #include "model/model.h"
 #include "catalogue/presets.h"
@@ -989,17 +988,24 @@ json Scenario::to_json() const {
 // vLLM's budget rules by release (memory/inference.cpp vllm()): "0.MINOR" or "0.MINOR.PATCH" from 0.10 (V1 only).
 // 0.10.0 to 0.11.0 sample the profile run with FlashInfer's top-k/top-p kernel (V1's default on CUDA with
 // flashinfer installed, as in vLLM's images: vllm/v1/sample/ops/topk_topp_sampler.py, VLLM_USE_FLASHINFER_SAMPLER
-// unset); vLLM PR #26859 (2025-10-15, first in 0.11.1) made the PyTorch-native sampler, which sorts the
+// unset); vLLM PR #26859 (merged 2025-10-15, after 0.11.0) made the PyTorch-native sampler, which sorts the
 // logits, the default again. An older release without flashinfer samples natively: give "0.12" for it.
 std::optional<VllmSampler> vllm_family(const std::string& version) {
-    unsigned major = 0, minor = 0, patch = 0;
-    char tail = 0;
-    int n = std::sscanf(version.c_str(), "%u.%u.%u%c", &major, &minor, &patch, &tail);
-    const bool digits_only = !version.empty() && std::all_of(version.begin(), version.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
-    });
-    if (!digits_only || (n != 2 && n != 3) || major != 0 || minor < 10 || version.size() > 16) return std::nullopt;
-    if (std::count(version.begin(), version.end(), '.') != n - 1) return std::nullopt;
+    // Two or three dot-separated numbers of at most 6 digits each.
+    std::vector<unsigned> parts;
+    std::size_t start = 0;
+    while (parts.size() < 4) {
+        std::size_t dot = version.find('.', start);
+        std::string part = version.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (part.empty() || part.size() > 6 ||
+            !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            return std::nullopt;
+        parts.push_back(static_cast<unsigned>(std::stoul(part)));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    if (parts.size() < 2 || parts.size() > 3 || parts[0] != 0 || parts[1] < 10) return std::nullopt;
+    const unsigned minor = parts[1], patch = parts.size() == 3 ? parts[2] : 0;
     if (minor < 11 || (minor == 11 && patch == 0)) return VllmSampler::FlashInfer;
     return VllmSampler::Native;
 }
