@@ -35,7 +35,8 @@ commands:
                      line, the saved regressions first, then SECONDS per target (600) from a
                      random seed; each input within 10 s and 2048 MiB, or it is a finding
   bench              build, then print the benchmarks: accuracy against the published measured
-                     peaks (tests/bench/validation.mjs), throughput against published tokens/s
+                     peaks (tests/bench/validation.mjs), the KV pool and the rest of vLLM's
+                     budget against its start-up log (serving.mjs), throughput against published tokens/s
                      (throughput.mjs), estimates per second (speed.mjs), parse and
                      near-miss times against input size (input.mjs), the
                      planner's evaluations per second and plan times (planner.mjs), and
@@ -264,6 +265,8 @@ cmd_bench() {
   cmake --build build/wasm --target gpumem_planner_bench -j"$jobs"
   banner "accuracy: tests/bench/validation.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/validation.mjs
+  banner "serving: tests/bench/serving.mjs"
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/serving.mjs
   banner "throughput: tests/bench/throughput.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/throughput.mjs
   banner "speed: tests/bench/speed.mjs"

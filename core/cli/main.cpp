@@ -248,6 +248,16 @@ void print_table(const json& r, bool gb) {
     std::cout << "\nfits: " << (r["fits"].get<bool>() ? "yes" : "NO") << " (" << util << " of the card)";
     if (!r["gpus_needed"].is_null()) std::cout << ", GPUs needed: " << r["gpus_needed"];
     std::cout << "\n";
+    if (r["serving"].is_object()) {  // what a serving engine's KV pool holds
+        const json& sv = r["serving"];
+        char pool[48];
+        std::snprintf(pool, sizeof pool, "%.2f %s",
+                      sv["kv_cache_bytes"].get<double>() / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)),
+                      gb ? "GB" : "GiB");
+        std::cout << "serving (" << sv["engine"].get<std::string>() << "): KV pool " << pool << " = "
+                  << with_commas(sv["kv_cache_tokens"]) << " tokens; " << with_commas(sv["max_concurrent_sequences"])
+                  << " concurrent sequences of " << with_commas(sv["at_context_len"]) << " tokens\n";
+    }
     print_gpus_needed(r);
     if (!r["warnings"].empty()) {
         std::cout << "\nwarnings:\n";

@@ -826,7 +826,9 @@ describe('estimate --explain', () => {
     const r = run(['estimate', '--model', 'llama3-8b', '--mode', 'inference', '--inference-engine', 'vllm', '--explain']);
     expectExit(r, 0, 'vllm --explain');
     assert.match(r.stdout, /kv_cache \d+\.\d\d GiB = kv_cache\n\s+kv_cache = [\d.]+ GiB: vLLM's KV blocks/);
-    assert.match(r.stdout, /gpu_memory_utilization x card - weights - profile activations/);
+    assert.match(r.stdout, /requested memory - weights - profile peak - non-torch increase/);
+    assert.match(r.stdout, /vllm_requested_memory = [\d.]+ GiB: what vLLM requests: gpu_memory_utilization x the CUDA total/);
+    assert.match(r.stdout, /profile_sampler = [\d.]+ GiB: the dummy sampler run's peak/);
     assert.match(r.stdout, /overheads [\d.]+ GiB = allocator_slack \+ engine_claim_rest/);
   });
 });

@@ -1,6 +1,7 @@
 // The serving engines that preallocate a KV pool beside vLLM: SGLang, TGI and TensorRT-LLM
 // (memory/inference.cpp), their settings (scenario.cpp) and their "serving" figures.
 #include <cmath>
+#include <cstdint>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,9 @@ constexpr double kWeights = 8030261248.0 * 2;         // Llama 3.1 8B in bf16
 constexpr double kPerToken = 32.0 * 8 * 128 * 2 * 2;  // 32 layers x 8 kv heads x 128 x (K, V) x 2 B = 128 KiB
 constexpr double kForwardPerToken = 2 * 2 * 4096.0 + 3 * 2 * 14336;  // residual + normed copy, then the MLP
 constexpr double kContext = 0.5 * 1024 * kMiB;                       // cuda_context_gib
+// An H100 80GB HBM3's total as CUDA reports it (presets/gpus.json cuda_total_gib 79.18, from vLLM's
+// start-up log): what the engines' fractions of the card multiply; nvidia-smi's 81,559 MiB is larger.
+const double kCudaTotal = static_cast<double>(static_cast<std::uint64_t>(79.18 * 1073741824.0));
 
 TEST(Serving, EnginesAreNamedWithTheirAliases) {
     for (const char* spelling :
@@ -40,9 +44,9 @@ TEST(Serving, SglangKeepsMemFractionStaticOfTheFreeMemory) {
     // mem_fraction_static = round((81,559 - 10,240) / 81,559, 3) = 0.874.
     EXPECT_DOUBLE_EQ(r["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.874);
     EXPECT_EQ(r["scenario"]["inference"]["chunked_prefill_size"], 8192);
-    // Pool = 0.874 x (81,559 MiB - the 512 MiB CUDA context) - the weights as the allocator reserves
-    // them (x 1.05, allocator_fragmentation); 128 KiB a token, page size 1.
-    double pool = 0.874 * (81559 - 512) * kMiB - kWeights * 1.05;
+    // Pool = 0.874 x (the CUDA total - the 512 MiB CUDA context) - the weights as the allocator
+    // reserves them (x 1.05, allocator_fragmentation); 128 KiB a token, page size 1.
+    double pool = 0.874 * (kCudaTotal - kContext) - kWeights * 1.05;
     const json& sv = r["serving"];
     EXPECT_EQ(sv["engine"], "sglang");
     EXPECT_EQ(sv["kv_cache_tokens"].get<double>(), std::floor(pool / kPerToken));
@@ -53,7 +57,7 @@ TEST(Serving, SglangKeepsMemFractionStaticOfTheFreeMemory) {
                       {"mode", "inference"},
                       {"inference", {{"engine", "sglang"}, {"mem_fraction_static", 0.5}}}});
     EXPECT_EQ(given["serving"]["kv_cache_tokens"].get<double>(),
-              std::floor((0.5 * (81559 - 512) * kMiB - kWeights * 1.05) / kPerToken));
+              std::floor((0.5 * (kCudaTotal - kContext) - kWeights * 1.05) / kPerToken));
     json bad = gpumem::estimate({{"model", kLlama8B},
                                  {"mode", "inference"},
                                  {"inference", {{"engine", "sglang"}, {"mem_fraction_static", 2}}}});
@@ -87,7 +91,7 @@ TEST(Serving, TgiFillsNinetyPercentOfWhatItsWarmUpLeaves) {
     EXPECT_EQ(r["scenario"]["inference"]["max_total_tokens"], 4096);
     EXPECT_EQ(r["scenario"]["inference"]["max_batch_prefill_tokens"], 4145);
     double used = kContext + (kWeights + 4145 * kForwardPerToken + 128256.0 * 6) * 1.05;  // x allocator slack
-    double pool = 0.9 * (81559 * kMiB - used);
+    double pool = 0.9 * (kCudaTotal - used);  // torch.cuda.mem_get_info's total
     EXPECT_EQ(r["serving"]["engine"], "tgi");
     EXPECT_EQ(r["serving"]["kv_cache_tokens"].get<double>(), std::floor(pool / kPerToken));
     EXPECT_EQ(r["serving"]["max_concurrent_sequences"].get<double>(), std::floor(pool / (4096 * kPerToken)));
@@ -96,7 +100,7 @@ TEST(Serving, TgiFillsNinetyPercentOfWhatItsWarmUpLeaves) {
                      {"mode", "inference"},
                      {"inference", {{"engine", "tgi"}, {"cuda_memory_fraction", 0.5}}}});
     EXPECT_EQ(half["serving"]["kv_cache_tokens"].get<double>(),
-              std::floor(0.9 * (0.5 * 81559 * kMiB - used) / kPerToken));
+              std::floor(0.9 * (0.5 * kCudaTotal - used) / kPerToken));
     // A context longer than the max_total_tokens given is refused, naming the field.
     json bad =
         gpumem::estimate({{"model", kLlama8B},
@@ -109,9 +113,9 @@ TEST(Serving, TensorrtLlmTakesItsFractionOfTheFreeMemory) {
     json r = run({{"model", kLlama8B},
                   {"mode", "inference"},
                   {"inference", {{"engine", "trtllm"}, {"context_len", 8192}, {"batch_size", 8}}}});
-    // free = card - context - (weights + the activations of max_num_tokens (8192) tokens + 8 fp32 logits
+    // free = the CUDA total - context - (weights + the activations of max_num_tokens (8192) tokens + 8 fp32 logits
     // rows) x 1.05 (the allocator's slack); the KV cache is 0.9 of it in blocks of 32 tokens.
-    double free = 81559 * kMiB - kContext - (kWeights + 8192 * kForwardPerToken + 8 * 128256.0 * 4) * 1.05;
+    double free = kCudaTotal - kContext - (kWeights + 8192 * kForwardPerToken + 8 * 128256.0 * 4) * 1.05;
     double blocks = std::floor(0.9 * free / (32 * kPerToken));
     EXPECT_EQ(r["scenario"]["inference"]["engine"], "tensorrt_llm");
     EXPECT_DOUBLE_EQ(r["scenario"]["inference"]["free_gpu_memory_fraction"].get<double>(), 0.9);

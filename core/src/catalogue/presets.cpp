@@ -89,6 +89,10 @@ struct Catalogue {
         for (json& g : gpus) {
             double mib = g.contains("memory_mib") ? g["memory_mib"].get<double>() : g.value("memory_gb", 0.0) * 1024;
             g["memory_bytes"] = static_cast<std::uint64_t>(mib * 1024 * 1024);
+            // What CUDA reports as the total (cudaMemGetInfo), where published; else the size above.
+            g["cuda_total_bytes"] = g.contains("cuda_total_gib")
+                                        ? static_cast<std::uint64_t>(g["cuda_total_gib"].get<double>() * 1073741824.0)
+                                        : g["memory_bytes"].get<std::uint64_t>();
         }
     }
 };

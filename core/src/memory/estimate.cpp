@@ -19,14 +19,19 @@ Figures evaluate(const Scenario& s) {
     for (std::size_t i = 0; i < tl.size(); ++i)
         if (tl[i].allocated() > tl[f.peak].allocated()) f.peak = i;
     f.allocated = tl.empty() ? 0 : tl[f.peak].allocated();
-    // Slack on what the caching allocator hands out piecemeal; a preallocated KV pool (vLLM) is one block.
+    // Slack on what the caching allocator hands out piecemeal; a preallocated KV pool is one block, and so
+    // are the weights vLLM loads before it profiles (it counts their allocated bytes and empties the cache).
     double pooled = 0;
-    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache))
+    if (f.breakdown.claimed > 0 && !tl.empty() && tl[f.peak].bytes.has(Component::KvCache)) {
         pooled = tl[f.peak].bytes[Component::KvCache];
+        if (s.mode == Mode::Inference && s.inference.engine == InferenceEngine::Vllm)
+            pooled += tl[f.peak].bytes[Component::Weights];
+    }
     Explanation& ex = f.breakdown.explain;
     const Factor per_gib{"bytes per GiB", static_cast<double>(kGiB)};
     f.slack = ex.product("allocator_slack", "the caching allocator's slack on what it hands out piecemeal",
-                         {{"allocated at the peak, less a preallocated KV pool", f.allocated - pooled, "bytes"},
+                         {{"allocated at the peak, less what an engine preallocates (KV pool; vLLM: and weights)",
+                           f.allocated - pooled, "bytes"},
                           {"allocator_fragmentation (tunable)", s.tunable(Tunable::AllocatorFragmentation)}},
                          "PyTorch CUDACachingAllocator: reserved exceeds allocated (block rounding, splits); fitted to "
                          "the published reserved-vs-allocated pairs");

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "memory/memory.h"
 #include "memory/model_cache.h"
@@ -230,27 +232,101 @@ struct Serving {
     double V = 0;       // vocabulary entries on one GPU
 };
 
-// vLLM claims gpu_memory_utilization of the card. Inside it: the weights, the activations of its
-// profiling step (max_num_batched_tokens, flash attention, logits for up to 256 sampled sequences
-// in fp32), CUDA graphs and the CUDA context; every byte left becomes KV blocks.
+// vLLM's profile-run sampler (GPUModelRunner._dummy_sampler_run, vllm/v1/worker/gpu_model_runner.py):
+// the lm_head's logits for the last token of each of `rows` dummy requests, in the compute dtype,
+// all-gathered to the whole vocabulary on every TP rank (LogitsProcessor,
+// vllm/model_executor/layers/logits_processor.py), then Sampler.forward (vllm/v1/sample/sampler.py) with
+// dummy top-k and top-p set. Bytes per logit alive at the sampler's peak, by release family:
+// - PyTorch-native top-k/top-p (0.11.1 on; vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p): the
+//   caller's logits (a) + their fp32 copy (4) + logits.sort's outputs, fp32 values and int64 indices (12) +
+//   the sort's scratch while it runs (pytorch aten/src/ATen/native/cuda/SortStable.cu, rows wider than the
+//   in-place bitonic sort): from 128 rows segmented_sort_pairs, an int64 index sequence (8) and cub
+//   DeviceSegmentedRadixSort::SortPairs' alternate keys and values (4 + 8); from 2 to 127 rows
+//   segmented_sort_pairs_by_full_sort, two int2 index/segment arrays (8 + 8), the keys' output (4) and
+//   cub DeviceRadixSort::SortPairs' alternates (4 + 8); one row, the alternates only (4 + 8).
+// - FlashInfer's kernel (0.10.0 to 0.11.0; flashinfer.sampling.top_k_top_p_sampling_from_logits): the
+//   caller's logits (a) + the fp32 copy (4) + the top-k masked logits (4) + their softmax (4); no sort.
+double vllm_sampler_bytes_per_logit(VllmSampler family, double a, double rows) {
+    if (family == VllmSampler::FlashInfer) return a + 4 + 4 + 4;
+    const double scratch = rows >= 128 ? 8 + 4 + 8 : rows >= 2 ? 8 + 8 + 4 + 4 + 8 : 4 + 8;
+    return a + 4 + (4 + 8) + scratch;
+}
+
+// The largest context one sequence can have in `pool` bytes (vLLM's "estimated maximum model length"):
+// a bisection over whole blocks, bounded by the context asked.
+double vllm_max_model_len(const Serving& v, double pool, std::uint64_t layers, double block, double asked) {
+    double lo = 0, hi = std::ceil(asked / block);  // in blocks
+    for (int i = 0; i < 64 && hi - lo > 1; ++i) {
+        double mid = std::floor((lo + hi) / 2);
+        (v.kv.bytes(mid * block, 1, layers, block) <= pool ? lo : hi) = mid;
+    }
+    return lo * block;
+}
+
+// vLLM V1 (0.10 on; vllm/v1/worker/gpu_worker.py Worker.determine_available_memory): it requests
+// gpu_memory_utilization x the total CUDA reports, runs one profile step (GPUModelRunner.profile_run:
+// max_num_batched_tokens dummy tokens through the model, then the sampler over the last token of each of
+// min(max_num_seqs, max_num_batched_tokens) dummy requests), and hands the KV cache what the request
+// leaves after the weights, the step's torch peak increase and the memory that grew outside torch
+// (vllm/utils memory_profiling). CUDA graphs are captured after the KV cache is allocated
+// (GPUModelRunner.capture_model): outside the request.
 void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
     Notes& why = out.assumptions;
-    const double weights = v.w.bytes, a = v.w.a;
-    double budget = x.gpu_memory_utilization * static_cast<double>(sc.hardware.gpu_memory_bytes);
-    double step = static_cast<double>(std::min<std::uint64_t>(x.max_num_batched_tokens, x.batch_size * x.context_len));
     Explanation& ex = out.explain;
-    double acts = v.fwd.recorded(ex, "profile_activations", "the profiling step's forward working set",
-                                 static_cast<double>(x.max_num_batched_tokens), 0, false);
-    double logits = ex.product("profile_logits", "the profiling step's logits for up to 256 sampled sequences",
-                               {{"sequences sampled", 256, "sequences"},
-                                {"vocabulary on this GPU", v.V, "elements"},
-                                {"bytes per logit: compute dtype + fp32", a + 4, "B"}},
-                               "vllm/v1/worker/gpu_model_runner.py profile_run (_dummy_sampler_run)");
+    const double weights = v.w.bytes, a = v.w.a, GiB = static_cast<double>(kGiB);
+    const VllmSampler family = vllm_family(x.engine_version).value_or(VllmSampler::Native);
+    const double total = static_cast<double>(sc.hardware.cuda_total_bytes);
+    double budget = ex.product(
+        "vllm_requested_memory", "what vLLM requests: gpu_memory_utilization x the CUDA total",
+        {{"gpu_memory_utilization", x.gpu_memory_utilization}, {"the card's total as CUDA reports it", total, "bytes"}},
+        "vllm/v1/worker/gpu_worker.py determine_available_memory (requested_memory)");
+    const double tokens = static_cast<double>(x.max_num_batched_tokens);
+    const double reqs = std::min(static_cast<double>(x.max_num_seqs), tokens);
+    double forward = v.fwd.recorded(ex, "profile_forward", "the profile step's forward working set", tokens, 0, false);
+    double held = ex.product("profile_hidden_states", "the step's last hidden states, held while the sampler runs",
+                             {{"tokens of the step (max_num_batched_tokens)", tokens, "tokens"},
+                              {"hidden size", static_cast<double>(m.hidden_size), "elements"},
+                              {"bytes per element", a, "B"}},
+                             "vllm/v1/worker/gpu_model_runner.py profile_run (hidden_states)");
+    double sampler =
+        ex.product("profile_sampler", "the dummy sampler run's peak: vocabulary-wide logits and top-k/top-p buffers",
+                   {{"dummy requests: min(max_num_seqs, max_num_batched_tokens)", reqs, "sequences"},
+                    {"vocabulary (all-gathered on every TP rank)", static_cast<double>(m.vocab_size), "elements"},
+                    {family == VllmSampler::Native
+                         ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
+                         : "bytes per logit: logits + fp32 copy + top-k masked logits + softmax (FlashInfer)",
+                     vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
+                   family == VllmSampler::Native
+                       ? "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; vllm/v1/sample/ops/"
+                         "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten/src/ATen/native/cuda/SortStable.cu"
+                       : "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; topk_topp_sampler.py "
+                         "flashinfer_sample (top_k_top_p_sampling_from_logits)");
+    double peak =
+        ex.rule("vllm_activation_peak", "the profile step's torch peak increase", std::max(forward, held + sampler),
+                "max(forward working set, held hidden states + sampler peak)",
+                {{"forward working set", forward, "bytes"},
+                 {"held hidden states", held, "bytes"},
+                 {"sampler peak", sampler, "bytes"}},
+                "vllm/v1/worker/gpu_model_runner.py profile_run");
+    // Memory that grows outside PyTorch's allocator during the profile run (cuBLAS/cuBLASLt workspaces,
+    // and with TP > 1 NCCL's communicator buffers and vLLM's custom all-reduce buffers), relative to the
+    // start-up snapshot (which already holds the CUDA context): measured, not derived: vLLM's log prints
+    // "non-torch forward increase memory" 0.13-0.14 GiB on one H100 and 0.54-0.55 GiB per GPU at TP 2
+    // (llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md @0fa12aa9, vLLM 0.11).
+    const bool comms = sc.parallel.tp * sc.parallel.pp > 1;
     double non_torch =
-        (sc.tunable(Tunable::VllmCudaGraphGib) + sc.tunable(Tunable::CudaContextGib)) * static_cast<double>(kGiB);
-    double pool = budget - weights - acts - logits - non_torch;
+        ex.sum("vllm_non_torch", "memory grown outside torch during the profile run",
+               {{"library workspaces (cuBLAS/cuBLASLt), measured on H100", {{"GiB", 0.13}, {"bytes", GiB}}},
+                {"NCCL and custom all-reduce buffers with more than one GPU, measured at TP 2",
+                 {{"GiB", comms ? 0.41 : 0.0}, {"bytes", GiB}}}},
+               "vllm/utils memory_profiling (non_torch_increase); figures from vLLM 0.11's log");
+    double graphs = ex.product(
+        "vllm_cuda_graphs", "CUDA graph capture, after the KV cache: outside the request",
+        {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"}, {"bytes per GiB", GiB}},
+        "vllm/v1/worker/gpu_model_runner.py capture_model");
+    double pool = budget - weights - peak - non_torch;
     double block = static_cast<double>(x.block_size);
     std::uint64_t layers_here = static_cast<std::uint64_t>(v.w.shard.layers);
     double per_block = 0;  // one block on every cached layer
@@ -259,16 +335,20 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     double blocks = pool > 0 && per_block > 0 ? std::floor(pool / per_block) : 0;
     double per_sequence = v.kv.bytes(v.ctx, 1, layers_here, block);
     double max_seqs = per_sequence > 0 && pool > 0 ? std::floor(pool / per_sequence) : 0;
-    double kv_pool = ex.rule("kv_cache", "vLLM's KV blocks: what its share of the card leaves", std::max(0.0, pool),
-                             "gpu_memory_utilization x card - weights - profile activations - profile logits - CUDA "
-                             "graphs and context",
-                             {{"gpu_memory_utilization x card", budget, "bytes"},
+    double kv_pool = ex.rule("kv_cache", "vLLM's KV blocks: what its request leaves", std::max(0.0, pool),
+                             "requested memory - weights - profile peak - non-torch increase (kept when positive)",
+                             {{"requested memory", budget, "bytes"},
                               {"weights", weights, "bytes"},
-                              {"profile activations", acts, "bytes"},
-                              {"profile logits", logits, "bytes"},
-                              {"CUDA graphs + context (tunables)", non_torch, "bytes"}},
+                              {"profile activation peak", peak, "bytes"},
+                              {"non-torch increase", non_torch, "bytes"}},
                              "vllm/v1/worker/gpu_worker.py determine_available_memory");
-    out.claimed = budget;
+    // What the process holds once serving: the CUDA context, the non-torch memory, and the allocator's
+    // tensors (weights, the KV pool, the profile peak's cached blocks, the graphs' pools) with its slack on
+    // what it hands out piecemeal (the peak's and the graphs'; the weights and the pool are few large
+    // blocks). With a pool, that is the request + graphs + context + slack. s002 bounds it: gpt-oss-120b
+    // ran at utilization 0.95 (75.22 GiB) and captured 1.03 GiB of graphs on a 79.18 GiB card.
+    out.claimed = sc.tunable(Tunable::CudaContextGib) * GiB + non_torch + weights + kv_pool + peak + graphs +
+                  (peak + graphs) * sc.tunable(Tunable::AllocatorFragmentation);
     out.engine_fits = pool > 0 && max_seqs >= v.b;
     out.serving = {{"engine", "vllm"},
                    {"kv_cache_bytes", static_cast<std::uint64_t>(kv_pool)},
@@ -277,25 +357,46 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                    {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
                    {"at_context_len", x.context_len}};
     why["vllm_budget_bytes"] = budget;
-    why["vllm_profile_tokens"] = static_cast<double>(x.max_num_batched_tokens);
-    why["vllm_step_tokens_for_this_load"] = step;
+    why["vllm_cuda_total_bytes"] = total;
+    why["vllm_profile_tokens"] = tokens;
+    why["vllm_profile_requests"] = reqs;
+    why["vllm_activation_peak_bytes"] = peak;
+    why["vllm_non_torch_bytes"] = non_torch;
+    why["vllm_cuda_graph_bytes"] = graphs;
+    why["vllm_sampler_native"] = family == VllmSampler::Native ? 1 : 0;
+    const auto gib = [](double bytes) {
+        char s[32];
+        std::snprintf(s, sizeof s, "%.2f GiB", bytes / static_cast<double>(kGiB));
+        return std::string(s);
+    };
+    const std::string fix = "; `gpumem fit` finds a card count or setting that fits";
     if (pool <= 0)
+        out.warnings.push_back("vLLM would not start: no memory is left for KV cache blocks (its request, " +
+                               gib(budget) + ", goes to the weights " + gib(weights) + ", the profile run's peak " +
+                               gib(peak) + " and " + gib(non_torch) +
+                               " outside torch); raise gpu_memory_utilization or use more GPUs" + fix);
+    else if (max_seqs < 1)
         out.warnings.push_back(
-            "vLLM has no room left for the KV cache: the weights and the profiling step need more than "
-            "gpu_memory_utilization of the card");
+            "vLLM would not start: one sequence of max_model_len " + std::to_string(x.context_len) + " tokens needs " +
+            gib(per_sequence) + " of KV cache, more than the " + gib(pool) +
+            " available; the longest it could serve is about " +
+            std::to_string(static_cast<long long>(vllm_max_model_len(v, pool, layers_here, block, v.ctx))) +
+            " tokens: lower max_model_len (context_len) or raise gpu_memory_utilization" + fix);
     else if (max_seqs < v.b)
         out.warnings.push_back("the KV cache holds " + std::to_string(static_cast<long long>(max_seqs)) +
                                " sequences of " + std::to_string(x.context_len) + " tokens, fewer than the batch of " +
                                std::to_string(x.batch_size) + ": vLLM would queue the rest");
-    const Term w{"weights", weights}, kv{"kv_cache", kv_pool}, act{"profile_activations", acts};
+    const Term w{"weights", weights}, kv{"kv_cache", kv_pool}, act{"vllm_activation_peak", peak};
     push_phase(out, "load", {{C::Weights, {w}}});
     if (v.encode > 0)
         push_phase(out, "encode_images",
                    {{C::Weights, {w}}, {C::KvCache, {kv}}, {C::Activations, {{"image_encoding", v.encode}}}});
-    push_phase(out, "profile", {{C::Weights, {w}}, {C::Activations, {act}}, {C::Logits, {{"profile_logits", logits}}}});
-    push_phase(
-        out, "serve",
-        {{C::Weights, {w}}, {C::KvCache, {kv}}, {C::Activations, {act}}, {C::Logits, {{"profile_logits", logits}}}});
+    push_phase(out, "profile", {{C::Weights, {w}}, {C::Activations, {act}}});
+    push_phase(out, "serve",
+               {{C::Weights, {w}},
+                {C::KvCache, {kv}},
+                {C::Activations, {act}},
+                {C::Temporaries, {{"vllm_cuda_graphs", graphs}}}});
 }
 
 // What a pool engine (SGLang, TGI, TensorRT-LLM) reserves beside its KV pool, and how it sizes it.
@@ -371,7 +472,7 @@ void pool_engine(const Scenario& sc, const Serving& v, const Pool& p, Breakdown&
 // server_args.py, 2025). The chunked prefill's activations and the CUDA graphs live in the rest.
 void sglang(const Scenario& sc, const Serving& v, Breakdown& out) {
     const InferenceSettings& x = sc.inference;
-    double free_at_start = static_cast<double>(sc.hardware.gpu_memory_bytes) -
+    double free_at_start = static_cast<double>(sc.hardware.cuda_total_bytes) -
                            sc.tunable(Tunable::CudaContextGib) * static_cast<double>(kGiB);
     Pool p;
     p.engine = "sglang";
@@ -405,7 +506,9 @@ void sglang(const Scenario& sc, const Serving& v, Breakdown& out) {
 // Flashinfer attention (TGI 3's default) pages one token per block.
 void tgi(const Scenario& sc, const Serving& v, Breakdown& out) {
     const InferenceSettings& x = sc.inference;
-    const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
+    // get_cuda_free_memory (server/text_generation_server/utils/import_utils.py @db931fcf): mem_get_info's free
+    // less (1 - cuda_memory_fraction) x get_device_properties().total_memory, the total CUDA reports.
+    const double cap = static_cast<double>(sc.hardware.cuda_total_bytes);
     Pool p;
     p.engine = "tgi";
     Explanation& ex = out.explain;
@@ -439,7 +542,7 @@ void tgi(const Scenario& sc, const Serving& v, Breakdown& out) {
 // tokens_per_block 32; docs/source/reference/memory.md).
 void tensorrt_llm(const Scenario& sc, const Serving& v, Breakdown& out) {
     const InferenceSettings& x = sc.inference;
-    const double cap = static_cast<double>(sc.hardware.gpu_memory_bytes);
+    const double cap = static_cast<double>(sc.hardware.cuda_total_bytes);  // cudaMemGetInfo's total
     Pool p;
     p.engine = "tensorrt_llm";
     p.block = 32;

@@ -27,6 +27,8 @@ const EngineField kEngineFields[] = {
     {"max_num_batched_tokens", InferenceEngine::Vllm,
      [](const InferenceSettings& i) { return json(i.max_num_batched_tokens); }},
     {"block_size", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.block_size); }},
+    {"max_num_seqs", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.max_num_seqs); }},
+    {"engine_version", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.engine_version); }},
     {"gpu_layers", InferenceEngine::LlamaCpp, [](const InferenceSettings& i) { return json(i.gpu_layers); }},
     {"ubatch", InferenceEngine::LlamaCpp, [](const InferenceSettings& i) { return json(i.ubatch); }},
     {"mem_fraction_static", InferenceEngine::Sglang,
@@ -566,8 +568,26 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
         llamacpp{x.engine == InferenceEngine::LlamaCpp ? s.defaults_applied : quiet};
     x.gpu_memory_utilization =
         vllm.apply(r.number("gpu_memory_utilization", 0.01, 1.0), 0.9, "inference.gpu_memory_utilization");
-    x.max_num_batched_tokens = vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{8192},
-                                          "inference.max_num_batched_tokens", "vLLM V1's chunked-prefill step");
+    // vLLM's engine arguments by card (vllm/engine/arg_utils.py EngineArgs._set_default_args, 0.10 and later):
+    // `vllm serve` on a card whose CUDA total is at least 70 GiB and that is not an A100 schedules 8192 tokens
+    // and 1024 sequences a step; on other cards 2048 tokens and 256 sequences.
+    // (the name test is vLLM's: "a100" not in the lower-cased device name; tests/engine/test_arg_utils.py).
+    std::string card_name = s.hardware.gpu;
+    std::transform(card_name.begin(), card_name.end(), card_name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const bool big_card = static_cast<double>(s.hardware.cuda_total_bytes) >= 70.0 * static_cast<double>(kGiB) &&
+                          card_name.find("a100") == std::string::npos;
+    x.max_num_batched_tokens =
+        vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{big_card ? 8192u : 2048u},
+                   "inference.max_num_batched_tokens", "vllm serve's default for this card");
+    x.max_num_seqs = vllm.apply(r.uint("max_num_seqs", 1, 1 << 20), std::uint64_t{big_card ? 1024u : 256u},
+                                "inference.max_num_seqs", "vllm serve's default for this card");
+    x.engine_version = vllm.apply(r.string("engine_version"), std::string(kVllmDefaultVersion),
+                                  "inference.engine_version", "the newest vLLM family gpumem follows");
+    if (!vllm_family(x.engine_version))
+        r.fail("engine_version",
+               "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.10 on (the V1 engine), e.g. \"0.11.0\"",
+               r.get("engine_version"));
     x.block_size = vllm.apply(r.uint("block_size", 1, 1 << 16), std::uint64_t{16}, "inference.block_size");
     if (auto layers = r.get("gpu_layers")) {
         if (layers->is_number_integer() && layers->get<std::int64_t>() == -1) x.gpu_layers = -1;
@@ -714,6 +734,7 @@ void read_gpu(FieldReader& hr, Scenario& s) {
         if (auto g = find_gpu(*gpu, &read_as)) {
             s.hardware.gpu = (*g)["id"];
             s.hardware.gpu_memory_bytes = (*g)["memory_bytes"];
+            s.hardware.cuda_total_bytes = g->value("cuda_total_bytes", s.hardware.gpu_memory_bytes);
             if (!read_as.empty())
                 s.defaults_applied.push_back("hardware.gpu = \"" + s.hardware.gpu + "\" (" + read_as + ")");
         } else if (!mem_gb) {
@@ -727,12 +748,25 @@ void read_gpu(FieldReader& hr, Scenario& s) {
     } else if (!mem_gb) {
         auto g = find_gpu("H100-80GB");
         s.hardware.gpu_memory_bytes = g ? (*g)["memory_bytes"].get<std::uint64_t>() : 80 * kGiB;
+        s.hardware.cuda_total_bytes =
+            g ? g->value("cuda_total_bytes", s.hardware.gpu_memory_bytes) : s.hardware.gpu_memory_bytes;
         s.defaults_applied.push_back("hardware.gpu = \"H100-80GB\"");
     } else {
         s.hardware.gpu = "custom";
     }
     // An explicit size wins over the catalogue (gpu_memory_gb: a marketed size in GiB-sized units).
-    if (mem_gb) s.hardware.gpu_memory_bytes = static_cast<std::uint64_t>(*mem_gb * static_cast<double>(kGiB));
+    // The catalogue card's own size given back (its marketed memory_gb, or the resolved size a resolved
+    // scenario repeats) keeps the total CUDA reports for it; any other size is also taken as CUDA's total.
+    if (mem_gb) {
+        const auto given = static_cast<std::uint64_t>(*mem_gb * static_cast<double>(kGiB));
+        const auto card = gpu ? find_gpu(*gpu) : std::nullopt;
+        const bool own =
+            card && (card->value("memory_gb", 0.0) == *mem_gb ||
+                     std::fabs(static_cast<double>(given) - static_cast<double>(s.hardware.gpu_memory_bytes)) <=
+                         static_cast<double>(1u << 20));
+        if (!own) s.hardware.cuda_total_bytes = given;
+        s.hardware.gpu_memory_bytes = given;
+    }
 }
 
 // The layout against the model: heads and kv heads by TP, layers by PP, experts by EP, EP inside DP x CP.
@@ -949,6 +983,31 @@ json Scenario::to_json() const {
     for (const TunableRow& t : kTunables) o[t.name] = overheads[t.id];
     out["overheads"] = o;
     return out;
+}
+
+// vLLM's budget rules by release (memory/inference.cpp vllm()): "0.MINOR" or "0.MINOR.PATCH" from 0.10 (V1 only).
+// 0.10.0 to 0.11.0 sample the profile run with FlashInfer's top-k/top-p kernel (V1's default on CUDA with
+// flashinfer installed, as in vLLM's images: vllm/v1/sample/ops/topk_topp_sampler.py, VLLM_USE_FLASHINFER_SAMPLER
+// unset); vLLM PR #26859 (merged 2025-10-15, after 0.11.0) made the PyTorch-native sampler, which sorts the
+// logits, the default again. An older release without flashinfer samples natively: give "0.12" for it.
+std::optional<VllmSampler> vllm_family(const std::string& version) {
+    // Two or three dot-separated numbers of at most 6 digits each.
+    std::vector<unsigned> parts;
+    std::size_t start = 0;
+    while (parts.size() < 4) {
+        std::size_t dot = version.find('.', start);
+        std::string part = version.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (part.empty() || part.size() > 6 ||
+            !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+            return std::nullopt;
+        parts.push_back(static_cast<unsigned>(std::stoul(part)));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    if (parts.size() < 2 || parts.size() > 3 || parts[0] != 0 || parts[1] < 10) return std::nullopt;
+    const unsigned minor = parts[1], patch = parts.size() == 3 ? parts[2] : 0;
+    if (minor < 11 || (minor == 11 && patch == 0)) return VllmSampler::FlashInfer;
+    return VllmSampler::Native;
 }
 
 }  // namespace gpumem::detail

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,12 @@ struct TrainingSettings {
     Compile compile = Compile::None;
 };
 
+// vLLM's release families whose budgets differ: how its profile run samples (memory/inference.cpp vllm()).
+enum class VllmSampler { FlashInfer, Native };
+inline constexpr const char* kVllmDefaultVersion = "0.12";
+// The family of a vLLM release "0.MINOR[.PATCH]" (0.10 on); nullopt for anything else.
+std::optional<VllmSampler> vllm_family(const std::string& version);
+
 struct InferenceSettings {
     std::uint64_t batch_size = 1;
     std::uint64_t context_len = 4096;
@@ -68,6 +75,8 @@ struct InferenceSettings {
     Attention attention = Attention::Sdpa;
     double gpu_memory_utilization = 0.9;            // vllm: share of the card it claims up front
     std::uint64_t max_num_batched_tokens = 8192;    // vllm: tokens of one scheduler step (chunked prefill)
+    std::uint64_t max_num_seqs = 1024;              // vllm: sequences of one scheduler step
+    std::string engine_version = "0.12";            // vllm: the release whose budget rules apply (major.minor[.patch])
     std::uint64_t block_size = 16;                  // vllm: tokens per KV-cache block
     std::int64_t gpu_layers = -1;                   // llama.cpp: layers offloaded to the GPU (-1: all)
     std::uint64_t ubatch = 512;                     // llama.cpp: physical batch of one graph evaluation
@@ -103,7 +112,9 @@ struct EngineSettings {
 struct Hardware {
     std::string gpu = "H100-80GB";
     std::uint64_t num_gpus = 1;
-    std::uint64_t gpu_memory_bytes = 0;  // what the driver reports for one card
+    std::uint64_t gpu_memory_bytes = 0;  // what the driver reports for one card (nvidia-smi's total)
+    std::uint64_t cuda_total_bytes = 0;  // what CUDA's cudaMemGetInfo reports as the total: what the
+                                         // engines' fractions of the card multiply (<= gpu_memory_bytes)
     std::uint64_t gpus_per_node = 8;     // FSDP's hybrid_shard shards within a node
 };
 

@@ -1,0 +1,74 @@
+// The serving figures against vLLM's start-up log may not get worse: the KV pool's, the rest of the
+// budget's and the weights' median and p90 absolute error, and the number of unanswered cases, against
+// tests/bench/serving_baseline.json. Estimates are deterministic, so this is no timed test: a change
+// that moves a figure past its record fails here, naming it; one that improves a figure passes and
+// says how to record it.
+//
+//   GPUMEM_CLI=build/native/core/cli/gpumem node --test tests/cli/serving.test.mjs
+//   node tests/bench/serving.mjs      (the figures, case by case)
+import { test } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { root } from '../bench/cases.mjs';
+import { servingFigures } from '../bench/serving_figures.mjs';
+
+const cli = process.env.GPUMEM_CLI || join(root, 'build/native/core/cli/gpumem');
+const baseline = JSON.parse(readFileSync(join(root, 'tests/bench/serving_baseline.json'), 'utf8'));
+const SAME = 0.05;  // the record has one decimal
+
+function regressions(summary, rec) {
+  const out = [];
+  if (summary.n < rec.n) out.push(`${summary.n} cases, recorded ${rec.n} (a case left the set)`);
+  if (summary.unanswered > rec.unanswered) out.push(`${summary.unanswered} unanswered, recorded ${rec.unanswered}`);
+  if (rec.verdicts != null && summary.verdicts < rec.verdicts)
+    out.push(`${summary.verdicts} verdicts as vLLM's, recorded ${rec.verdicts}`);
+  for (const [name, r] of Object.entries(rec.figures))
+    for (const k of ['median', 'p90'])
+      if (!(summary[name][k] <= r[k] + SAME)) out.push(`${name} ${k} ${summary[name][k].toFixed(2)} %, recorded ${r[k]} %`);
+  return out;
+}
+
+test('the comparison finds a serving figure or unanswered count that got worse', () => {
+  const rec = { n: 11, unanswered: 1, figures: { kv: { median: 3.0, p90: 9.0 } } };
+  const now = (kv, unanswered = 1, n = 11) => ({ n, unanswered, kv });
+  assert.deepEqual(regressions(now({ median: 3.04, p90: 9.0 }), rec), []);
+  assert.equal(regressions(now({ median: 3.1, p90: 9.0 }), rec).length, 1);
+  assert.equal(regressions(now({ median: 3.0, p90: 9.2 }), rec).length, 1);
+  assert.equal(regressions(now({ median: 3.0, p90: 9.0 }, 2), rec).length, 1);
+  assert.equal(regressions(now({ median: 3.0, p90: 9.0 }, 1, 10), rec).length, 1);
+  assert.equal(regressions(now({ median: NaN, p90: 9.0 }), rec).length, 1);
+  assert.equal(regressions({ ...now({ median: 3.0, p90: 9.0 }), verdicts: 7 }, { ...rec, verdicts: 8 }).length, 1);
+});
+
+test('the serving figures are no worse than recorded (KV pool, rest of the budget, weights; unanswered)', () => {
+  const { summary } = servingFigures(cli);
+  const worse = regressions(summary, baseline);
+  const now = { n: summary.n, unanswered: summary.unanswered, verdicts: summary.verdicts, figures: Object.fromEntries(Object.keys(baseline.figures)
+    .map((k) => [k, { median: Number(summary[k].median.toFixed(1)), p90: Number(summary[k].p90.toFixed(1)) }])) };
+  assert.deepEqual(worse, [], `worse than recorded:\n  ${worse.join('\n  ')}\nnow: ${JSON.stringify(now)}`);
+  const better = Object.keys(baseline.figures).filter((k) => summary[k].median < baseline.figures[k].median - SAME ||
+    summary[k].p90 < baseline.figures[k].p90 - SAME);
+  if (better.length || summary.unanswered < baseline.unanswered || summary.verdicts > (baseline.verdicts ?? 0))
+    console.log(`better than recorded: record it in tests/bench/serving_baseline.json: ${JSON.stringify(now)}`);
+});
+
+// What the user reads: the pool's tokens and the concurrent sequences at the context asked, and, when
+// the pool holds less than one sequence, vLLM's verdict with a pointer to `gpumem fit`.
+test('estimate prints the serving capacity and vLLM\'s verdict when one sequence does not fit', () => {
+  const args = ['estimate', '--model', 'Qwen/Qwen3-32B', '--mode', 'inference', '--inference-engine', 'vllm'];
+  const ok = spawnSync(cli, [...args, '--context-len', '16000'], { encoding: 'utf8' });
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match(ok.stdout, /serving \(vllm\): KV pool [\d.]+ GiB = [\d,]+ tokens; 1 concurrent sequences of 16,000 tokens/);
+  const long = spawnSync(cli, [...args, '--context-len', '32000'], { encoding: 'utf8' });
+  assert.match(long.stdout, /0 concurrent sequences of 32,000 tokens/);
+  assert.match(long.stdout, /vLLM would not start: one sequence of max_model_len 32000 tokens needs [\d.]+ GiB of KV cache.*longest it could serve is about \d+ tokens.*`gpumem fit`/);
+  // The release family: FlashInfer's sampler (0.11.0) leaves more for the pool than the sort (0.12).
+  const pool = (v) => JSON.parse(spawnSync(cli, [...args, '--engine-version', v, '--json'], { encoding: 'utf8' }).stdout)
+    .serving.kv_cache_bytes;
+  assert.ok(pool('0.11.0') > pool('0.12'));
+  const bad = spawnSync(cli, [...args, '--engine-version', '0.9'], { encoding: 'utf8' });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stdout + bad.stderr, /inference\.engine_version/);
+});

@@ -1,0 +1,173 @@
+// vLLM's budget as its source computes it (memory/inference.cpp vllm()), the card totals CUDA reports
+// (presets/gpus.json cuda_total_gib) and the settings that choose them (scenario.cpp): each mechanism
+// with its derivation.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "gpumem/gpumem.h"
+
+#include "estimate_helpers.h"
+
+namespace {
+
+using json = nlohmann::json;
+
+using gpumem::test::kLlama8B;
+using gpumem::test::run;
+
+constexpr double kGiB = 1073741824.0;
+// The H100 80GB HBM3's total as CUDA reports it (vLLM's log: "Free memory on device: 78.57/79.18 GiB").
+const double kH100 = static_cast<double>(static_cast<std::uint64_t>(79.18 * kGiB));
+constexpr double kWeights = 8030261248.0 * 2;         // Llama 3.1 8B in bf16
+constexpr double kPerToken = 32.0 * 8 * 128 * 2 * 2;  // its KV: 32 layers x 8 kv heads x 128 x (K, V) x 2 B
+constexpr double kVocab = 128256;
+
+json vllm(json inference, json hardware = json::object(), json parallelism = json::object()) {
+    inference["engine"] = "vllm";
+    json s = {{"model", kLlama8B}, {"mode", "inference"}, {"inference", inference}};
+    if (!hardware.empty()) s["hardware"] = hardware;
+    if (!parallelism.empty()) s["parallelism"] = parallelism;
+    return gpumem::estimate(s);
+}
+
+double note(const json& r, const char* key) { return r["assumptions"][key].get<double>(); }
+
+TEST(Catalogue, CudaTotalsAreSourcedAndBelowTheCardsSize) {
+    int published = 0;
+    for (const json& g : gpumem::list_gpus()) {
+        const double cuda = g["cuda_total_bytes"].get<double>(), card = g["memory_bytes"].get<double>();
+        EXPECT_LE(cuda, card) << g["id"];
+        EXPECT_GT(cuda, 0.9 * card) << g["id"];  // the driver keeps a few hundred MiB, not more
+        if (g.contains("cuda_total_gib")) {
+            ++published;
+            EXPECT_FALSE(g.value("cuda_total_source", "").empty()) << g["id"];
+        } else {
+            EXPECT_EQ(cuda, card) << g["id"] << ": without a published total, the card's size stands in";
+        }
+    }
+    EXPECT_GE(published, 5);
+}
+
+TEST(VllmBudget, RequestsItsShareOfTheTotalCudaReports) {
+    // requested = gpu_memory_utilization x 79.18 GiB; every other term is the same at 0.5 and 0.9, so
+    // the pools differ by 0.4 x the CUDA total.
+    json hi = vllm({{"gpu_memory_utilization", 0.9}}), lo = vllm({{"gpu_memory_utilization", 0.5}});
+    EXPECT_NEAR(note(hi, "vllm_budget_bytes"), 0.9 * kH100, 1);
+    EXPECT_NEAR(hi["serving"]["kv_cache_bytes"].get<double>() - lo["serving"]["kv_cache_bytes"].get<double>(),
+                0.4 * kH100, 2);
+    // The marketed size given back for the same card keeps CUDA's total; another size is taken as it.
+    json same = vllm({{"gpu_memory_utilization", 0.9}}, {{"gpu", "H100-80GB"}, {"gpu_memory_gb", 80}});
+    EXPECT_NEAR(note(same, "vllm_budget_bytes"), 0.9 * kH100, 1);
+    json custom = vllm({{"gpu_memory_utilization", 0.9}}, {{"gpu", "my-card"}, {"gpu_memory_gb", 48}});
+    EXPECT_NEAR(note(custom, "vllm_budget_bytes"), 0.9 * 48 * kGiB, 1);
+}
+
+TEST(VllmBudget, BatchDefaultsFollowTheCardAsVllmServeSetsThem) {
+    // EngineArgs._set_default_args: at least 70 GiB (CUDA's total) and not an A100: 8192 tokens, 1024
+    // sequences; else 2048 and 256 (vllm serve, the OpenAI API server's usage context).
+    auto defaults = [](const char* gpu) {
+        json r = vllm(json::object(), {{"gpu", gpu}});
+        return std::make_pair(r["scenario"]["inference"]["max_num_batched_tokens"].get<int>(),
+                              r["scenario"]["inference"]["max_num_seqs"].get<int>());
+    };
+    EXPECT_EQ(defaults("H100-80GB"), std::make_pair(8192, 1024));
+    EXPECT_EQ(defaults("H200-141GB"), std::make_pair(8192, 1024));
+    EXPECT_EQ(defaults("A100-80GB"), std::make_pair(2048, 256));
+    EXPECT_EQ(defaults("L40S-48GB"), std::make_pair(2048, 256));
+    json given = vllm({{"max_num_seqs", 64}, {"max_num_batched_tokens", 4096}}, {{"gpu", "A100-80GB"}});
+    EXPECT_EQ(given["scenario"]["inference"]["max_num_seqs"], 64);
+    EXPECT_EQ(given["scenario"]["inference"]["engine_version"], "0.12");
+}
+
+TEST(VllmBudget, TheProfileRunsSamplerPeakByReleaseFamily) {
+    // 1024 dummy requests (min(max_num_seqs 1024, 8192 tokens)) x 128,256 logits; held hidden states
+    // 8192 x 4096 x 2 B. PyTorch-native top-k/top-p (0.11.1 on): 38 B a logit (bf16 logits 2, fp32 copy 4,
+    // sort values 4 + indices 8, sort scratch 8 + 4 + 8); FlashInfer's kernel (0.10.0 to 0.11.0): 14 B
+    // (2 + 4 + top-k masked 4 + softmax 4).
+    const double held = 8192.0 * 4096 * 2;
+    for (const char* v : {"0.12", "0.11.1", "0.14"})
+        EXPECT_NEAR(note(vllm({{"engine_version", v}}), "vllm_activation_peak_bytes"), held + 1024 * kVocab * 38, 1)
+            << v;
+    for (const char* v : {"0.11.0", "0.11", "0.10", "0.10.2"})
+        EXPECT_NEAR(note(vllm({{"engine_version", v}}), "vllm_activation_peak_bytes"), held + 1024 * kVocab * 14, 1)
+            << v;
+    // The same weights and request: the pools differ by what the peaks differ.
+    EXPECT_NEAR(vllm({{"engine_version", "0.11.0"}})["serving"]["kv_cache_bytes"].get<double>() -
+                    vllm({{"engine_version", "0.12"}})["serving"]["kv_cache_bytes"].get<double>(),
+                1024 * kVocab * 24, 2);
+    // The sort's scratch follows PyTorch's path for the number of rows (SortStable.cu): 128 rows or more,
+    // 20 B (int64 index sequence + cub's alternate keys and values); 2 to 127 rows, 32 B (two int2
+    // index/segment arrays, the keys' output, the alternates); one row, 12 B (the alternates).
+    auto sampler = [](int seqs) {
+        json s = {{"model", kLlama8B},
+                  {"mode", "inference"},
+                  {"explain", true},
+                  {"inference", {{"engine", "vllm"}, {"max_num_seqs", seqs}}}};
+        return run(s)["explain"]["figures"]["profile_sampler"]["value"].get<double>();
+    };
+    EXPECT_NEAR(sampler(128), 128 * kVocab * (2 + 4 + 12 + 20), 1);
+    EXPECT_NEAR(sampler(64), 64 * kVocab * (2 + 4 + 12 + 32), 1);
+    EXPECT_NEAR(sampler(1), 1 * kVocab * (2 + 4 + 12 + 12), 1);
+    for (const char* bad :
+         {"0.9", "1.0", "0.11.0.1", "v0.11", "latest", "0.x", "0..11", "0.11.", "", "0.9999999999999999"}) {
+        json r = vllm({{"engine_version", bad}});
+        ASSERT_FALSE(r["ok"].get<bool>()) << bad;
+        EXPECT_EQ(r["errors"][0]["field"], "inference.engine_version") << bad;
+    }
+}
+
+TEST(VllmBudget, TheForwardSetsThePeakWhenTheSamplerIsSmall) {
+    // One sequence a step: the sampler holds 1 x 128,256 x 38 B, far below the forward's working set
+    // over 8192 tokens: residual and normed copy 2 x 2 B x 4096, then the MLP 3 x 2 B x 14,336 a token.
+    json r = vllm({{"max_num_seqs", 1}});
+    EXPECT_NEAR(note(r, "vllm_activation_peak_bytes"), 8192.0 * (2 * 2 * 4096 + 3 * 2 * 14336), 1);
+}
+
+TEST(VllmBudget, NonTorchMemoryGrowsWithMoreThanOneGpu) {
+    // vLLM 0.11's log: 0.13 GiB outside torch on one H100, 0.54 at TP 2 (NCCL and custom all-reduce).
+    EXPECT_NEAR(note(vllm(json::object()), "vllm_non_torch_bytes"), 0.13 * kGiB, 1);
+    json tp2 = vllm(json::object(), {{"num_gpus", 2}}, {{"tensor_parallel_size", 2}});
+    EXPECT_NEAR(note(tp2, "vllm_non_torch_bytes"), 0.54 * kGiB, 1);
+    // The pool: requested - weights - peak - non-torch; the weights halve at TP 2, the sampler does not
+    // (the logits are all-gathered on every rank).
+    const double peak = 8192.0 * 4096 * 2 + 1024 * kVocab * 38;
+    EXPECT_NEAR(tp2["serving"]["kv_cache_bytes"].get<double>(),
+                0.9 * kH100 - tp2["per_gpu"]["components"]["weights"].get<double>() - peak - 0.54 * kGiB, 2);
+}
+
+TEST(VllmBudget, RefusesAsVllmWouldAndPointsToFit) {
+    // 70B in bf16 (141 GB) on one H100: no memory left for KV blocks.
+    json big = gpumem::estimate({{"model", {{"preset", "meta-llama/Llama-3.1-70B-Instruct"}}},
+                                 {"mode", "inference"},
+                                 {"inference", {{"engine", "vllm"}}}});
+    ASSERT_TRUE(big["ok"].get<bool>());
+    EXPECT_EQ(big["serving"]["kv_cache_bytes"], 0);
+    EXPECT_FALSE(big["fits"].get<bool>());
+    auto warned = [](const json& r, const std::string& what) {
+        for (const json& w : r["warnings"])
+            if (w.get<std::string>().find(what) != std::string::npos) return w.get<std::string>();
+        return std::string();
+    };
+    EXPECT_NE(warned(big, "no memory is left for KV cache blocks").find("gpumem fit"), std::string::npos);
+    // A pool under one sequence: vLLM's "to serve at least one request with the model's max seq len"
+    // check. Utilization 0.3: 0.3 x 79.18 GiB - 14.96 GiB weights - 4.71 GiB peak - 0.13 GiB leaves
+    // about 3.95 GiB, 31,500-odd tokens of 128 KiB: a 100,000-token context does not fit.
+    json tight = vllm({{"gpu_memory_utilization", 0.3}, {"context_len", 100000}});
+    const double pool = tight["serving"]["kv_cache_bytes"].get<double>();
+    const double peak = 8192.0 * 4096 * 2 + 1024 * kVocab * 38;
+    EXPECT_NEAR(pool, 0.3 * kH100 - kWeights - peak - 0.13 * kGiB, 2);
+    EXPECT_EQ(tight["serving"]["max_concurrent_sequences"], 0);
+    EXPECT_FALSE(tight["fits"].get<bool>());
+    std::string w = warned(tight, "one sequence of max_model_len 100000");
+    ASSERT_FALSE(w.empty()) << tight["warnings"].dump();
+    // The longest it could serve: whole 16-token blocks of 128 KiB a token within the pool.
+    const long long longest = static_cast<long long>(std::floor(pool / (16 * kPerToken)) * 16);
+    EXPECT_NE(w.find("about " + std::to_string(longest) + " tokens"), std::string::npos) << w;
+    EXPECT_NE(w.find("gpumem fit"), std::string::npos);
+}
+
+}  // namespace
