@@ -124,25 +124,27 @@ sanitizer_tests() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/tests/gpumem_tests
 }
 
-# libFuzzer over the scenario reader, the config.json reader and the CLI's command line. Every
+# libFuzzer over the scenario reader, the config.json reader, the CLI's command line and the tools'
+# configs and commands that gpumem check reads. Every
 # input has a budget: -timeout seconds and -rss_limit_mb of memory; one that runs past either is a
 # finding, so a super-linear path shows as one. Seed corpora: the test scenarios, the presets'
 # configs, wide JSON documents of 1 MiB ([{}, {}, ...] and {"k0": {}, ...}: a parse quadratic in
 # their objects takes minutes on them) and tests/fuzz/cli_seeds (one command line per file, a word
-# per line). The JSON targets take inputs up to the wide documents' size, the CLI's up to 16 KiB.
-fuzz_targets=(scenario config cli)
+# per line) and the real configs of tests/data/realconfigs. The JSON targets take inputs up to the
+# wide documents' size, the CLI's up to 16 KiB, the configs' up to 256 KiB.
+fuzz_targets=(scenario config cli formats)
 fuzz_timeout=10     # seconds per input (the slowest input the targets run, a plan of 64 GPUs, takes ~2 s)
 fuzz_rss_mb=2048    # MiB per process
-declare -A fuzz_max_len=([scenario]=1100000 [config]=1100000 [cli]=16384)
+declare -A fuzz_max_len=([scenario]=1100000 [config]=1100000 [cli]=16384 [formats]=262144)
 # fuzz_check's fixed number of inputs per target, from seed 1: together about as long as the
 # 3 x 60 s of random search this stage ran before (measured on 2 busy cores: about 3 min).
-declare -A fuzz_runs=([scenario]=7000 [config]=16000 [cli]=25000)
+declare -A fuzz_runs=([scenario]=7000 [config]=16000 [cli]=25000 [formats]=12000)
 
 fuzz_build() {  # the three targets; $1: a folder to fill with their seed corpora
   local corpus=$1 f
   cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DGPUMEM_FUZZ=ON -DGPUMEM_BUILD_TESTS=OFF -DGPUMEM_WERROR=ON
-  cmake --build build/fuzz --target gpumem_scenario_fuzz gpumem_config_fuzz gpumem_cli_fuzz -j"$jobs"
-  mkdir -p "$corpus/scenario" "$corpus/config" "$corpus/cli"
+  cmake --build build/fuzz --target gpumem_scenario_fuzz gpumem_config_fuzz gpumem_cli_fuzz gpumem_formats_fuzz -j"$jobs"
+  mkdir -p "$corpus/scenario" "$corpus/config" "$corpus/cli" "$corpus/formats"
   cp tests/data/scenarios/*.json "$corpus/scenario/"
   for f in presets/models/*.json; do
     node -e 'const fs=require("fs"); process.stdout.write(JSON.stringify(JSON.parse(fs.readFileSync(process.argv[1])).config))' "$f" \
@@ -158,6 +160,10 @@ fuzz_build() {  # the three targets; $1: a folder to fill with their seed corpor
       fs.writeFileSync(`${dir}/${t}/wide-object.json`, object + "}");
     }' "$corpus" $((1 << 20))
   cp tests/fuzz/cli_seeds/* "$corpus/cli/"
+  # The tools' real configs and commands (tests/data/realconfigs), each under a name of its own.
+  find tests/data/realconfigs -type f ! -name '*.md' ! -name SOURCES.json | while read -r f; do
+    cp "$f" "$corpus/formats/$(echo "$f" | tr '/' '_')"
+  done
 }
 
 fuzz_replay() {  # every file in tests/fuzz/regressions through every target (each takes any bytes)

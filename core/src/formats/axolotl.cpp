@@ -517,11 +517,11 @@ void finish_read(Reader& r) {
         r.assume(
             "no sample_packing: rows are padded to the batch's longest sample (at most sequence_len); the "
             "estimate is for rows of sequence_len, the peak");
-    if (r.has("training.lora.rank") && !r.has("training.method")) r.set("training.method", "lora");
     if (!r.has("hardware.num_gpus"))
         r.assume(
             "axolotl starts one process per visible GPU, which the file does not say: give --num-gpus (1 "
             "unless told)");
+    // No adapter: axolotl fine-tunes every weight (lora_* keys then do nothing).
     if (!r.has("training.method")) r.set("training.method", "full");
 }
 
