@@ -215,3 +215,16 @@ test('what export writes, check reads back as the same job (CLI to CLI)', () => 
     }
   }
 });
+
+test('CUDA_VISIBLE_DEVICES counts the processes of a launcher that starts one per visible GPU', () => {
+  const dir = folder({ 'qlora.yml': qlora });
+  try {
+    const r = run(['check', '--json', '--', 'CUDA_VISIBLE_DEVICES=0,1,2,3', 'axolotl', 'train', join(dir, 'qlora.yml')]);
+    assert.ok(r.code === 0 || r.code === 3, r.err);
+    const j = JSON.parse(r.out);
+    assert.equal(j.scenario.hardware.num_gpus, 4);
+    assert.ok(j.check.assumptions.some((a) => a.startsWith('CUDA_VISIBLE_DEVICES=0,1,2,3: 4 GPU(s)')), j.check.assumptions);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -517,7 +517,8 @@ void finish_read(Reader& r) {
         r.assume(
             "no sample_packing: rows are padded to the batch's longest sample (at most sequence_len); the "
             "estimate is for rows of sequence_len, the peak");
-    if (!r.has("hardware.num_gpus"))
+    const bool visible = d.contains("_env") && d["_env"].contains("CUDA_VISIBLE_DEVICES");
+    if (!r.has("hardware.num_gpus") && !visible)
         r.assume(
             "axolotl starts one process per visible GPU, which the file does not say: give --num-gpus (1 "
             "unless told)");

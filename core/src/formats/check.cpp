@@ -150,6 +150,23 @@ struct Checker {
                 }
                 read_text(ref, *t, depth + 1, false);
             }
+            // Launchers that start one process per GPU they see (axolotl train, accelerate launch with no
+            // process count, torchrun --nproc-per-node gpu): CUDA_VISIBLE_DEVICES says how many.
+            const bool per_visible_gpu = part.format == ConfigFormat::Axolotl ||
+                                         part.format == ConfigFormat::Accelerate ||
+                                         part.format == ConfigFormat::Torchrun;
+            if (per_visible_gpu && doc.contains("_env") && doc["_env"].contains("CUDA_VISIBLE_DEVICES") &&
+                !r.scenario.contains("hardware") && !scenario.contains("hardware")) {
+                const ojson& v = doc["_env"]["CUDA_VISIBLE_DEVICES"];
+                const std::string ids = v.is_string() ? v.get<std::string>() : v.dump();
+                std::size_t count = ids.empty() ? 0 : 1;
+                for (char ch : ids) count += ch == ',';
+                if (count > 0) {
+                    r.scenario["hardware"]["num_gpus"] = count;
+                    assumptions.push_back("CUDA_VISIBLE_DEVICES=" + display_text(ids, 60) + ": " +
+                                          std::to_string(count) + " GPU(s), one process each");
+                }
+            }
             scenario.merge_patch(without_internal(r.scenario));
             record(name, r, main_file);
         }
