@@ -30,8 +30,8 @@ constexpr int kMaxDepth = 64;  // as parse_json's
 // A config has hundreds of values and a command tens of words; these bounds keep every step below
 // (a Doc's keys are looked up in order) far under a second, and a YAML alias from multiplying a
 // small file into a huge one.
-constexpr std::size_t kMaxNodes = 20000;
-constexpr std::size_t kMaxWords = 20000;
+constexpr std::size_t kMaxNodes = 8000;
+constexpr std::size_t kMaxWords = 4096;
 
 // A plain YAML scalar typed as YAML 1.1 (PyYAML's resolver) types it: null, bool, int, float, or
 // the string itself.
@@ -351,7 +351,6 @@ Loaded load_command(const std::string& name, const std::string& text) {
         // One command: its VAR=value words, then the program.
         ojson env = ojson::object();
         while (i < w.size() && w[i] == "\n") ++i;
-        std::size_t start = i;
         for (;;) {
             if (i >= w.size() || w[i] == "\n") break;
             const std::string& x = w[i];
@@ -366,7 +365,6 @@ Loaded load_command(const std::string& name, const std::string& text) {
                 break;
             }
         }
-        (void)start;
         auto at = [&](std::size_t k) -> std::string { return i + k < w.size() ? w[i + k] : std::string("\n"); };
         auto part = [&](ConfigFormat f, const std::string& program) -> Doc& {
             out.parts.push_back({f, Doc::object()});
@@ -415,11 +413,9 @@ Loaded load_command(const std::string& name, const std::string& text) {
             read_flags(w, i + 2, part(ConfigFormat::Vllm, "vllm serve"), &tool(ConfigFormat::Vllm), nullptr, false);
             return out;
         }
-        if (prog == "llama-server" || prog == "llama-cli" || prog == "server" || prog == "main") {
-            if (prog == "llama-server" || prog == "llama-cli") {
-                read_flags(w, i + 1, part(ConfigFormat::LlamaCpp, prog), &tool(ConfigFormat::LlamaCpp), nullptr, false);
-                return out;
-            }
+        if (prog == "llama-server" || prog == "llama-cli") {
+            read_flags(w, i + 1, part(ConfigFormat::LlamaCpp, prog), &tool(ConfigFormat::LlamaCpp), nullptr, false);
+            return out;
         }
         if (prog == "text-generation-launcher") {
             read_flags(w, i + 1, part(ConfigFormat::Tgi, prog), &tool(ConfigFormat::Tgi), nullptr, false);
