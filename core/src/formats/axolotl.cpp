@@ -87,27 +87,9 @@ const Key kKeys[] = {
          if (w.r.method != "qlora" || eight_bit(w.r)) return std::nullopt;
          return w.r.double_quant;
      }},
-    {"lora_r", "training.lora.rank",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 16)) r.set("training.lora.rank", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["rank"]) : std::nullopt;
-     }},
-    {"lora_alpha", "training.lora.alpha",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1e6)) r.set("training.lora.alpha", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["alpha"]) : std::nullopt;
-     }},
-    {"lora_dropout", "training.lora.dropout",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1)) r.set("training.lora.dropout", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["dropout"]) : std::nullopt;
-     }},
+    {"lora_r", "training.lora.rank", read_lora_rank, write_lora_rank},
+    {"lora_alpha", "training.lora.alpha", read_lora_alpha, write_lora_alpha},
+    {"lora_dropout", "training.lora.dropout", read_lora_dropout, write_lora_dropout},
     {"lora_target_linear", "training.lora.target_modules",
      [](Reader& r) {
          if (auto v = r.boolean(); v && *v) set_targets(r, {"all_linear"});
@@ -137,16 +119,8 @@ const Key kKeys[] = {
          if (auto v = r.uint(1, 1 << 24)) r.set("training.seq_len", *v);
      },
      [](Writer& w) -> std::optional<ojson> { return w.r.seq_len; }},
-    {"micro_batch_size", "training.batch_size",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.batch_size", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.batch; }},
-    {"gradient_accumulation_steps", "training.gradient_accumulation_steps",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.gradient_accumulation_steps", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.accumulation; }},
+    {"micro_batch_size", "training.batch_size", read_micro_batch, write_micro_batch},
+    {"gradient_accumulation_steps", "training.gradient_accumulation_steps", read_accumulation, write_accumulation},
     {"bf16", "training.dtype",
      [](Reader& r) {
          if (r.is_auto("bf16 where the GPU supports it (Ampere or newer): read as bf16")) {

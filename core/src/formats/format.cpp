@@ -857,6 +857,35 @@ void refuse_megatron(Writer& wr, const char* format) {
 }
 
 //-----------------------------------------------------------------------------
+// Rows several tools share
+//-----------------------------------------------------------------------------
+
+void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64_t max) {
+    if (auto v = r.uint(min, max)) r.set(field, *v);
+}
+
+void read_lora_rank(Reader& r) { read_uint_into(r, "training.lora.rank", 1, 1 << 16); }
+std::optional<ojson> write_lora_rank(Writer& w) {
+    return w.r.adapters() ? std::optional<ojson>(w.r.lora()["rank"]) : std::nullopt;
+}
+void read_lora_alpha(Reader& r) {
+    if (auto v = r.number(0, 1e6)) r.set("training.lora.alpha", *v);
+}
+std::optional<ojson> write_lora_alpha(Writer& w) {
+    return w.r.adapters() ? std::optional<ojson>(w.r.lora()["alpha"]) : std::nullopt;
+}
+void read_lora_dropout(Reader& r) {
+    if (auto v = r.number(0, 1)) r.set("training.lora.dropout", *v);
+}
+std::optional<ojson> write_lora_dropout(Writer& w) {
+    return w.r.adapters() ? std::optional<ojson>(w.r.lora()["dropout"]) : std::nullopt;
+}
+void read_micro_batch(Reader& r) { read_uint_into(r, "training.batch_size", 1, 1 << 20); }
+std::optional<ojson> write_micro_batch(Writer& w) { return w.r.batch; }
+void read_accumulation(Reader& r) { read_uint_into(r, "training.gradient_accumulation_steps", 1, 1 << 20); }
+std::optional<ojson> write_accumulation(Writer& w) { return w.r.accumulation; }
+
+//-----------------------------------------------------------------------------
 // The table-driven read and write
 //-----------------------------------------------------------------------------
 

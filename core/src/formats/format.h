@@ -261,6 +261,21 @@ Reading read_doc(ConfigFormat f, const Doc& doc);
 // Writes the run as the tool's file or command (refused with reasons where the tool cannot run it).
 Written write_run(ConfigFormat f, const Run& r, std::uint64_t per_node, const std::string& script);
 
+// Rows several tools share, under each tool's own name for them: LoRA's rank, alpha and dropout
+// (written only for adapters), the micro-batch and the accumulation steps.
+void read_lora_rank(Reader& r);
+std::optional<ojson> write_lora_rank(Writer& w);
+void read_lora_alpha(Reader& r);
+std::optional<ojson> write_lora_alpha(Writer& w);
+void read_lora_dropout(Reader& r);
+std::optional<ojson> write_lora_dropout(Writer& w);
+void read_micro_batch(Reader& r);
+std::optional<ojson> write_micro_batch(Writer& w);
+void read_accumulation(Reader& r);
+std::optional<ojson> write_accumulation(Writer& w);
+// The key's value, a whole number in [min, max], into `field`.
+void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64_t max);
+
 // Shared by the tools' files.
 std::string shell_word(const std::string& s);
 std::string number_text(double v);

@@ -116,11 +116,7 @@ const Key kKeys[] = {
          if (q == "int8") return "bnb.int8-training";
          return "bnb." + q + (w.r.double_quant ? "-dq" : "");
      }},
-    {"train.micro_batch_size", "training.batch_size",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.batch_size", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.batch; }},
+    {"train.micro_batch_size", "training.batch_size", read_micro_batch, write_micro_batch},
     // TrainArgs.gradient_accumulation_iters: global / (devices x nodes) / micro.
     {"train.global_batch_size", "training.gradient_accumulation_steps",
      [](Reader& r) {
@@ -138,27 +134,9 @@ const Key kKeys[] = {
          if (auto v = r.uint(1, 1 << 24)) r.set("training.seq_len", *v);
      },
      [](Writer& w) -> std::optional<ojson> { return w.r.seq_len; }},
-    {"lora_r", "training.lora.rank",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 16)) r.set("training.lora.rank", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["rank"]) : std::nullopt;
-     }},
-    {"lora_alpha", "training.lora.alpha",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1e6)) r.set("training.lora.alpha", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["alpha"]) : std::nullopt;
-     }},
-    {"lora_dropout", "training.lora.dropout",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1)) r.set("training.lora.dropout", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["dropout"]) : std::nullopt;
-     }},
+    {"lora_r", "training.lora.rank", read_lora_rank, write_lora_rank},
+    {"lora_alpha", "training.lora.alpha", read_lora_alpha, write_lora_alpha},
+    {"lora_dropout", "training.lora.dropout", read_lora_dropout, write_lora_dropout},
     {"lora_query", "training.lora.target_modules", [](Reader& r) { lora_flag(r, "q_proj"); },
      [](Writer& w) { return lora_on(w, {"q_proj"}); }},
     {"lora_key", "training.lora.target_modules", [](Reader& r) { lora_flag(r, "k_proj"); },

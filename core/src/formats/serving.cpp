@@ -17,10 +17,6 @@ std::string served_model(const Run& r) {
     return r.model;
 }
 
-void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64_t max) {
-    if (auto v = r.uint(min, max)) r.set(field, *v);
-}
-
 void read_fraction_into(Reader& r, const char* field) {
     if (auto v = r.number(0.01, 1.0)) r.set(field, *v);
 }

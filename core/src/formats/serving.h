@@ -20,7 +20,6 @@ std::string served_model(const Run& r);
 inline std::optional<ojson> inference_value(const Writer& w, const char* field) { return w.r.inference()[field]; }
 
 // A whole-number or fractional flag into an inference field; "auto" is not a number here.
-void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64_t max);
 void read_fraction_into(Reader& r, const char* field);
 // A parallel size (tensor, pipeline, data, expert) into parallelism.<field>.
 void read_parallel(Reader& r, const char* field);

@@ -68,16 +68,9 @@ const Key kKeys[] = {
     {"@script", "", read_nothing, [](Writer& w) -> std::optional<ojson> { return w.script; }},
     {"model_name_or_path", "model", [](Reader& r) { r.out().model = r.string().value_or(""); },
      [](Writer& w) -> std::optional<ojson> { return w.r.model; }, "model_id,model"},
-    {"per_device_train_batch_size", "training.batch_size",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.batch_size", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.batch; }, "per_gpu_train_batch_size"},
-    {"gradient_accumulation_steps", "training.gradient_accumulation_steps",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.gradient_accumulation_steps", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.accumulation; }},
+    {"per_device_train_batch_size", "training.batch_size", read_micro_batch, write_micro_batch,
+     "per_gpu_train_batch_size"},
+    {"gradient_accumulation_steps", "training.gradient_accumulation_steps", read_accumulation, write_accumulation},
     {"max_length", "training.seq_len",
      [](Reader& r) {
          if (auto v = r.uint(1, 1 << 24)) r.set("training.seq_len", *v);
@@ -178,27 +171,9 @@ const Key kKeys[] = {
          if (auto v = r.boolean(); v && *v && !r.has("training.method")) r.set("training.method", "lora");
      },
      [](Writer& w) { return bool_text(w.r.adapters()); }},
-    {"lora_r", "training.lora.rank",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 16)) r.set("training.lora.rank", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["rank"]) : std::nullopt;
-     }},
-    {"lora_alpha", "training.lora.alpha",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1e6)) r.set("training.lora.alpha", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["alpha"]) : std::nullopt;
-     }},
-    {"lora_dropout", "training.lora.dropout",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1)) r.set("training.lora.dropout", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["dropout"]) : std::nullopt;
-     }},
+    {"lora_r", "training.lora.rank", read_lora_rank, write_lora_rank},
+    {"lora_alpha", "training.lora.alpha", read_lora_alpha, write_lora_alpha},
+    {"lora_dropout", "training.lora.dropout", read_lora_dropout, write_lora_dropout},
     {"lora_target_modules", "training.lora.target_modules",
      [](Reader& r) {
          // A list, or words ("q_proj v_proj"), or "all-linear" (PEFT's spelling).

@@ -325,16 +325,8 @@ const Key kKeys[] = {
          return "torchtune.models." + family + "." + prefix + builder_of(dir);
      },
      "model"},
-    {"batch_size", "training.batch_size",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.batch_size", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.batch; }},
-    {"gradient_accumulation_steps", "training.gradient_accumulation_steps",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 20)) r.set("training.gradient_accumulation_steps", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> { return w.r.accumulation; }},
+    {"batch_size", "training.batch_size", read_micro_batch, write_micro_batch},
+    {"gradient_accumulation_steps", "training.gradient_accumulation_steps", read_accumulation, write_accumulation},
     {"tokenizer.max_seq_len", "training.seq_len",
      [](Reader& r) {
          if (r.value().is_null()) {
@@ -489,27 +481,9 @@ const Key kKeys[] = {
          if (!w.r.adapters()) return std::nullopt;
          return text(w.r.targets("lm_head"));
      }},
-    {"model.lora_rank", "training.lora.rank",
-     [](Reader& r) {
-         if (auto v = r.uint(1, 1 << 16)) r.set("training.lora.rank", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["rank"]) : std::nullopt;
-     }},
-    {"model.lora_alpha", "training.lora.alpha",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1e6)) r.set("training.lora.alpha", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["alpha"]) : std::nullopt;
-     }},
-    {"model.lora_dropout", "training.lora.dropout",
-     [](Reader& r) {
-         if (auto v = r.number(0, 1)) r.set("training.lora.dropout", *v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.adapters() ? std::optional<ojson>(w.r.lora()["dropout"]) : std::nullopt;
-     }},
+    {"model.lora_rank", "training.lora.rank", read_lora_rank, write_lora_rank},
+    {"model.lora_alpha", "training.lora.alpha", read_lora_alpha, write_lora_alpha},
+    {"model.lora_dropout", "training.lora.dropout", read_lora_dropout, write_lora_dropout},
     {"checkpointer.checkpoint_dir", "model",
      [](Reader& r) {
          auto v = r.string();
