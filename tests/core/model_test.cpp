@@ -713,3 +713,161 @@ TEST(Families, QuantizationConfigIsRead) {
     EXPECT_EQ(m.quantization->bits, 4u);
     EXPECT_EQ(m.quantization->modules_not_converted.size(), 2u);
 }
+
+// Quantized checkpoints: the bytes their safetensors store, tensor by tensor (model/quantized.cpp).
+// Llama-3.1-8B's Linear layers per decoder layer ([out, in]): q 4096x4096, k and v 1024x4096,
+// o 4096x4096, gate and up 14336x4096, down 4096x14336: 218,103,808 weights, x 32 layers =
+// 6,979,321,856; their output rows sum to 43,008 a layer and their input columns to 38,912. The rest
+// (embeddings 525,336,576, the untied lm_head as many, 65 norms of 4096 = 266,240) is 1,050,939,392
+// parameters, 2,101,878,784 bytes in bf16.
+namespace {
+
+constexpr std::uint64_t kLinear = 6979321856, kRestBytes = 2101878784;
+
+json llama31_8b_with(const json& quantization_config) {
+    json c = (*gpumem::find_preset("meta-llama/Llama-3.1-8B"))["config"];
+    c["quantization_config"] = quantization_config;
+    return c;
+}
+
+gpumem::ParamCount counted(const json& config) {
+    gpumem::ModelRead read = gpumem::read_hf_config(config);
+    EXPECT_TRUE(read.model);
+    return read.model ? gpumem::count_parameters(*read.model) : gpumem::ParamCount{};
+}
+
+// compressed-tensors' config as llm-compressor writes it: one group targeting Linear.
+json compressed(const std::string& format, const json& weights, const json& inputs) {
+    return {{"quant_method", "compressed-tensors"},
+            {"format", format},
+            {"config_groups",
+             {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", inputs}}}}},
+            {"ignore", {"lm_head"}}};
+}
+
+}  // namespace
+
+TEST(Quantized, UnquantizedCheckpointIsItsDtype) {
+    gpumem::ParamCount c = counted((*gpumem::find_preset("meta-llama/Llama-3.1-8B"))["config"]);
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, 8030261248u * 2);  // bf16
+}
+
+TEST(Quantized, CompressedTensorsFp8DynamicPerChannel) {
+    // RedHatAI ...-FP8-dynamic: weight e4m3 (1 B) + a bf16 weight_scale per output row; inputs
+    // dynamic per token (nothing stored); lm_head ignored:
+    // 6,979,321,856 x 1 + 43,008 x 32 scales x 2 B + the rest in bf16.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}, {"dynamic", false}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"symmetric", true}, {"dynamic", true}};
+    gpumem::ParamCount c = counted(llama31_8b_with(compressed("float-quantized", w, a)));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.total, 8030261248u);  // the logical count is the model's
+    EXPECT_EQ(c.checkpoint_bytes, kLinear + 43008u * 32 * 2 + kRestBytes);
+    // Static per-tensor weight and input scales (FP8 static): one bf16 value each per Linear (7 x 32).
+    w["strategy"] = "tensor";
+    a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("float-quantized", w, a))).checkpoint_bytes,
+              kLinear + 7u * 32 * (2 + 2) + kRestBytes);
+}
+
+TEST(Quantized, CompressedTensorsW4A16GroupsPacked) {
+    // quantized.w4a16: 8 int4 per int32 (weight_packed out x in / 8 x 4 B = n / 2), a weight_shape
+    // int64[2] (16 B) per Linear, a bf16 scale per 128 inputs (n / 128 x 2 B); symmetric: no zero point.
+    json w = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128}, {"symmetric", true}};
+    gpumem::ParamCount c = counted(llama31_8b_with(compressed("pack-quantized", w, nullptr)));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + kRestBytes);
+    // Asymmetric: weight_zero_point int32-packed along the output rows, out x 4 / 32 x 4 B per group.
+    w["symmetric"] = false;
+    EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + kLinear / 128 / 8 * 4 + kRestBytes);
+    // W8A16 per channel: 4 int8 per int32 (n x 1 B) and a bf16 scale per output row.
+    w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear + 16u * 7 * 32 + 43008u * 32 * 2 + kRestBytes);
+}
+
+TEST(Quantized, CompressedTensorsW8A8Int8) {
+    // quantized.w8a8 (int-quantized): int8 weight (n x 1 B), a bf16 scale per output row; dynamic tokens.
+    json w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "int"}, {"strategy", "token"}, {"dynamic", true}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("int-quantized", w, a))).checkpoint_bytes,
+              kLinear + 43008u * 32 * 2 + kRestBytes);
+}
+
+TEST(Quantized, CompressedTensorsNvfp4AndMxfp4) {
+    // NVFP4 (W4A4): two e2m1 per byte (n / 2), an e4m3 scale per 16 (n / 16 x 1 B), an fp32
+    // weight_global_scale and input_global_scale per Linear (8 B x 7 x 32).
+    json w = {{"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}};
+    json a = {{"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}, {"dynamic", "local"}};
+    gpumem::ParamCount c = counted(llama31_8b_with(compressed("nvfp4-pack-quantized", w, a)));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 16 + 8u * 7 * 32 + kRestBytes);
+    // NVFP4A16: no input global scale.
+    EXPECT_EQ(counted(llama31_8b_with(compressed("nvfp4-pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + kLinear / 16 + 4u * 7 * 32 + kRestBytes);
+    // MXFP4: two e2m1 per byte and an e8m0 byte per 32.
+    w = {{"num_bits", 4}, {"type", "float"}, {"strategy", "group"}, {"group_size", 32}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("mxfp4-pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + kLinear / 32 + kRestBytes);
+}
+
+TEST(Quantized, GptqAndAwqPackedWithZerosScalesAndGIdx) {
+    // GPTQ 4-bit, group 128: qweight n / 2, qzeros (in / 128) x (out / 8) x 4 B = n / 256, fp16
+    // scales (in / 128) x out x 2 B = n / 64, g_idx int32 per input column (38,912 x 32 x 4 B).
+    gpumem::ParamCount c = counted(llama31_8b_with({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128},
+                                                    {"desc_act", false}, {"sym", true}}));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 256 + kLinear / 64 + 38912u * 32 * 4 + kRestBytes);
+    // 8-bit per channel (group_size -1): qweight n, qzeros out / 4 x 4 B = out B, scales out x 2 B.
+    EXPECT_EQ(counted(llama31_8b_with({{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}})).checkpoint_bytes,
+              kLinear + 43008u * 32 * (1 + 2) + 38912u * 32 * 4 + kRestBytes);
+    // AWQ GEMM 4-bit, group 128: the same qweight, qzeros and scales, no g_idx.
+    EXPECT_EQ(counted(llama31_8b_with({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
+                                       {"zero_point", true}, {"version", "gemm"}}))
+                  .checkpoint_bytes,
+              kLinear / 2 + kLinear / 256 + kLinear / 64 + kRestBytes);
+}
+
+TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
+    // quant_method fp8, 128 x 128 blocks: e4m3 weights and an fp32 weight_scale_inv per block; blocks a
+    // layer: q 32x32, k and v 8x32, o 32x32, gate and up 112x32, down 32x112 = 13,312. lm_head kept.
+    gpumem::ParamCount c = counted(llama31_8b_with(
+        {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}, {"weight_block_size", {128, 128}}}));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear + 13312u * 32 * 4 + kRestBytes);
+    // bitsandbytes nf4 saved: two values per byte, an fp32 absmax per 64, a 16-entry fp32 map per
+    // Linear; its JSON quant_state is not counted, so not exact.
+    c = counted(llama31_8b_with({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true},
+                                 {"bnb_4bit_quant_type", "nf4"}}));
+    EXPECT_FALSE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 64 * 4 + 64u * 7 * 32 + kRestBytes);
+}
+
+TEST(Quantized, IgnoreListsKeepModulesInTheCheckpointDtype) {
+    // An ignored module stays bf16: every layer's attention by a regex (4096x4096 x 2 + 1024x4096 x 2 =
+    // 41,943,040 a layer), and one layer's down_proj by its name (4096 x 14336). The 95 other Linears
+    // are e4m3 with one bf16 per-tensor scale each.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}};
+    json q = compressed("float-quantized", w, nullptr);
+    q["ignore"] = {"lm_head", "re:.*self_attn.*", "model.layers.3.mlp.down_proj"};
+    const std::uint64_t attention = 41943040u * 32, down3 = 4096u * 14336;
+    const std::uint64_t fp8 = kLinear - attention - down3;
+    EXPECT_EQ(counted(llama31_8b_with(q)).checkpoint_bytes,
+              fp8 + (3u * 32 - 1) * 2 + (attention + down3) * 2 + kRestBytes);
+    // transformers' modules_to_not_convert matches by substring.
+    json g = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"modules_to_not_convert", {"mlp"}}};
+    EXPECT_EQ(counted(llama31_8b_with(g)).checkpoint_bytes,
+              attention / 2 + attention / 256 + attention / 64 + (kLinear - attention) * 2 + kRestBytes);
+}
+
+TEST(Quantized, GptOssMxfp4ExpertsOnly) {
+    // gpt-oss-20b: only the experts are MXFP4 (modules_to_not_convert names attention, router,
+    // embeddings, head). 24 layers x 32 experts x (gate+up 2 x 2880x2880 + down 2880x2880) =
+    // 19,110,297,600 values at 0.5 + 1/32 B (a 2880-value row: 1440 B + 90 scales); the other
+    // 1,804,459,584 parameters bf16: 13,761,264,768 B, the Hub's three shards (4.79 + 4.8 + 4.17 GB).
+    gpumem::ParamCount c = counted((*gpumem::find_preset("openai/gpt-oss-20b"))["config"]);
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    const std::uint64_t experts = 24u * 32 * 3 * 2880 * 2880;
+    EXPECT_EQ(c.checkpoint_bytes, experts / 2 + experts / 32 + (20914757184u - experts) * 2);
+}

@@ -47,6 +47,13 @@ std::uint64_t layer_count(const ModelSpec& model, Layers layers);
 // which scales the guessed shape's parameters to the declared total; 1 for a counted model.
 double declared_scale(const ModelSpec& model);
 
+// Whether every quantized tensor's bytes follow from the quantization_config (quantized.cpp).
+bool quantization_exact(const ModelSpec::Quantization& q);
+// For each tensor of `tensors` (list_tensors(model)), the bytes the checkpoint stores for it over all
+// the layers holding it (one copy for a model-level tensor): the checkpoint's dtype, or the packed
+// values, scales and zero points of the layout its quantization_config gives it (quantized.cpp).
+std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& model, const std::vector<Tensor>& tensors);
+
 // A model entered by hand (gpu-mem-calculator's model fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.
 ModelRead read_manual_model(const json& model, const std::string& prefix, std::vector<std::string>& defaults_applied);
