@@ -36,12 +36,12 @@ std::size_t CountPresets(const std::string& status) {
 }  // namespace
 
 TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
-    EXPECT_EQ(gpumem::list_presets().size(), 150u);  // presets/models/ holds 150 records; losing one fails here
-    EXPECT_GE(CountPresets("trusted"), 138u);        // 138 records have a published exact total
+    EXPECT_EQ(gpumem::list_presets().size(), 165u);  // presets/models/ holds 165 records; losing one fails here
+    EXPECT_GE(CountPresets("trusted"), 152u);        // 152 records have a published exact total
 }
 
 TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {
-    EXPECT_LE(CountPresets("derived-only"), 12u);  // 12 today; a new one needs its published figure looked for
+    EXPECT_LE(CountPresets("derived-only"), 13u);  // 13 today; a new one needs its published figure looked for
 }
 
 // A preset's other published figures (alt_param_counts) each differ from its total for a stated
@@ -799,7 +799,8 @@ TEST(Quantized, CompressedTensorsNvfp4AndMxfp4) {
     // NVFP4 (W4A4): two e2m1 per byte (n / 2), an e4m3 scale per 16 (n / 16 x 1 B), an fp32
     // weight_global_scale and input_global_scale per Linear (8 B x 7 x 32).
     json w = {{"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}};
-    json a = {{"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}, {"dynamic", "local"}};
+    json a = {
+        {"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}, {"dynamic", "local"}};
     gpumem::ParamCount c = counted(llama31_8b_with(compressed("nvfp4-pack-quantized", w, a)));
     EXPECT_TRUE(c.checkpoint_bytes_exact);
     EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 16 + 8u * 7 * 32 + kRestBytes);
@@ -815,18 +816,20 @@ TEST(Quantized, CompressedTensorsNvfp4AndMxfp4) {
 TEST(Quantized, GptqAndAwqPackedWithZerosScalesAndGIdx) {
     // GPTQ 4-bit, group 128: qweight n / 2, qzeros (in / 128) x (out / 8) x 4 B = n / 256, fp16
     // scales (in / 128) x out x 2 B = n / 64, g_idx int32 per input column (38,912 x 32 x 4 B).
-    gpumem::ParamCount c = counted(llama31_8b_with({{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128},
-                                                    {"desc_act", false}, {"sym", true}}));
+    gpumem::ParamCount c = counted(llama31_8b_with(
+        {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}, {"desc_act", false}, {"sym", true}}));
     EXPECT_TRUE(c.checkpoint_bytes_exact);
     EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 256 + kLinear / 64 + 38912u * 32 * 4 + kRestBytes);
     // 8-bit per channel (group_size -1): qweight n, qzeros out / 4 x 4 B = out B, scales out x 2 B.
     EXPECT_EQ(counted(llama31_8b_with({{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}})).checkpoint_bytes,
               kLinear + 43008u * 32 * (1 + 2) + 38912u * 32 * 4 + kRestBytes);
     // AWQ GEMM 4-bit, group 128: the same qweight, qzeros and scales, no g_idx.
-    EXPECT_EQ(counted(llama31_8b_with({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128},
-                                       {"zero_point", true}, {"version", "gemm"}}))
-                  .checkpoint_bytes,
-              kLinear / 2 + kLinear / 256 + kLinear / 64 + kRestBytes);
+    EXPECT_EQ(
+        counted(
+            llama31_8b_with(
+                {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}, {"version", "gemm"}}))
+            .checkpoint_bytes,
+        kLinear / 2 + kLinear / 256 + kLinear / 64 + kRestBytes);
 }
 
 TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
@@ -838,8 +841,8 @@ TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
     EXPECT_EQ(c.checkpoint_bytes, kLinear + 13312u * 32 * 4 + kRestBytes);
     // bitsandbytes nf4 saved: two values per byte, an fp32 absmax per 64, a 16-entry fp32 map per
     // Linear; its JSON quant_state is not counted, so not exact.
-    c = counted(llama31_8b_with({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true},
-                                 {"bnb_4bit_quant_type", "nf4"}}));
+    c = counted(
+        llama31_8b_with({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}}));
     EXPECT_FALSE(c.checkpoint_bytes_exact);
     EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 64 * 4 + 64u * 7 * 32 + kRestBytes);
 }
@@ -868,6 +871,29 @@ TEST(Quantized, GptOssMxfp4ExpertsOnly) {
     // 1,804,459,584 parameters bf16: 13,761,264,768 B, the Hub's three shards (4.79 + 4.8 + 4.17 GB).
     gpumem::ParamCount c = counted((*gpumem::find_preset("openai/gpt-oss-20b"))["config"]);
     EXPECT_TRUE(c.checkpoint_bytes_exact);
-    const std::uint64_t experts = 24u * 32 * 3 * 2880 * 2880;
+    const std::uint64_t experts = std::uint64_t{24} * 32 * 3 * 2880 * 2880;
     EXPECT_EQ(c.checkpoint_bytes, experts / 2 + experts / 32 + (20914757184u - experts) * 2);
+}
+
+// Every bundled quantized checkpoint: its layout is modelled (every stored byte follows from the
+// config), it takes fewer bytes than the same weights in bf16, and where the record has the Hub's
+// size for it, the derived bytes agree with that size to its rounding (3 significant figures).
+TEST(Quantized, EveryBundledQuantizedCheckpointIsCountedExactly) {
+    std::size_t quantized = 0;
+    for (const json& p : gpumem::list_presets()) {
+        json record = *gpumem::find_preset(p["id"].get<std::string>());
+        const json& config = record["config"];
+        if (!config.contains("quantization_config")) continue;
+        ++quantized;
+        SCOPED_TRACE(p["id"].get<std::string>());
+        gpumem::ParamCount c = counted(config);
+        // DeepSeek-V3/R1 store their multi-token-prediction layer, which the tensor list leaves out.
+        EXPECT_EQ(c.checkpoint_bytes_exact, c.mtp == 0);
+        EXPECT_LT(c.checkpoint_bytes, c.total * 2);
+        if (record.contains("checkpoint") && record["checkpoint"].contains("bytes")) {
+            const double hub = record["checkpoint"]["bytes"].get<double>();
+            EXPECT_NEAR(static_cast<double>(c.checkpoint_bytes) / hub, 1.0, 0.005);
+        }
+    }
+    EXPECT_GE(quantized, 16u);  // 12 RedHatAI / Qwen checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
 }

@@ -185,8 +185,8 @@ struct ModelSpec {
                                                          // compressed-tensors ignore
         std::vector<QuantScheme> schemes;                // empty: a method whose storage is not modelled
         bool kv_scales = false;  // compressed-tensors kv_cache_scheme: a k_scale and a v_scale per attention
-        bool exact = false;  // every stored tensor's bytes follow from the config (bitsandbytes: not its
-                             // per-tensor quant_state JSON)
+        bool exact = false;      // every stored tensor's bytes follow from the config (bitsandbytes: not its
+                                 // per-tensor quant_state JSON)
     };
     std::optional<Quantization> quantization;
 

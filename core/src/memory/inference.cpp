@@ -58,7 +58,8 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
             "packed values + scales + zero points; the rest in the checkpoint's dtype)",
             {{"parameters", total_params, "params"},
              {"quantized layers' parameters", in_format, "params"},
-             {"bytes per parameter, all tensors", total_params > 0 ? w.shard.checkpoint_bytes() / total_params : 0, "B"}},
+             {"bytes per parameter, all tensors", total_params > 0 ? w.shard.checkpoint_bytes() / total_params : 0,
+              "B"}},
             "the checkpoint's quantization_config: each format's tensor layout as its writer stores it "
             "(core/src/model/quantized.cpp cites each)");
         out.assumptions["weight_bytes_per_param"] = total_params > 0 ? w.bytes / total_params : 0;

@@ -53,7 +53,8 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
     const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
     const LayerCounts counts(m);
     for (const Tensor& t : tensors) {
-        const double split = (t.tp_sharded ? static_cast<double>(tp) : 1.0) * (t.expert ? static_cast<double>(ep) : 1.0);
+        const double split =
+            (t.tp_sharded ? static_cast<double>(tp) : 1.0) * (t.expert ? static_cast<double>(ep) : 1.0);
         double n = static_cast<double>(t.elements()) / split;
         // The stored bytes over the layers holding it, as the mean layer's share (scales split with the weight).
         double b = with_bytes ? static_cast<double>((*stored)[k]) / split : 0;

@@ -66,7 +66,7 @@ std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, 
 struct ModelCache {
     std::array<std::uint64_t, 14> fingerprint{};  // the model's shape it was built for
     std::vector<Tensor> tensors;
-    std::vector<std::uint64_t> stored;  // checkpoint_tensor_bytes(model, tensors)
+    std::vector<std::uint64_t> stored;                // checkpoint_tensor_bytes(model, tensors)
     std::unordered_map<std::uint64_t, Shard> shards;  // by packed (tp, pp, ep)
     std::optional<Optimizer> optimizer;               // the optimizer and state dtype `states` is for
     double state_dtype = -1;

@@ -357,7 +357,7 @@ ModelSpec::QuantScheme read_compressed_scheme(const json& g) {
     x.group_size = uint_or(w, "group_size", 0);
     if (w.contains("block_structure") && w["block_structure"].is_array())
         for (const json& b : w["block_structure"])
-            if (b.is_number_unsigned()) x.block.push_back(b.get<std::uint64_t>());
+            if (b.is_number_integer() && b.get<std::int64_t>() > 0) x.block.push_back(b.get<std::uint64_t>());
     x.symmetric = bool_or(w, "symmetric", true);
     if (g.contains("input_activations") && g["input_activations"].is_object()) {
         const json& a = g["input_activations"];
@@ -398,7 +398,8 @@ void read_quantization(const json& q, ModelSpec& m) {
             x.quant_type =
                 string_or(q, "bnb_4bit_quant_type", "").empty() ? "fp4" : string_or(q, "bnb_4bit_quant_type", "");
         x.double_quant = bool_or(q, "bnb_4bit_use_double_quant", false);
-        x.schemes.push_back(linear_scheme(x.bits, x.bits == 4, x.bits == 4 ? "group" : "channel", x.bits == 4 ? 64 : 0));
+        x.schemes.push_back(
+            linear_scheme(x.bits, x.bits == 4, x.bits == 4 ? "group" : "channel", x.bits == 4 ? 64 : 0));
     } else if (x.method == "gptq" || x.method == "awq") {
         x.bits = uint_or(q, "bits", uint_or(q, "w_bit", 4));
         // group_size -1 means one scale per output channel (0 here).
@@ -416,7 +417,8 @@ void read_quantization(const json& q, ModelSpec& m) {
         x.quant_type = string_or(q, "fmt", "").empty() ? "e4m3" : string_or(q, "fmt", "");
         if (q.contains("weight_block_size") && q["weight_block_size"].is_array())
             for (const json& b : q["weight_block_size"])
-                if (b.is_number_unsigned()) x.weight_block_size.push_back(b.get<std::uint64_t>());
+                if (b.is_number_integer() && b.get<std::int64_t>() > 0)
+                    x.weight_block_size.push_back(b.get<std::uint64_t>());
         ModelSpec::QuantScheme s = linear_scheme(8, true, x.weight_block_size.size() == 2 ? "block" : "tensor", 0);
         s.block = x.weight_block_size;
         s.input_scale = string_or(q, "activation_scheme", "dynamic") == "static";

@@ -113,7 +113,8 @@ std::vector<Pattern> compile(const std::vector<std::string>& names, bool exact_n
                 p.re = std::regex(name.substr(3), std::regex::ECMAScript | std::regex::optimize);
             } else if (name.find('*') != std::string::npos) {
                 std::string glob;
-                for (char ch : name) glob += ch == '*' ? std::string(".*") : ch == '.' ? std::string("\\.") : std::string(1, ch);
+                for (char ch : name)
+                    glob += ch == '*' ? std::string(".*") : ch == '.' ? std::string("\\.") : std::string(1, ch);
                 p.regex = true;
                 p.re = std::regex(glob, std::regex::ECMAScript | std::regex::optimize);
             }
@@ -149,7 +150,8 @@ Layout layout_of(const Quant& q, const Scheme& s) {
     if (q.method != "compressed-tensors") return Layout::Unknown;
     if (q.format == "dense") return Layout::None;
     if (q.format == "float-quantized") return s.is_float && s.bits == 8 ? Layout::Float8 : Layout::Unknown;
-    if (q.format == "naive-quantized" || q.format == "int-quantized") return s.bits == 8 ? Layout::Int8 : Layout::Unknown;
+    if (q.format == "naive-quantized" || q.format == "int-quantized")
+        return s.bits == 8 ? Layout::Int8 : Layout::Unknown;
     if (q.format == "pack-quantized") return !s.is_float && 32 % s.bits == 0 ? Layout::PackedInt : Layout::Unknown;
     if (q.format == "nvfp4-pack-quantized") return Layout::NvFp4;
     if (q.format == "mxfp4-pack-quantized") return Layout::MxFp4;
@@ -159,7 +161,8 @@ Layout layout_of(const Quant& q, const Scheme& s) {
 // Scales one Linear of `out` x `in` has under a scheme's strategy.
 std::uint64_t scale_count(const Scheme& s, std::uint64_t out, std::uint64_t in) {
     if (s.strategy == "channel") return out;
-    if (s.strategy == "group" || s.strategy == "tensor_group") return out * ceil_div(in, s.group_size ? s.group_size : in);
+    if (s.strategy == "group" || s.strategy == "tensor_group")
+        return out * ceil_div(in, s.group_size ? s.group_size : in);
     if (s.strategy == "block" && s.block.size() == 2) return ceil_div(out, s.block[0]) * ceil_div(in, s.block[1]);
     return 1;  // "tensor"
 }
@@ -194,7 +197,8 @@ std::uint64_t quantized_bytes(Layout layout, const Quant& q, const Scheme& s, st
             return out * ceil_div(in, 2) + out * ceil_div(in, 32);
         case Layout::Gptq: {
             std::uint64_t groups = ceil_div(in, q.group_size ? q.group_size : in);
-            return ceil_div(in * bits, 32) * out * 4 + groups * ceil_div(out * bits, 32) * 4 + groups * out * 2 + in * 4;
+            return ceil_div(in * bits, 32) * out * 4 + groups * ceil_div(out * bits, 32) * 4 + groups * out * 2 +
+                   in * 4;
         }
         case Layout::Awq: {
             std::uint64_t groups = ceil_div(in, q.group_size ? q.group_size : in);
