@@ -1,0 +1,76 @@
+// Quantized checkpoints as a user asks for them: `gpumem params` and `gpumem estimate` answer every
+// bundled quantized preset from its own quantization_config (no Hub access: HF_HUB_OFFLINE).
+//
+//   GPUMEM_CLI=build/native/core/cli/gpumem node --test tests/cli/quantized.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const cli = path.resolve(repo, process.env.GPUMEM_CLI || 'build/native/core/cli/gpumem');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gpumem-quantized-test-'));
+const env = { ...process.env, HF_HUB_OFFLINE: '1', HF_HOME: path.join(tmp, 'hf-home') };
+
+function run(args) {
+  const r = spawnSync(cli, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 << 20, env });
+  assert.equal(r.status, 0, `gpumem ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+const dir = path.join(repo, 'presets', 'models');
+const quantized = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))
+  .filter((r) => r.config.quantization_config || r.config.text_config?.quantization_config);
+
+// The weight format `auto` resolves to, by quantization_config.
+function expectedFormat(q) {
+  if (q.quant_method === 'fp8' || q.quant_method === 'mxfp4') return q.quant_method;
+  if (q.quant_method === 'awq' || q.quant_method === 'gptq') return q.bits === 8 ? 'int8' : 'int4';
+  const w = Object.values(q.config_groups)[0].weights;
+  return w.num_bits === 8 ? (w.type === 'float' ? 'fp8' : 'int8') : 'int4';
+}
+
+test('at least 12 quantized checkpoints are bundled', () => {
+  assert.ok(quantized.length >= 12, `${quantized.length} quantized presets`);
+});
+
+for (const record of quantized) {
+  const id = record.model_id;
+  test(`${id}: params counts the logical total and the checkpoint's bytes`, () => {
+    const p = run(['params', '--model', id, '--json']);
+    assert.equal(p.total, record.total_params);
+    assert.equal(typeof p.checkpoint_bytes, 'number');
+    // Fewer bytes than bf16 weights; exact unless the checkpoint holds layers the count leaves out (MTP).
+    assert.ok(p.checkpoint_bytes < 2 * p.total, `${p.checkpoint_bytes} B for ${p.total} params`);
+    assert.equal(p.checkpoint_bytes_exact, p.mtp === 0);
+    if (record.checkpoint?.bytes) {
+      const off = Math.abs(p.checkpoint_bytes / record.checkpoint.bytes - 1);
+      assert.ok(off < 0.005, `${p.checkpoint_bytes} B derived, ${record.checkpoint.bytes} B on the Hub`);
+    }
+  });
+
+  test(`${id}: estimate serves it in its own format under vLLM`, () => {
+    const r = run(['estimate', '--model', id, '--mode', 'inference', '--inference-engine', 'vllm', '--json']);
+    assert.equal(r.ok, true);
+    const q = record.config.quantization_config;
+    const applied = r.defaults_applied.find((d) => d.startsWith('inference.weight_format'));
+    assert.ok(applied, 'the weight format is resolved from the checkpoint');
+    assert.match(applied, new RegExp(`"${expectedFormat(q)}" \\(quantization_config`));
+    assert.ok(!r.warnings.some((w) => /not modelled/.test(w)), r.warnings.join('; '));
+  });
+}
+
+test('an 8B FP8-dynamic checkpoint weighs its stored bytes, not the bf16 ones', () => {
+  // 6,979,321,856 e4m3 weights + 1,376,256 bf16 channel scales + 1,050,939,392 bf16 others.
+  const fp8 = run(['params', '--model', 'RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic', '--json']);
+  assert.equal(fp8.checkpoint_bytes, 6979321856 + 1376256 * 2 + 1050939392 * 2);
+  const bf16 = run(['params', '--model', 'meta-llama/Llama-3.1-8B', '--json']);
+  assert.equal(bf16.checkpoint_bytes, 8030261248 * 2);
+});
