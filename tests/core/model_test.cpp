@@ -36,8 +36,8 @@ std::size_t CountPresets(const std::string& status) {
 }  // namespace
 
 TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
-    EXPECT_EQ(gpumem::list_presets().size(), 165u);  // presets/models/ holds 165 records; losing one fails here
-    EXPECT_GE(CountPresets("trusted"), 152u);        // 152 records have a published exact total
+    EXPECT_EQ(gpumem::list_presets().size(), 166u);  // presets/models/ holds 166 records; losing one fails here
+    EXPECT_GE(CountPresets("trusted"), 153u);        // 153 records have a published exact total
 }
 
 TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {
@@ -460,6 +460,21 @@ TEST(Families, LlavaClipTowerProjectorAndLlama) {
     EXPECT_EQ(c.total, 7063427072ull);
 }
 
+TEST(Families, Mistral3PixtralTowerAndProjector) {
+    // Mistral-Small-3.2-24B: Pixtral tower patch_conv 1024 x 3 x 14 x 14 = 602,112, ln_pre 1024, 24
+    // layers x (q/k/v/o 4 x 1024² + gate/up/down 3 x 1024 x 4096 + two RMSNorms 2 x 1024 =
+    // 16,779,264) = 403,305,472 with them; projector norm 1024 + merging_layer 4096 x 1024 +
+    // linear_1 1024 x 5120 + linear_2 5120² (no biases) = 35,652,608; the Mistral-Small-24B LM
+    // 23,572,403,200. Total 24,011,361,280 (keras-hub's mistral3 presets).
+    gpumem::ParamCount c = count_preset("mistralai/Mistral-Small-3.2-24B-Instruct-2506");
+    EXPECT_EQ(c.vision, 403305472u);
+    EXPECT_EQ(c.projector, 35652608u);
+    EXPECT_EQ(c.language_model, 23572403200ull);
+    EXPECT_EQ(c.total, 24011361280ull);
+    // The 2503 release is its twin.
+    EXPECT_TRUE(gpumem::find_preset("mistralai/Mistral-Small-3.1-24B-Instruct-2503"));
+}
+
 TEST(Families, Qwen2VLTowerAndMerger) {
     // Qwen2-VL-7B-Instruct's config fields (LM at the top level, vision_config nested). Tower: patch
     // Conv3d 1280 x 3 x 2 x 14 x 14 = 1,505,280; 32 blocks of norm1/norm2 5,120 + qkv 3 x 1280² + 3,840 +
@@ -862,6 +877,26 @@ TEST(Quantized, IgnoreListsKeepModulesInTheCheckpointDtype) {
     json g = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"modules_to_not_convert", {"mlp"}}};
     EXPECT_EQ(counted(llama31_8b_with(g)).checkpoint_bytes,
               attention / 2 + attention / 256 + attention / 64 + (kLinear - attention) * 2 + kRestBytes);
+}
+
+TEST(Quantized, MultimodalTowerKeptByRegexIgnore) {
+    // Mistral-Small-3.2-24B in FP8-dynamic with llm-compressor's multimodal ignore list: the LM's
+    // Linears per layer (q 4096x5120, k/v 1024x5120, o 5120x4096, gate/up 32768x5120, down
+    // 5120x32768 = 555,745,280; output rows 81,920) x 40 = 22,229,811,200 e4m3 + 3,276,800 bf16
+    // channel scales; the rest, tower and projector included, 1,781,550,080 parameters in bf16.
+    json c = (*gpumem::find_preset("mistralai/Mistral-Small-3.2-24B-Instruct-2506"))["config"];
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}};
+    c["quantization_config"] = compressed("float-quantized", w, a);
+    c["quantization_config"]["ignore"] = {"re:.*lm_head", "re:vision_tower.*", "re:multi_modal_projector.*"};
+    const std::uint64_t lm = 22229811200ull, rest = 24011361280ull - lm;
+    EXPECT_EQ(counted(c).checkpoint_bytes, lm + 3276800u * 2 + rest * 2);
+    // Without the tower in the list, its Linears (24 x (4 x 1024² + 3 x 1024 x 4096) = 402,653,184,
+    // 24 x (4 x 1024 + 2 x 4096 + 1024) = 319,488 rows) and the projector's (4096x1024, 1024x5120,
+    // 5120x5120 = 35,651,584; rows 1024 + 5120 + 5120) are e4m3 too.
+    c["quantization_config"]["ignore"] = {"re:.*lm_head"};
+    const std::uint64_t tower = 402653184u + 35651584u, rows = 3276800u + 319488u + 11264u;
+    EXPECT_EQ(counted(c).checkpoint_bytes, lm + tower + rows * 2 + (rest - tower) * 2);
 }
 
 TEST(Quantized, GptOssMxfp4ExpertsOnly) {

@@ -84,7 +84,8 @@ bool is_linear(const Tensor& t) {
             return t.name == "lm_head";
         case Group::Vision:
         case Group::Projector:
-            for (const char* not_linear : {"embed", "norm", "ln_", "gate", "probe", "class", "position"})
+            for (const char* not_linear :
+                 {"embed", "norm", "ln_", "gate_attn", "gate_ffn", "probe", "class", "position", "conv"})
                 if (t.name.find(not_linear) != std::string::npos) return false;
             return true;
         default:
