@@ -74,3 +74,21 @@ test('an 8B FP8-dynamic checkpoint weighs its stored bytes, not the bf16 ones', 
   const bf16 = run(['params', '--model', 'meta-llama/Llama-3.1-8B', '--json']);
   assert.equal(bf16.checkpoint_bytes, 8030261248 * 2);
 });
+
+test('transformers holds a GPTQ checkpoint as stored; vLLM drops what Marlin does not use', () => {
+  const id = 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4';
+  const stored = run(['params', '--model', id, '--json']).checkpoint_bytes;
+  const weights = (engine) =>
+    run(['estimate', '--model', id, '--mode', 'inference', '--inference-engine', engine, '--json']).per_gpu.components.weights;
+  assert.equal(weights('transformers'), stored);
+  // Qwen2.5-7B's Linears per layer: q 3584x3584, k/v 512x3584, o 3584x3584, gate/up 18944x3584,
+  // down 3584x18944: symmetric qzeros are n / 256 bytes and g_idx 4 B per input
+  // column (3584 x 6 + 18944 = 40,448 a layer), x 28 layers.
+  const n = 28 * (3584 * 3584 * 2 + 512 * 3584 * 2 + 18944 * 3584 * 3);
+  assert.equal(stored - weights('vllm'), n / 256 + 28 * 40448 * 4);
+  // AWQ goes through awq_marlin at the same size.
+  const awq = 'Qwen/Qwen3-8B-AWQ';
+  const awqStored = run(['params', '--model', awq, '--json']).checkpoint_bytes;
+  const awqVllm = run(['estimate', '--model', awq, '--mode', 'inference', '--inference-engine', 'vllm', '--json']);
+  assert.equal(awqVllm.per_gpu.components.weights, awqStored);
+});

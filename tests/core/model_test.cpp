@@ -847,6 +847,40 @@ TEST(Quantized, GptqAndAwqPackedWithZerosScalesAndGIdx) {
         kLinear / 2 + kLinear / 256 + kLinear / 64 + kRestBytes);
 }
 
+namespace {
+
+// The bytes vLLM holds once it has loaded a checkpoint (model/quantized.cpp, Residency::Vllm).
+std::uint64_t vllm_bytes(const json& config) {
+    gpumem::ModelSpec m = *gpumem::read_hf_config(config).model;
+    std::uint64_t total = 0;
+    for (std::uint64_t b :
+         gpumem::detail::checkpoint_tensor_bytes(m, gpumem::detail::list_tensors(m), gpumem::detail::Residency::Vllm))
+        total += b;
+    return total;
+}
+
+}  // namespace
+
+TEST(Quantized, VllmMarlinDropsGptqZerosAndGIdx) {
+    // gptq_marlin: symmetric qzeros (n / 256) and, without act-order, g_idx (38,912 x 32 x 4 B) are
+    // replaced by empty tensors; qweight and scales keep their size.
+    json gptq = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}, {"desc_act", false}, {"sym", true}};
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(gptq)), kLinear / 2 + kLinear / 64 + kRestBytes);
+    // With act-order g_idx stays and g_idx_sort_indices (int32 per input column) joins it.
+    gptq["desc_act"] = true;
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(gptq)), kLinear / 2 + kLinear / 64 + 2 * 38912u * 32 * 4 + kRestBytes);
+    // Asymmetric GPTQ is not Marlin's: vLLM's exllama kernel keeps every stored tensor.
+    gptq["sym"] = false;
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(gptq)), counted(llama31_8b_with(gptq)).checkpoint_bytes);
+    // compressed-tensors fp8 channel scales load as fp32: 43,008 x 32 rows x 4 B instead of 2 B.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}};
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(compressed("float-quantized", w, a))), kLinear + 43008u * 32 * 4 + kRestBytes);
+    // AWQ through awq_marlin keeps its sizes.
+    json awq = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}};
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(awq)), counted(llama31_8b_with(awq)).checkpoint_bytes);
+}
+
 TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
     // quant_method fp8, 128 x 128 blocks: e4m3 weights and an fp32 weight_scale_inv per block; blocks a
     // layer: q 32x32, k and v 8x32, o 32x32, gate and up 112x32, down 32x112 = 13,312. lm_head kept.

@@ -52,8 +52,14 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
     if (x.weight_format_from_checkpoint && qc && qc->exact && w.shard.scale == 1) {
         // The checkpoint's own layout, tensor by tensor (model/quantized.cpp): packed values, their
         // scales and zero points, and what its ignore list leaves in the checkpoint's dtype.
+        // vLLM repacks some layouts as it loads them (Marlin drops GPTQ's g_idx and symmetric qzeros;
+        // channel scales load as fp32): model/quantized.cpp, Residency::Vllm.
+        const bool vllm = x.engine == InferenceEngine::Vllm;
         w.bytes = out.explain.rule(
-            "weights", "the parameters on this GPU as the checkpoint stores them", w.shard.checkpoint_bytes(),
+            "weights",
+            vllm ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
+                 : "the parameters on this GPU as the checkpoint stores them",
+            vllm ? w.shard.vllm_bytes() : w.shard.checkpoint_bytes(),
             "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized Linear layers: "
             "packed values + scales + zero points; the rest in the checkpoint's dtype)",
             {{"parameters", total_params, "params"},

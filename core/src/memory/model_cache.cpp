@@ -45,10 +45,11 @@ std::array<std::uint64_t, 14> fingerprint(const ModelSpec& m) {
 }  // namespace
 
 Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp,
-               std::uint64_t ep, const std::vector<std::uint64_t>* stored) {
+               std::uint64_t ep, const std::vector<std::uint64_t>* stored, const std::vector<std::uint64_t>* vllm) {
     Shard s;
-    double emb = 0, head = 0, emb_bytes = 0, head_bytes = 0;
+    double emb = 0, head = 0, emb_bytes = 0, head_bytes = 0, emb_vllm = 0, head_vllm = 0;
     const bool with_bytes = stored && stored->size() == tensors.size();
+    const bool with_vllm = vllm && vllm->size() == tensors.size();
     std::size_t k = 0;
     const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
     const LayerCounts counts(m);
@@ -58,6 +59,7 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
         double n = static_cast<double>(t.elements()) / split;
         // The stored bytes over the layers holding it, as the mean layer's share (scales split with the weight).
         double b = with_bytes ? static_cast<double>((*stored)[k]) / split : 0;
+        double bv = with_vllm ? static_cast<double>((*vllm)[k]) / split : 0;
         ++k;
         if (t.in_layers() && t.is_matrix()) s.largest_layer_matrix = std::max(s.largest_layer_matrix, n);
         s.largest_tensor = std::max(s.largest_tensor, n);
@@ -66,6 +68,7 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
             n *= static_cast<double>(counts[t.layers]) / L;
             s.layer_params += n;
             s.layer_bytes += b / L;
+            s.vllm_layer_bytes += bv / L;
             // MoE routers stay in full precision under every quantization scheme (and are tiny).
             if (t.is_matrix() && t.name.rfind("router", 0) != 0) s.linear_params += n;
             if (t.is_matrix() && t.expert) s.expert_params += n;
@@ -73,9 +76,11 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
         } else if (t.group == Group::Embedding) {
             emb += n;
             emb_bytes += b;
+            emb_vllm += bv;
         } else {
             head += n;  // final norm and lm_head live on the last stage
             head_bytes += b;
+            head_vllm += bv;
         }
     }
     s.scale = declared_scale(m);
@@ -85,6 +90,8 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
     s.non_layer_params = pp == 1 ? emb + head : std::max(emb, head + tied_copy);
     double tied_copy_bytes = m.tie_word_embeddings ? emb_bytes : 0;
     s.non_layer_bytes = pp == 1 ? emb_bytes + head_bytes : std::max(emb_bytes, head_bytes + tied_copy_bytes);
+    double tied_copy_vllm = m.tie_word_embeddings ? emb_vllm : 0;
+    s.vllm_non_layer_bytes = pp == 1 ? emb_vllm + head_vllm : std::max(emb_vllm, head_vllm + tied_copy_vllm);
     s.linear_params *= s.layers;
     s.expert_params *= s.layers;
     s.attention_linear_params *= s.layers;
@@ -98,6 +105,8 @@ ModelCache& cache_of(const Scenario& s) {
         c->fingerprint = print;
         c->tensors = list_tensors(s.model);
         c->stored = checkpoint_tensor_bytes(s.model, c->tensors);
+        // vLLM's residency differs only for a quantized checkpoint.
+        if (s.model.quantization) c->vllm = checkpoint_tensor_bytes(s.model, c->tensors, Residency::Vllm);
         s.cache = std::move(c);
     }
     return *s.cache;
@@ -110,7 +119,7 @@ Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint6
     auto key = pack_layout(tp, pp, ep);
     auto it = c.shards.find(key);
     if (it != c.shards.end()) return it->second;
-    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep, &c.stored);
+    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep, &c.stored, c.vllm.empty() ? &c.stored : &c.vllm);
 }
 
 }  // namespace gpumem::detail

@@ -52,7 +52,10 @@ bool quantization_exact(const ModelSpec::Quantization& q);
 // For each tensor of `tensors` (list_tensors(model)), the bytes the checkpoint stores for it over all
 // the layers holding it (one copy for a model-level tensor): the checkpoint's dtype, or the packed
 // values, scales and zero points of the layout its quantization_config gives it (quantized.cpp).
-std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& model, const std::vector<Tensor>& tensors);
+// Residency::Vllm: the bytes once vLLM has loaded them (Marlin's repacking drops or adds tensors).
+enum class Residency { Checkpoint, Vllm };
+std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& model, const std::vector<Tensor>& tensors,
+                                                   Residency where = Residency::Checkpoint);
 
 // A model entered by hand (gpu-mem-calculator's model fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.

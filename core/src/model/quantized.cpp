@@ -168,6 +168,30 @@ std::uint64_t scale_count(const Scheme& s, std::uint64_t out, std::uint64_t in) 
     return 1;  // "tensor"
 }
 
+// What vLLM's loading changes in a quantized Linear's bytes (`stored` of them in the checkpoint).
+// GPTQ through gptq_marlin (4 or 8 bits, symmetric, group -1/32/64/128: gptq_marlin.py
+// GPTQMarlinConfig.is_gptq_marlin_compatible) and MarlinLinearKernel.process_weights_after_loading
+// (kernels/mixed_precision/marlin.py): qweight and scales are repacked in place at the same size;
+// without act-order g_idx is replaced by an empty tensor, with it an int32 g_idx_sort_indices per
+// input column is added; symmetric qzeros are replaced by an empty tensor. compressed-tensors' fp8
+// and int8 channel scales load as fp32 (create_fp8_scale_parameter / CompressedTensorsW8A8Int8:
+// ChannelQuantScaleParameter of torch.float32). Everything else keeps its stored size.
+std::uint64_t vllm_resident(Layout layout, const Quant& q, const Scheme& s, std::uint64_t stored, std::uint64_t out,
+                            std::uint64_t in, std::uint64_t d) {
+    if (layout == Layout::Gptq) {
+        const std::uint64_t g = q.group_size;
+        const bool marlin = s.symmetric && (s.bits == 4 || s.bits == 8) && (g == 0 || g == 32 || g == 64 || g == 128);
+        if (!marlin) return stored;
+        const std::uint64_t groups = ceil_div(in, g ? g : in);
+        const std::uint64_t qzeros = groups * ceil_div(out * s.bits, 32) * 4;
+        return stored - qzeros - (q.desc_act ? 0 : in * 4) + (q.desc_act ? in * 4 : 0);
+    }
+    if ((layout == Layout::Float8 || layout == Layout::Int8) && q.method == "compressed-tensors" &&
+        s.strategy == "channel" && d < 4)
+        return stored + out * (4 - d);
+    return stored;
+}
+
 // The bytes one quantized Linear of `out` x `in` stores; `d` is the checkpoint dtype's bytes.
 std::uint64_t quantized_bytes(Layout layout, const Quant& q, const Scheme& s, std::uint64_t out, std::uint64_t in,
                               std::uint64_t d) {
@@ -239,7 +263,8 @@ bool quantization_exact(const ModelSpec::Quantization& q) {
     return true;
 }
 
-std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std::vector<Tensor>& tensors) {
+std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std::vector<Tensor>& tensors,
+                                                   Residency where) {
     const auto d = static_cast<std::uint64_t>(dtype_bytes(m.checkpoint_dtype).value_or(2));
     std::vector<std::uint64_t> out(tensors.size(), 0);
     const auto& q = m.quantization;
@@ -293,7 +318,9 @@ std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std
             }
             if (scheme == q->schemes.size() || any_match(ignore, names)) return plain;
             const Scheme& s = q->schemes[scheme];
-            return quantized_bytes(layout_of(*q, s), *q, s, t.rows, t.cols, d);
+            const Layout layout = layout_of(*q, s);
+            const std::uint64_t stored = quantized_bytes(layout, *q, s, t.rows, t.cols, d);
+            return where == Residency::Vllm ? vllm_resident(layout, *q, s, stored, t.rows, t.cols, d) : stored;
         };
         std::uint64_t total = 0;
         if (!per_layer || at.empty()) {
