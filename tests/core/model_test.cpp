@@ -36,8 +36,8 @@ std::size_t CountPresets(const std::string& status) {
 }  // namespace
 
 TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
-    EXPECT_EQ(gpumem::list_presets().size(), 166u);  // presets/models/ holds 166 records; losing one fails here
-    EXPECT_GE(CountPresets("trusted"), 153u);        // 153 records have a published exact total
+    EXPECT_EQ(gpumem::list_presets().size(), 167u);  // presets/models/ holds 167 records; losing one fails here
+    EXPECT_GE(CountPresets("trusted"), 154u);        // 154 records have a published exact total
 }
 
 TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {
@@ -888,6 +888,12 @@ TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
         {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}, {"weight_block_size", {128, 128}}}));
     EXPECT_TRUE(c.checkpoint_bytes_exact);
     EXPECT_EQ(c.checkpoint_bytes, kLinear + 13312u * 32 * 4 + kRestBytes);
+    // AutoFP8 static (no blocks): one fp32 weight_scale and one fp32 input_scale per Linear (7 x 32);
+    // its ignored_layers is honoured like modules_to_not_convert.
+    c = counted(llama31_8b_with(
+        {{"quant_method", "fp8"}, {"activation_scheme", "static"}, {"ignored_layers", {"lm_head", "down_proj"}}}));
+    EXPECT_EQ(c.checkpoint_bytes,
+              (kLinear - 32u * 4096 * 14336) + 6u * 32 * (4 + 4) + std::uint64_t{32} * 4096 * 14336 * 2 + kRestBytes);
     // bitsandbytes nf4 saved: two values per byte, an fp32 absmax per 64, a 16-entry fp32 map per
     // Linear; its JSON quant_state is not counted, so not exact.
     c = counted(
@@ -964,5 +970,5 @@ TEST(Quantized, EveryBundledQuantizedCheckpointIsCountedExactly) {
             EXPECT_NEAR(static_cast<double>(c.checkpoint_bytes) / hub, 1.0, 0.005);
         }
     }
-    EXPECT_GE(quantized, 16u);  // 12 RedHatAI / Qwen checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
+    EXPECT_GE(quantized, 17u);  // 13 RedHatAI / Qwen checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
 }

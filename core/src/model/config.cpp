@@ -441,7 +441,8 @@ void read_quantization(const json& q, ModelSpec& m) {
             for (const json& name : q["ignore"])
                 if (name.is_string()) x.modules_not_converted.push_back(name.get<std::string>());
     }
-    for (const char* k : {"modules_to_not_convert", "llm_int8_skip_modules"})
+    // AutoFP8 (neuralmagic/AutoFP8 auto_fp8/quantize.py) writes its skipped modules as ignored_layers.
+    for (const char* k : {"modules_to_not_convert", "llm_int8_skip_modules", "ignored_layers"})
         if (q.contains(k) && q[k].is_array())
             for (const json& name : q[k])
                 if (name.is_string()) x.modules_not_converted.push_back(name.get<std::string>());
