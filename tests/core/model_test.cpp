@@ -828,6 +828,21 @@ TEST(Quantized, CompressedTensorsNvfp4AndMxfp4) {
               kLinear / 2 + kLinear / 32 + kRestBytes);
 }
 
+TEST(Quantized, ModelOptFp8AndNvfp4) {
+    // ModelOpt FP8: e4m3 weights, fp32 weight_scale and input_scale per Linear (7 x 32 x 8 B); an FP8
+    // KV cache adds an fp32 k_scale and v_scale per layer (32 x 8 B). lm_head excluded.
+    json q = {
+        {"quant_method", "modelopt"},
+        {"quantization", {{"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}, {"exclude_modules", {"lm_head"}}}}};
+    gpumem::ParamCount c = counted(llama31_8b_with(q));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear + 7u * 32 * 8 + 32u * 8 + kRestBytes);
+    // NVFP4 (flat fields, as config.json's quantization_config has them): n / 2 packed, an e4m3 scale
+    // per 16 (n / 16), fp32 weight_scale_2 and input_scale per Linear; no KV scales.
+    q = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"group_size", 16}, {"exclude_modules", {"lm_head"}}};
+    EXPECT_EQ(counted(llama31_8b_with(q)).checkpoint_bytes, kLinear / 2 + kLinear / 16 + 7u * 32 * 8 + kRestBytes);
+}
+
 TEST(Quantized, GptqAndAwqPackedWithZerosScalesAndGIdx) {
     // GPTQ 4-bit, group 128: qweight n / 2, qzeros (in / 128) x (out / 8) x 4 B = n / 256, fp16
     // scales (in / 128) x out x 2 B = n / 64, g_idx int32 per input column (38,912 x 32 x 4 B).

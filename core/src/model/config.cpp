@@ -427,6 +427,24 @@ void read_quantization(const json& q, ModelSpec& m) {
         x.bits = 4;  // e2m1 values, one e8m0 scale per 32
         x.group_size = 32;
         x.schemes.push_back(linear_scheme(4, true, "group", 32));
+    } else if (x.method == "modelopt") {
+        // NVIDIA ModelOpt (vLLM modelopt.py ModelOptFp8Config / ModelOptNvFp4Config.from_config): the
+        // fields flat or under "quantization" (hf_quant_config.json's shape); quant_algo FP8 or NVFP4.
+        const json& f = q.contains("quantization") && q["quantization"].is_object() ? q["quantization"] : q;
+        x.quant_type = string_or(f, "quant_algo", "");
+        const bool nvfp4 = x.quant_type == "NVFP4";
+        x.bits = nvfp4 ? 4 : 8;
+        x.group_size = nvfp4 ? uint_or(f, "group_size", 16) : 0;
+        if (nvfp4 || x.quant_type == "FP8") {
+            ModelSpec::QuantScheme s = linear_scheme(x.bits, true, nvfp4 ? "tensor_group" : "tensor", x.group_size);
+            s.input_scale = true;  // ModelOpt stores a calibrated fp32 input_scale per Linear
+            x.schemes.push_back(s);
+        }
+        x.kv_scales = string_or(f, "kv_cache_quant_algo", "").size() > 0;
+        for (const char* k : {"exclude_modules", "ignore"})
+            if (f.contains(k) && f[k].is_array())
+                for (const json& name : f[k])
+                    if (name.is_string()) x.modules_not_converted.push_back(name.get<std::string>());
     } else if (x.method == "compressed-tensors") {
         x.format = string_or(q, "format", "dense");
         if (q.contains("config_groups") && q["config_groups"].is_object())

@@ -21,6 +21,10 @@
 //   `weight_scale` per tensor and, for activation_scheme static, one fp32 `input_scale`.
 // - mxfp4 (gpt-oss, transformers' Mxfp4HfQuantizer): the experts only, `*_blocks` (two e2m1 values
 //   per byte) and `*_scales` (one e8m0 byte per 32 values).
+// - NVIDIA ModelOpt (quant_method modelopt; vLLM modelopt.py ModelOptFp8LinearMethod /
+//   ModelOptNvFp4LinearMethod.create_weights): FP8 keeps e4m3 `weight` with fp32 `weight_scale` and
+//   `input_scale` per Linear; NVFP4 packs two e2m1 per byte with an e4m3 `weight_scale` per group_size
+//   (16), fp32 `weight_scale_2` and `input_scale`; a kv_cache_quant_algo adds fp32 k_scale / v_scale.
 // - bitsandbytes (bitsandbytes/nn/modules.py Params4bit / Int8Params): 4-bit packs two values per
 //   byte with an absmax per 64 (fp32, or uint8 under double quantization with an fp32 absmax per 256
 //   of them and a 256-entry fp32 code), a 16-entry fp32 quant map, and a JSON quant_state whose
@@ -148,6 +152,7 @@ Layout layout_of(const Quant& q, const Scheme& s) {
     if (q.method == "fp8") return Layout::Float8;
     if (q.method == "mxfp4") return Layout::MxFp4;
     if (q.method == "bitsandbytes") return q.bits == 4 ? Layout::Bnb4 : Layout::Bnb8;
+    if (q.method == "modelopt") return s.bits == 4 ? Layout::NvFp4 : s.bits == 8 ? Layout::Float8 : Layout::Unknown;
     if (q.method != "compressed-tensors") return Layout::Unknown;
     if (q.format == "dense") return Layout::None;
     if (q.format == "float-quantized") return s.is_float && s.bits == 8 ? Layout::Float8 : Layout::Unknown;
@@ -200,8 +205,9 @@ std::uint64_t quantized_bytes(Layout layout, const Quant& q, const Scheme& s, st
     switch (layout) {
         case Layout::Float8:
         case Layout::Int8: {
-            if (q.method == "fp8") {
-                // weight_scale_inv fp32 per block, or AutoFP8's per-tensor fp32 weight_scale (+ input_scale).
+            if (q.method == "fp8" || q.method == "modelopt") {
+                // weight_scale_inv fp32 per block, or AutoFP8's / ModelOpt's per-tensor fp32 weight_scale
+                // (+ input_scale).
                 return n + 4 * scale_count(s, out, in) + (s.input_scale ? 4 : 0);
             }
             std::uint64_t scales = scale_count(s, out, in);
@@ -215,9 +221,10 @@ std::uint64_t quantized_bytes(Layout layout, const Quant& q, const Scheme& s, st
             return bytes + (s.input_scale ? d : 0);
         }
         case Layout::NvFp4:
-            // two e2m1 per byte, an e4m3 scale per 16, fp32 global scales.
+            // two e2m1 per byte, an e4m3 scale per 16, an fp32 global scale (compressed-tensors'
+            // weight_global_scale, ModelOpt's weight_scale_2) and, for W4A4, an fp32 input scale.
             return out * ceil_div(in, 2) + out * ceil_div(in, s.group_size ? s.group_size : 16) + 4 +
-                   (s.input_global_scale ? 4 : 0);
+                   (s.input_global_scale || s.input_scale ? 4 : 0);
         case Layout::MxFp4:
             return out * ceil_div(in, 2) + out * ceil_div(in, 32);
         case Layout::Gptq: {
@@ -335,7 +342,7 @@ std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std
     if (q && q->kv_scales)
         for (std::size_t k = 0; k < tensors.size(); ++k)
             if (tensors[k].in_layers() && tensors[k].name == "k_proj") {
-                out[k] += 2 * d * layer_count(m, tensors[k].layers);
+                out[k] += 2 * (q->method == "modelopt" ? 4 : d) * layer_count(m, tensors[k].layers);
                 break;
             }
     return out;

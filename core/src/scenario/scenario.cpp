@@ -438,6 +438,7 @@ std::optional<WeightFormat> checkpoint_format(const ModelSpec& m) {
     if (q->method == "gptq" || q->method == "awq") return q->bits == 8 ? WeightFormat::Int8 : WeightFormat::Int4;
     if (q->method == "fp8") return WeightFormat::Fp8;
     if (q->method == "mxfp4") return WeightFormat::Mxfp4;
+    if (q->method == "modelopt" && !q->schemes.empty()) return q->bits == 4 ? WeightFormat::Nvfp4 : WeightFormat::Fp8;
     // compressed-tensors: its first scheme's values (the layout per tensor is the model's, quantized.cpp).
     if (q->method == "compressed-tensors" && !q->schemes.empty() && q->format != "dense") {
         const auto& w = q->schemes.front();
