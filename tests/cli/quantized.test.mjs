@@ -32,13 +32,14 @@ const quantized = fs
 // The weight format `auto` resolves to, by quantization_config.
 function expectedFormat(q) {
   if (q.quant_method === 'fp8' || q.quant_method === 'mxfp4') return q.quant_method;
+  if (q.quant_method === 'modelopt') return q.quant_algo === 'NVFP4' ? 'nvfp4' : 'fp8';
   if (q.quant_method === 'awq' || q.quant_method === 'gptq') return q.bits === 8 ? 'int8' : 'int4';
   const w = Object.values(q.config_groups)[0].weights;
   return w.num_bits === 8 ? (w.type === 'float' ? 'fp8' : 'int8') : 'int4';
 }
 
-test('at least 12 quantized checkpoints are bundled', () => {
-  assert.ok(quantized.length >= 12, `${quantized.length} quantized presets`);
+test('at least 14 quantized checkpoints are bundled', () => {
+  assert.ok(quantized.length >= 14, `${quantized.length} quantized presets`);
 });
 
 for (const record of quantized) {

@@ -36,8 +36,8 @@ std::size_t CountPresets(const std::string& status) {
 }  // namespace
 
 TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
-    EXPECT_EQ(gpumem::list_presets().size(), 167u);  // presets/models/ holds 167 records; losing one fails here
-    EXPECT_GE(CountPresets("trusted"), 154u);        // 154 records have a published exact total
+    EXPECT_EQ(gpumem::list_presets().size(), 168u);  // presets/models/ holds 168 records; losing one fails here
+    EXPECT_GE(CountPresets("trusted"), 155u);        // 155 records have a published exact total
 }
 
 TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {
@@ -985,5 +985,5 @@ TEST(Quantized, EveryBundledQuantizedCheckpointIsCountedExactly) {
             EXPECT_NEAR(static_cast<double>(c.checkpoint_bytes) / hub, 1.0, 0.005);
         }
     }
-    EXPECT_GE(quantized, 17u);  // 13 RedHatAI / Qwen checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
+    EXPECT_GE(quantized, 18u);  // 14 RedHatAI / Qwen / NVIDIA checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
 }
