@@ -93,3 +93,11 @@ test('transformers holds a GPTQ checkpoint as stored; vLLM drops what Marlin doe
   const awqVllm = run(['estimate', '--model', awq, '--mode', 'inference', '--inference-engine', 'vllm', '--json']);
   assert.equal(awqVllm.per_gpu.components.weights, awqStored);
 });
+
+test('params prints the checkpoint bytes with the quantization it follows', () => {
+  const r = spawnSync(cli, ['params', '--model', 'RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic'], { encoding: 'utf8', env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /checkpoint bytes: 9,083,953,152 \(compressed-tensors float-quantized\)/);
+  const plain = spawnSync(cli, ['params', '--model', 'meta-llama/Llama-3.1-8B'], { encoding: 'utf8', env });
+  assert.match(plain.stdout, /checkpoint bytes: 16,060,522,496 \(bf16\)/);
+});

@@ -76,10 +76,13 @@ std::vector<std::string> module_names(const Tensor& t, std::uint64_t layer) {
 }
 
 // Whether a tensor is a Linear layer's weight (what the quantizers replace): the layers' matrices
-// (routers and gates included), the LM head, and the tower's and projector's projections; not the
+// (most routers and gates included), the LM head, and the tower's and projector's projections; not the
 // embeddings, norms, convolutions, learned gates or biases.
-bool is_linear(const Tensor& t) {
+bool is_linear(const ModelSpec& m, const Tensor& t) {
     if (!t.is_matrix() || t.name.find(".bias") != std::string::npos) return false;
+    // DeepSeek's and gpt-oss's routers are modules holding a weight, not nn.Linear
+    // (transformers DeepseekV3TopkRouter, GptOssTopKRouter): no quantizer replaces them.
+    if (t.name.rfind("router", 0) == 0 && (m.kv_lora_rank > 0 || m.attention_sinks)) return false;
     switch (t.group) {
         case Group::Attention:
         case Group::Mlp:
@@ -311,7 +314,7 @@ std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std
             out[k] = out[k - 1];
             continue;
         }
-        if (!q || q->schemes.empty() || !is_linear(t) || !quantized_by_default(*q, t)) {
+        if (!q || q->schemes.empty() || !is_linear(m, t) || !quantized_by_default(*q, t)) {
             out[k] = plain * holders;
             continue;
         }
