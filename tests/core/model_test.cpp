@@ -987,3 +987,32 @@ TEST(Quantized, EveryBundledQuantizedCheckpointIsCountedExactly) {
     }
     EXPECT_GE(quantized, 18u);  // 14 RedHatAI / Qwen / NVIDIA checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
 }
+
+// The ignore lists' regular expressions run on a linear-time NFA (model/module_pattern.cpp).
+TEST(Quantized, ModulePatternsMatchAsPythonsReMatch) {
+    using gpumem::detail::compile_module_pattern;
+    auto match = [](const std::string& re, const std::string& name) {
+        auto p = compile_module_pattern(re);
+        EXPECT_TRUE(p) << re;
+        return p && p->matches(name);
+    };
+    EXPECT_TRUE(match(".*lm_head", "lm_head"));
+    EXPECT_TRUE(match(".*mlp.gate$", "model.layers.3.mlp.gate"));
+    EXPECT_FALSE(match(".*mlp.gate$", "model.layers.3.mlp.gate_proj"));
+    EXPECT_TRUE(match("model.layers.[0-9]+.mlp.gate", "model.layers.17.mlp.gate_proj"));  // a prefix, as re.match
+    EXPECT_FALSE(match("model.layers.[0-9]+\\.mlp", "model.layers..mlp"));
+    EXPECT_TRUE(match("^(vision_tower|multi_modal_projector)\\..*", "multi_modal_projector.linear_1"));
+    EXPECT_FALSE(match("(vision_tower|visual)\\.", "model.visual.blocks"));  // anchored at the start
+    EXPECT_TRUE(match("(?:model\\.)?visual\\.", "model.visual.blocks"));
+    EXPECT_TRUE(match("[^.]+\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj$", "model.layers.0.self_attn.k_proj"));
+    EXPECT_FALSE(match("[^.]+\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj$", "model.layers.0.self_attn.o_proj"));
+    EXPECT_TRUE(match("a?b*c", "c"));
+    // Counted repetition, look-around and back-references are outside the subset: no pattern.
+    for (const char* re : {"a{2}", "(?=a)", "(a)\\1", "[z-a]", "(abc", "a)"})
+        EXPECT_FALSE(compile_module_pattern(re)) << re;
+    // A pattern that makes backtracking engines exponential is one pass here.
+    auto nested = compile_module_pattern("(a*)*b");
+    ASSERT_TRUE(nested);
+    EXPECT_FALSE(nested->matches(std::string(5000, 'a')));
+    EXPECT_TRUE(nested->matches(std::string(5000, 'a') + "b"));
+}

@@ -6,8 +6,10 @@
 // counts.cpp sums them (count_parameters, gpumem.h).
 #pragma once
 
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,19 @@ std::uint64_t layer_count(const ModelSpec& model, Layers layers);
 // A model known only by its size: its declared total over the count of the shape guessed for it,
 // which scales the guessed shape's parameters to the declared total; 1 for a counted model.
 double declared_scale(const ModelSpec& model);
+
+// A module-name regular expression ("re:" patterns of quantization configs) compiled to an NFA that
+// matches in time linear in the name (module_pattern.cpp); nullopt for syntax outside its subset.
+struct ModulePattern {
+    struct State {
+        enum Kind : std::uint8_t { Char, Split, Jump, End, Match } kind = Char;
+        std::bitset<256> set;      // Char: the bytes it consumes
+        std::size_t x = 0, y = 0;  // Split: both targets; Jump: x
+    };
+    std::vector<State> states;
+    bool matches(const std::string& name) const;  // a match from the name's start, as Python's re.match
+};
+std::optional<ModulePattern> compile_module_pattern(const std::string& regex);
 
 // Whether every quantized tensor's bytes follow from the quantization_config (quantized.cpp).
 bool quantization_exact(const ModelSpec::Quantization& q);

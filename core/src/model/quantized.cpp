@@ -32,7 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
+#include <optional>
 
 #include "model/model.h"
 
@@ -101,12 +101,13 @@ bool is_linear(const ModelSpec& m, const Tensor& t) {
 }
 
 // One pattern of an ignore list or of a scheme's targets: "re:" a regular expression matched from
-// the start (compressed-tensors utils/match.py), a "*" glob (transformers' module patterns, gpt-oss),
-// else a name matched as a substring (transformers' modules_to_not_convert) or exactly (compressed-tensors).
+// the start (compressed-tensors utils/match.py, re.match), a "*" glob (transformers' module
+// patterns, gpt-oss), else a name matched as a substring (transformers' modules_to_not_convert) or
+// exactly (compressed-tensors). Both kinds of pattern run on module_pattern.cpp's linear-time NFA.
 struct Pattern {
     std::string text;
-    bool regex = false, exact = false;
-    std::regex re;
+    bool exact = false;
+    std::optional<ModulePattern> re;
 };
 
 std::vector<Pattern> compile(const std::vector<std::string>& names, bool exact_names) {
@@ -115,19 +116,13 @@ std::vector<Pattern> compile(const std::vector<std::string>& names, bool exact_n
         Pattern p;
         p.text = name;
         p.exact = exact_names;
-        try {
-            if (name.rfind("re:", 0) == 0) {
-                p.regex = true;
-                p.re = std::regex(name.substr(3), std::regex::ECMAScript | std::regex::optimize);
-            } else if (name.find('*') != std::string::npos) {
-                std::string glob;
+        if (name.rfind("re:", 0) == 0 || name.find('*') != std::string::npos) {
+            std::string re = name.rfind("re:", 0) == 0 ? name.substr(3) : std::string();
+            if (re.empty() && name.rfind("re:", 0) != 0)
                 for (char ch : name)
-                    glob += ch == '*' ? std::string(".*") : ch == '.' ? std::string("\\.") : std::string(1, ch);
-                p.regex = true;
-                p.re = std::regex(glob, std::regex::ECMAScript | std::regex::optimize);
-            }
-        } catch (const std::regex_error&) {
-            continue;  // a pattern the library cannot read matches nothing (it would fail loading too)
+                    re += ch == '*' ? std::string(".*") : ch == '.' ? std::string("\\.") : std::string(1, ch);
+            p.re = compile_module_pattern(re);
+            if (!p.re) continue;  // outside the subset: matches nothing (noted in quantization_exact)
         }
         out.push_back(std::move(p));
     }
@@ -135,7 +130,7 @@ std::vector<Pattern> compile(const std::vector<std::string>& names, bool exact_n
 }
 
 bool matches(const Pattern& p, const std::string& name) {
-    if (p.regex) return std::regex_search(name, p.re, std::regex_constants::match_continuous);
+    if (p.re) return p.re->matches(name);
     return p.exact ? name == p.text : name.find(p.text) != std::string::npos;
 }
 
