@@ -796,6 +796,11 @@ TEST(Quantized, CompressedTensorsW4A16GroupsPacked) {
     w["symmetric"] = false;
     EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
               kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + kLinear / 128 / 8 * 4 + kRestBytes);
+    // Group act-order stores an int32 weight_g_idx per input column (38,912 x 32 x 4 B).
+    w["symmetric"] = true;
+    w["actorder"] = "group";
+    EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + 38912u * 32 * 4 + kRestBytes);
     // W8A16 per channel: 4 int8 per int32 (n x 1 B) and a bf16 scale per output row.
     w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
     EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
@@ -1007,6 +1012,10 @@ TEST(Quantized, ModulePatternsMatchAsPythonsReMatch) {
     EXPECT_TRUE(match("[^.]+\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj$", "model.layers.0.self_attn.k_proj"));
     EXPECT_FALSE(match("[^.]+\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj$", "model.layers.0.self_attn.o_proj"));
     EXPECT_TRUE(match("a?b*c", "c"));
+    // An ignore pattern outside the subset leaves the checkpoint's bytes inexact.
+    json q = compressed("float-quantized", {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}}, nullptr);
+    q["ignore"] = {"re:.*layers\\.[0-9]{1,2}\\.mlp"};
+    EXPECT_FALSE(counted(llama31_8b_with(q)).checkpoint_bytes_exact);
     // Counted repetition, look-around and back-references are outside the subset: no pattern.
     for (const char* re : {"a{2}", "(?=a)", "(a)\\1", "[z-a]", "(abc", "a)"})
         EXPECT_FALSE(compile_module_pattern(re)) << re;

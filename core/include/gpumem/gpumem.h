@@ -170,6 +170,7 @@ struct ModelSpec {
         bool symmetric = true;             // false: a zero point per scale is stored
         bool input_scale = false;          // a static input scale per layer is stored
         bool input_global_scale = false;   // nvfp4 W4A4: a global input scale per layer
+        bool g_idx = false;                // compressed-tensors actorder "group": an int32 weight_g_idx per input
     };
     struct Quantization {
         std::string method;            // quant_method: "bitsandbytes", "gptq", "awq", "fp8", "mxfp4",

@@ -359,6 +359,9 @@ ModelSpec::QuantScheme read_compressed_scheme(const json& g) {
         for (const json& b : w["block_structure"])
             if (b.is_number_integer() && b.get<std::int64_t>() > 0) x.block.push_back(b.get<std::uint64_t>());
     x.symmetric = bool_or(w, "symmetric", true);
+    // ActivationOrdering.GROUP keeps a weight_g_idx (compressed_tensors/quantization/lifecycle/
+    // initialize.py); WEIGHT ordering is folded into the weights and stores none.
+    x.g_idx = string_or(w, "actorder", "") == "group";
     if (g.contains("input_activations") && g["input_activations"].is_object()) {
         const json& a = g["input_activations"];
         // QuantizationArgs.dynamic: false (a calibrated scale stored per layer), true, or "local"

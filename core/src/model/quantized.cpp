@@ -189,6 +189,8 @@ std::uint64_t vllm_resident(Layout layout, const Quant& q, const Scheme& s, std:
         const std::uint64_t qzeros = groups * ceil_div(out * s.bits, 32) * 4;
         return stored - qzeros - (q.desc_act ? 0 : in * 4) + (q.desc_act ? in * 4 : 0);
     }
+    // compressed-tensors' group act-order through Marlin: g_idx stays, g_idx_sort_indices joins it.
+    if (layout == Layout::PackedInt && s.g_idx) return stored + in * 4;
     if ((layout == Layout::Float8 || layout == Layout::Int8) && q.method == "compressed-tensors" &&
         s.strategy == "channel" && d < 4)
         return stored + out * (4 - d);
@@ -216,6 +218,7 @@ std::uint64_t quantized_bytes(Layout layout, const Quant& q, const Scheme& s, st
             std::uint64_t groups = scales / std::max<std::uint64_t>(1, out);
             std::uint64_t bytes = out * ceil_div(in * bits, 32) * 4 + 16 + scales * d;  // + weight_shape int64[2]
             if (!s.symmetric) bytes += ceil_div(out * bits, 32) * 4 * std::max<std::uint64_t>(1, groups);
+            if (s.g_idx) bytes += in * 4;
             return bytes + (s.input_scale ? d : 0);
         }
         case Layout::NvFp4:
@@ -265,6 +268,13 @@ bool quantization_exact(const ModelSpec::Quantization& q) {
     if (q.schemes.empty() || q.method == "bitsandbytes") return false;
     for (const Scheme& s : q.schemes)
         if (layout_of(q, s) == Layout::Unknown) return false;
+    // An ignore entry or target whose pattern cannot be read would leave modules in the wrong layout.
+    std::vector<std::string> names = q.modules_not_converted;
+    for (const Scheme& s : q.schemes) names.insert(names.end(), s.targets.begin(), s.targets.end());
+    for (const std::string& n : names) {
+        const bool re = n.rfind("re:", 0) == 0;
+        if (re && !compile_module_pattern(n.substr(3))) return false;
+    }
     return true;
 }
 
