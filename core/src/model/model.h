@@ -3,7 +3,8 @@
 // This directory: config.cpp reads a config.json (read_hf_config, declared in gpumem.h) with the
 // family table of families.cpp and the vision towers of vision.cpp, which share reading.h;
 // manual.cpp reads a model given by hand or by size; tensors.cpp lists the weight tensors and
-// counts.cpp sums them (count_parameters, gpumem.h).
+// counts.cpp sums them (count_parameters, gpumem.h); quantized.cpp gives each tensor's bytes in the
+// checkpoint (its quantization_config's layout), module_pattern.cpp matches its ignore lists.
 #pragma once
 
 #include <bitset>
