@@ -896,6 +896,11 @@ TEST(Quantized, VllmMarlinDropsGptqZerosAndGIdx) {
     json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}};
     json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}};
     EXPECT_EQ(vllm_bytes(llama31_8b_with(compressed("float-quantized", w, a))), kLinear + 43008u * 32 * 4 + kRestBytes);
+    // compressed-tensors W4A16 with group act-order through Marlin: weight_g_idx stays and
+    // g_idx_sort_indices (int32 per input column) joins it.
+    json w4 = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128}, {"actorder", "group"}};
+    const json ct = llama31_8b_with(compressed("pack-quantized", w4, nullptr));
+    EXPECT_EQ(vllm_bytes(ct), counted(ct).checkpoint_bytes + 38912u * 32 * 4);
     // AWQ through awq_marlin keeps its sizes.
     json awq = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}};
     EXPECT_EQ(vllm_bytes(llama31_8b_with(awq)), counted(llama31_8b_with(awq)).checkpoint_bytes);

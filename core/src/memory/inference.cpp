@@ -60,14 +60,17 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
             vllm ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
                  : "the parameters on this GPU as the checkpoint stores them",
             vllm ? w.shard.vllm_bytes() : w.shard.checkpoint_bytes(),
-            "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized Linear layers: "
-            "packed values + scales + zero points; the rest in the checkpoint's dtype)",
+            vllm ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
+                   "points; the rest in the checkpoint's dtype), less what vLLM's loading drops (Marlin: GPTQ's "
+                   "symmetric qzeros and g_idx without act-order) plus what it adds (sort indices, fp32 channel "
+                   "scales)"
+                 : "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized Linear "
+                   "layers: packed values + scales + zero points; the rest in the checkpoint's dtype)",
             {{"parameters", total_params, "params"},
              {"quantized layers' parameters", in_format, "params"},
-             {"bytes per parameter, all tensors", total_params > 0 ? w.shard.checkpoint_bytes() / total_params : 0,
-              "B"}},
-            "the checkpoint's quantization_config: each format's tensor layout as its writer stores it "
-            "(core/src/model/quantized.cpp cites each)");
+             {"the checkpoint's bytes on this GPU", w.shard.checkpoint_bytes(), "B"}},
+            "the checkpoint's quantization_config: each format's tensor layout as its writer stores it, and "
+            "vLLM's process_weights_after_loading (core/src/model/quantized.cpp cites each)");
         out.assumptions["weight_bytes_per_param"] = total_params > 0 ? w.bytes / total_params : 0;
         out.assumptions["params_in_weight_format"] = in_format;
         return w;
