@@ -104,9 +104,12 @@ ModelCache& cache_of(const Scenario& s) {
         auto c = std::make_shared<ModelCache>();
         c->fingerprint = print;
         c->tensors = list_tensors(s.model);
-        c->stored = checkpoint_tensor_bytes(s.model, c->tensors);
-        // vLLM's residency differs only for a quantized checkpoint.
-        if (s.model.quantization) c->vllm = checkpoint_tensor_bytes(s.model, c->tensors, Residency::Vllm);
+        // The stored bytes per tensor matter only for a quantized checkpoint held in its own layout
+        // (inference.cpp stored_weights); an unquantized one is its parameters x its dtype.
+        if (s.model.quantization) {
+            c->stored = checkpoint_tensor_bytes(s.model, c->tensors);
+            c->vllm = checkpoint_tensor_bytes(s.model, c->tensors, Residency::Vllm);
+        }
         s.cache = std::move(c);
     }
     return *s.cache;
@@ -119,7 +122,7 @@ Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint6
     auto key = pack_layout(tp, pp, ep);
     auto it = c.shards.find(key);
     if (it != c.shards.end()) return it->second;
-    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep, &c.stored, c.vllm.empty() ? &c.stored : &c.vllm);
+    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep, &c.stored, &c.vllm);
 }
 
 }  // namespace gpumem::detail

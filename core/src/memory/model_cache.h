@@ -33,7 +33,8 @@ struct Shard {
     double total() const { return layers * layer_params + non_layer_params; }
     // The parameters one GPU holds: total(), scaled to the declared size for a model known only by it.
     double params() const { return total() * scale; }
-    // The bytes one GPU holds with every tensor as the checkpoint stores it (0 without `stored`).
+    // The bytes one GPU holds with every tensor as the checkpoint stores it (0 without `stored`, which
+    // the cache computes for quantized checkpoints only).
     double checkpoint_bytes() const { return layers * layer_bytes + non_layer_bytes; }
     double vllm_bytes() const { return layers * vllm_layer_bytes + vllm_non_layer_bytes; }
 };
@@ -70,7 +71,7 @@ std::pair<double, double> optimizer_totals(const Scenario& s, std::uint64_t tp, 
 struct ModelCache {
     std::array<std::uint64_t, 14> fingerprint{};  // the model's shape it was built for
     std::vector<Tensor> tensors;
-    std::vector<std::uint64_t> stored;                // checkpoint_tensor_bytes(model, tensors)
+    std::vector<std::uint64_t> stored;                // checkpoint_tensor_bytes(model, tensors); quantized only
     std::vector<std::uint64_t> vllm;                  // the same, Residency::Vllm
     std::unordered_map<std::uint64_t, Shard> shards;  // by packed (tp, pp, ep)
     std::optional<Optimizer> optimizer;               // the optimizer and state dtype `states` is for
