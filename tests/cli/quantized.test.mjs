@@ -101,3 +101,22 @@ test('params prints the checkpoint bytes with the quantization it follows', () =
   const plain = spawnSync(cli, ['params', '--model', 'meta-llama/Llama-3.1-8B'], { encoding: 'utf8', env });
   assert.match(plain.stdout, /checkpoint bytes: 16,060,522,496 \(bf16\)/);
 });
+
+// vLLM's own start-up log, "Model loading took N GiB" (llm-d/llm-d-benchmark
+// config_explorer/empirical-vllm-memory-results.md @0fa12aa9, vLLM 0.11.0 on H100): the weights a
+// quantized or multimodal checkpoint holds once loaded, per GPU.
+test('weights under vLLM match its logged model-loading figures', () => {
+  const GiB = 1024 ** 3;
+  const cases = [
+    { model: 'RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic', tp: 1, logged: 67.72 },
+    { model: 'RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic', tp: 2, logged: 33.88 },
+    { model: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506', tp: 1, logged: 44.76 },
+  ];
+  for (const c of cases) {
+    const r = run(['estimate', '--model', c.model, '--mode', 'inference', '--inference-engine', 'vllm',
+      '--tp', String(c.tp), '--num-gpus', String(c.tp), '--context-len', '16000', '--json']);
+    const weights = r.per_gpu.components.weights / GiB;
+    const off = Math.abs(weights / c.logged - 1);
+    assert.ok(off < 0.005, `${c.model} TP ${c.tp}: ${weights.toFixed(2)} GiB, vLLM logged ${c.logged} GiB`);
+  }
+});
