@@ -104,13 +104,16 @@ test('params prints the checkpoint bytes with the quantization it follows', () =
 
 // vLLM's own start-up log, "Model loading took N GiB" (llm-d/llm-d-benchmark
 // config_explorer/empirical-vllm-memory-results.md @0fa12aa9, vLLM 0.11.0 on H100): the weights a
-// quantized or multimodal checkpoint holds once loaded, per GPU.
+// quantized or multimodal checkpoint holds once loaded, per GPU (gpt-oss: the rows' measured figures).
 test('weights under vLLM match its logged model-loading figures', () => {
   const GiB = 1024 ** 3;
   const cases = [
     { model: 'RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic', tp: 1, logged: 67.72 },
     { model: 'RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic', tp: 2, logged: 33.88 },
     { model: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506', tp: 1, logged: 44.76 },
+    // mxfp4 experts through the Triton backend: the swizzled scales join the loaded ones.
+    { model: 'openai/gpt-oss-20b', tp: 1, logged: 13.47 },
+    { model: 'openai/gpt-oss-120b', tp: 1, logged: 64.38 },
   ];
   for (const c of cases) {
     const r = run(['estimate', '--model', c.model, '--mode', 'inference', '--inference-engine', 'vllm',

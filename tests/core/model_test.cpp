@@ -901,6 +901,14 @@ TEST(Quantized, VllmMarlinDropsGptqZerosAndGIdx) {
     json w4 = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128}, {"actorder", "group"}};
     const json ct = llama31_8b_with(compressed("pack-quantized", w4, nullptr));
     EXPECT_EQ(vllm_bytes(ct), counted(ct).checkpoint_bytes + 38912u * 32 * 4);
+    // gpt-oss-20b's experts under vLLM's Triton mxfp4 backend: the loaded scales stay and a swizzled
+    // copy joins them, w13 (2 x 2880 = 5760 rows, padded to 5888) and w2 (2880 rows, to 3072) with
+    // 90 scales a row; the expert biases (5760 + 2880 a expert) become fp32: 24 x 32 x ((5888 + 3072)
+    // x 90 + 8640 x 2) B more than stored. vLLM 0.11 on an H100 logged 13.47 GiB for the load.
+    const json oss = (*gpumem::find_preset("openai/gpt-oss-20b"))["config"];
+    const std::uint64_t extra = std::uint64_t{24} * 32 * ((5888 + 3072) * 90 + 8640 * 2);
+    EXPECT_EQ(vllm_bytes(oss), counted(oss).checkpoint_bytes + extra);
+    EXPECT_NEAR(static_cast<double>(vllm_bytes(oss)) / (1ull << 30), 13.47, 13.47 * 0.01);
     // AWQ through awq_marlin keeps its sizes.
     json awq = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}};
     EXPECT_EQ(vllm_bytes(llama31_8b_with(awq)), counted(llama31_8b_with(awq)).checkpoint_bytes);

@@ -179,8 +179,22 @@ std::uint64_t scale_count(const Scheme& s, std::uint64_t out, std::uint64_t in) 
 // input column is added; symmetric qzeros are replaced by an empty tensor. compressed-tensors' fp8
 // and int8 channel scales load as fp32 (create_fp8_scale_parameter / CompressedTensorsW8A8Int8:
 // ChannelQuantScaleParameter of torch.float32). Everything else keeps its stored size.
+//
+// gpt-oss's mxfp4 experts under the Triton backend (Mxfp4MoEMethod on Hopper with triton_kernels,
+// mxfp4.py process_weights_after_loading): the values are swizzled in place (no padding at these
+// widths), the scales are swizzled into a second tensor while the loaded ones stay on the layer
+// (only the weights are deleted), the swizzled scales padded to 256 rows (swizzle_mxfp4_scale_hopper,
+// 2 x num_warps 8 x 2 x 8) and to an even count along the input; gate and up are one fused w13
+// tensor of 2 x intermediate rows, so each holds half the padded rows. Expert biases become fp32.
+std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
+
 std::uint64_t vllm_resident(Layout layout, const Quant& q, const Scheme& s, std::uint64_t stored, std::uint64_t out,
-                            std::uint64_t in, std::uint64_t d) {
+                            std::uint64_t in, std::uint64_t d, const Tensor& t) {
+    if (layout == Layout::MxFp4 && q.method == "mxfp4" && t.expert) {
+        const bool fused = t.name.find("gate_proj") != std::string::npos || t.name.find("up_proj") != std::string::npos;
+        const std::uint64_t rows = fused ? round_up(2 * out, 256) / 2 : round_up(out, 256);
+        return stored + rows * round_up(ceil_div(in, 32), 2);
+    }
     if (layout == Layout::Gptq) {
         const std::uint64_t g = q.group_size;
         const bool marlin = s.symmetric && (s.bits == 4 || s.bits == 8) && (g == 0 || g == 32 || g == 64 || g == 128);
@@ -320,7 +334,9 @@ std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std
             continue;
         }
         if (!q || q->schemes.empty() || !is_linear(m, t) || !quantized_by_default(*q, t)) {
-            out[k] = plain * holders;
+            // vLLM's Triton mxfp4 experts hold their biases in fp32 (mxfp4.py, see vllm_resident).
+            const bool fp32_bias = where == Residency::Vllm && q && q->method == "mxfp4" && t.expert && !t.is_matrix();
+            out[k] = (fp32_bias ? t.elements() * 4 : plain) * holders;
             continue;
         }
         // The bytes of the tensor in one layer: quantized by the first scheme that targets it, unless ignored.
@@ -335,7 +351,7 @@ std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std
             const Scheme& s = q->schemes[scheme];
             const Layout layout = layout_of(*q, s);
             const std::uint64_t stored = quantized_bytes(layout, *q, s, t.rows, t.cols, d);
-            return where == Residency::Vllm ? vllm_resident(layout, *q, s, stored, t.rows, t.cols, d) : stored;
+            return where == Residency::Vllm ? vllm_resident(layout, *q, s, stored, t.rows, t.cols, d, t) : stored;
         };
         std::uint64_t total = 0;
         if (!per_layer || at.empty()) {
