@@ -1038,3 +1038,27 @@ TEST(Quantized, ModulePatternsMatchAsPythonsReMatch) {
     EXPECT_FALSE(nested->matches(std::string(5000, 'a')));
     EXPECT_TRUE(nested->matches(std::string(5000, 'a') + "b"));
 }
+
+// A hostile quantization_config is read without a crash: unknown layouts count approximately.
+TEST(Quantized, MalformedQuantizationConfigsAreInexactNotFatal) {
+    for (const json& q :
+         {json{{"quant_method", "compressed-tensors"},
+               {"format", "pack-quantized"},
+               {"config_groups", {{"g", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 0}}}}}}}},
+          json{{"quant_method", "compressed-tensors"},
+               {"format", "pack-quantized"},
+               {"config_groups", {{"g", {{"weights", {{"num_bits", 1u << 30}, {"group_size", 0}}}}}}}},
+          json{{"quant_method", "compressed-tensors"}, {"config_groups", json::array({1, 2})}, {"ignore", "lm_head"}},
+          json{{"quant_method", "gptq"}, {"bits", 0}, {"group_size", -1}},
+          json{{"quant_method", "fp8"}, {"weight_block_size", {0, -4, "x"}}},
+          json{{"quant_method", "modelopt"}, {"quantization", {{"quant_algo", "W4A8_AWQ"}}}},
+          json{{"quant_method", "compressed-tensors"},
+               {"format", "float-quantized"},
+               {"config_groups", {{"g", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 8}, {"type", "float"}}}}}}},
+               {"ignore", {"re:(((((", "re:a{99999}", std::string(5000, '*')}}}}) {
+        SCOPED_TRACE(q.dump());
+        gpumem::ParamCount c = counted(llama31_8b_with(q));
+        EXPECT_EQ(c.total, 8030261248u);
+        EXPECT_GT(c.checkpoint_bytes, 0u);
+    }
+}

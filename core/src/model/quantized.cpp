@@ -145,6 +145,8 @@ bool any_match(const std::vector<Pattern>& patterns, const std::vector<std::stri
 enum class Layout { None, Float8, Int8, PackedInt, NvFp4, MxFp4, Gptq, Awq, Bnb4, Bnb8, Unknown };
 
 Layout layout_of(const Quant& q, const Scheme& s) {
+    // 1 to 8 bits per value: what every writer here supports (and what keeps the packing arithmetic sound).
+    if (s.bits == 0 || s.bits > 8) return Layout::Unknown;
     if (q.method == "gptq") return Layout::Gptq;
     if (q.method == "awq") return Layout::Awq;
     if (q.method == "fp8") return Layout::Float8;
