@@ -382,6 +382,13 @@ int cmd_params(const Args& o, const Request& req, const gpumem::cli::HubModel& s
     for (auto it = r["components"].begin(); it != r["components"].end(); ++it)
         std::cout << "  " << it.key() << std::string(14 - std::min<std::size_t>(13, it.key().size()), ' ')
                   << with_commas(*it) << "\n";
+    // What the checkpoint's safetensors hold: its dtype, or its quantization's packed layout.
+    const std::string method = r["model"]["quantization_method"].get<std::string>();
+    const std::string format = r["model"]["quantization_format"].get<std::string>();
+    std::cout << "checkpoint bytes: " << with_commas(r["checkpoint_bytes"]) << " ("
+              << (method.empty() ? r["model"]["checkpoint_dtype"].get<std::string>()
+                                 : method + (format.empty() ? "" : " " + format))
+              << (r["checkpoint_bytes_exact"].get<bool>() ? "" : ", approximate") << ")\n";
     for (const json& w : r["warnings"]) std::cout << "warning: " << w.get<std::string>() << "\n";
     return kOk;
 }

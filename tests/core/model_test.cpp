@@ -36,12 +36,12 @@ std::size_t CountPresets(const std::string& status) {
 }  // namespace
 
 TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
-    EXPECT_EQ(gpumem::list_presets().size(), 150u);  // presets/models/ holds 150 records; losing one fails here
-    EXPECT_GE(CountPresets("trusted"), 138u);        // 138 records have a published exact total
+    EXPECT_EQ(gpumem::list_presets().size(), 168u);  // presets/models/ holds 168 records; losing one fails here
+    EXPECT_GE(CountPresets("trusted"), 155u);        // 155 records have a published exact total
 }
 
 TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {
-    EXPECT_LE(CountPresets("derived-only"), 12u);  // 12 today; a new one needs its published figure looked for
+    EXPECT_LE(CountPresets("derived-only"), 13u);  // 13 today; a new one needs its published figure looked for
 }
 
 // A preset's other published figures (alt_param_counts) each differ from its total for a stated
@@ -460,6 +460,21 @@ TEST(Families, LlavaClipTowerProjectorAndLlama) {
     EXPECT_EQ(c.total, 7063427072ull);
 }
 
+TEST(Families, Mistral3PixtralTowerAndProjector) {
+    // Mistral-Small-3.2-24B: Pixtral tower patch_conv 1024 x 3 x 14 x 14 = 602,112, ln_pre 1024, 24
+    // layers x (q/k/v/o 4 x 1024² + gate/up/down 3 x 1024 x 4096 + two RMSNorms 2 x 1024 =
+    // 16,779,264) = 403,305,472 with them; projector norm 1024 + merging_layer 4096 x 1024 +
+    // linear_1 1024 x 5120 + linear_2 5120² (no biases) = 35,652,608; the Mistral-Small-24B LM
+    // 23,572,403,200. Total 24,011,361,280 (keras-hub's mistral3 presets).
+    gpumem::ParamCount c = count_preset("mistralai/Mistral-Small-3.2-24B-Instruct-2506");
+    EXPECT_EQ(c.vision, 403305472u);
+    EXPECT_EQ(c.projector, 35652608u);
+    EXPECT_EQ(c.language_model, 23572403200ull);
+    EXPECT_EQ(c.total, 24011361280ull);
+    // The 2503 release is its twin.
+    EXPECT_TRUE(gpumem::find_preset("mistralai/Mistral-Small-3.1-24B-Instruct-2503"));
+}
+
 TEST(Families, Qwen2VLTowerAndMerger) {
     // Qwen2-VL-7B-Instruct's config fields (LM at the top level, vision_config nested). Tower: patch
     // Conv3d 1280 x 3 x 2 x 14 x 14 = 1,505,280; 32 blocks of norm1/norm2 5,120 + qkv 3 x 1280² + 3,840 +
@@ -712,4 +727,338 @@ TEST(Families, QuantizationConfigIsRead) {
     m = *gpumem::read_hf_config(c).model;
     EXPECT_EQ(m.quantization->bits, 4u);
     EXPECT_EQ(m.quantization->modules_not_converted.size(), 2u);
+}
+
+// Quantized checkpoints: the bytes their safetensors store, tensor by tensor (model/quantized.cpp).
+// Llama-3.1-8B's Linear layers per decoder layer ([out, in]): q 4096x4096, k and v 1024x4096,
+// o 4096x4096, gate and up 14336x4096, down 4096x14336: 218,103,808 weights, x 32 layers =
+// 6,979,321,856; their output rows sum to 43,008 a layer and their input columns to 38,912. The rest
+// (embeddings 525,336,576, the untied lm_head as many, 65 norms of 4096 = 266,240) is 1,050,939,392
+// parameters, 2,101,878,784 bytes in bf16.
+namespace {
+
+constexpr std::uint64_t kLinear = 6979321856, kRestBytes = 2101878784;
+
+json llama31_8b_with(const json& quantization_config) {
+    json c = (*gpumem::find_preset("meta-llama/Llama-3.1-8B"))["config"];
+    c["quantization_config"] = quantization_config;
+    return c;
+}
+
+gpumem::ParamCount counted(const json& config) {
+    gpumem::ModelRead read = gpumem::read_hf_config(config);
+    EXPECT_TRUE(read.model);
+    return read.model ? gpumem::count_parameters(*read.model) : gpumem::ParamCount{};
+}
+
+// compressed-tensors' config as llm-compressor writes it: one group targeting Linear.
+json compressed(const std::string& format, const json& weights, const json& inputs) {
+    return {{"quant_method", "compressed-tensors"},
+            {"format", format},
+            {"config_groups",
+             {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", inputs}}}}},
+            {"ignore", {"lm_head"}}};
+}
+
+}  // namespace
+
+TEST(Quantized, UnquantizedCheckpointIsItsDtype) {
+    gpumem::ParamCount c = counted((*gpumem::find_preset("meta-llama/Llama-3.1-8B"))["config"]);
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, 8030261248u * 2);  // bf16
+}
+
+TEST(Quantized, CompressedTensorsFp8DynamicPerChannel) {
+    // RedHatAI ...-FP8-dynamic: weight e4m3 (1 B) + a bf16 weight_scale per output row; inputs
+    // dynamic per token (nothing stored); lm_head ignored:
+    // 6,979,321,856 x 1 + 43,008 x 32 scales x 2 B + the rest in bf16.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}, {"dynamic", false}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"symmetric", true}, {"dynamic", true}};
+    gpumem::ParamCount c = counted(llama31_8b_with(compressed("float-quantized", w, a)));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.total, 8030261248u);  // the logical count is the model's
+    EXPECT_EQ(c.checkpoint_bytes, kLinear + 43008u * 32 * 2 + kRestBytes);
+    // Static per-tensor weight and input scales (FP8 static): one bf16 value each per Linear (7 x 32).
+    w["strategy"] = "tensor";
+    a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}, {"dynamic", false}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("float-quantized", w, a))).checkpoint_bytes,
+              kLinear + 7u * 32 * (2 + 2) + kRestBytes);
+}
+
+TEST(Quantized, CompressedTensorsW4A16GroupsPacked) {
+    // quantized.w4a16: 8 int4 per int32 (weight_packed out x in / 8 x 4 B = n / 2), a weight_shape
+    // int64[2] (16 B) per Linear, a bf16 scale per 128 inputs (n / 128 x 2 B); symmetric: no zero point.
+    json w = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128}, {"symmetric", true}};
+    gpumem::ParamCount c = counted(llama31_8b_with(compressed("pack-quantized", w, nullptr)));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + kRestBytes);
+    // Asymmetric: weight_zero_point int32-packed along the output rows, out x 4 / 32 x 4 B per group.
+    w["symmetric"] = false;
+    EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + kLinear / 128 / 8 * 4 + kRestBytes);
+    // Group act-order stores an int32 weight_g_idx per input column (38,912 x 32 x 4 B).
+    w["symmetric"] = true;
+    w["actorder"] = "group";
+    EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + 16u * 7 * 32 + kLinear / 128 * 2 + 38912u * 32 * 4 + kRestBytes);
+    // W8A16 per channel: 4 int8 per int32 (n x 1 B) and a bf16 scale per output row.
+    w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear + 16u * 7 * 32 + 43008u * 32 * 2 + kRestBytes);
+}
+
+TEST(Quantized, CompressedTensorsW8A8Int8) {
+    // quantized.w8a8 (int-quantized): int8 weight (n x 1 B), a bf16 scale per output row; dynamic tokens.
+    json w = {{"num_bits", 8}, {"type", "int"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "int"}, {"strategy", "token"}, {"dynamic", true}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("int-quantized", w, a))).checkpoint_bytes,
+              kLinear + 43008u * 32 * 2 + kRestBytes);
+}
+
+TEST(Quantized, CompressedTensorsNvfp4AndMxfp4) {
+    // NVFP4 (W4A4): two e2m1 per byte (n / 2), an e4m3 scale per 16 (n / 16 x 1 B), an fp32
+    // weight_global_scale and input_global_scale per Linear (8 B x 7 x 32).
+    json w = {{"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}};
+    json a = {
+        {"num_bits", 4}, {"type", "float"}, {"strategy", "tensor_group"}, {"group_size", 16}, {"dynamic", "local"}};
+    gpumem::ParamCount c = counted(llama31_8b_with(compressed("nvfp4-pack-quantized", w, a)));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 16 + 8u * 7 * 32 + kRestBytes);
+    // NVFP4A16: no input global scale.
+    EXPECT_EQ(counted(llama31_8b_with(compressed("nvfp4-pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + kLinear / 16 + 4u * 7 * 32 + kRestBytes);
+    // MXFP4: two e2m1 per byte and an e8m0 byte per 32.
+    w = {{"num_bits", 4}, {"type", "float"}, {"strategy", "group"}, {"group_size", 32}};
+    EXPECT_EQ(counted(llama31_8b_with(compressed("mxfp4-pack-quantized", w, nullptr))).checkpoint_bytes,
+              kLinear / 2 + kLinear / 32 + kRestBytes);
+}
+
+TEST(Quantized, ModelOptFp8AndNvfp4) {
+    // ModelOpt FP8: e4m3 weights, fp32 weight_scale and input_scale per Linear (7 x 32 x 8 B); an FP8
+    // KV cache adds an fp32 k_scale and v_scale per layer (32 x 8 B). lm_head excluded.
+    json q = {
+        {"quant_method", "modelopt"},
+        {"quantization", {{"quant_algo", "FP8"}, {"kv_cache_quant_algo", "FP8"}, {"exclude_modules", {"lm_head"}}}}};
+    gpumem::ParamCount c = counted(llama31_8b_with(q));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear + 7u * 32 * 8 + 32u * 8 + kRestBytes);
+    // NVFP4 (flat fields, as config.json's quantization_config has them): n / 2 packed, an e4m3 scale
+    // per 16 (n / 16), fp32 weight_scale_2 and input_scale per Linear; no KV scales.
+    q = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"group_size", 16}, {"exclude_modules", {"lm_head"}}};
+    EXPECT_EQ(counted(llama31_8b_with(q)).checkpoint_bytes, kLinear / 2 + kLinear / 16 + 7u * 32 * 8 + kRestBytes);
+}
+
+TEST(Quantized, GptqAndAwqPackedWithZerosScalesAndGIdx) {
+    // GPTQ 4-bit, group 128: qweight n / 2, qzeros (in / 128) x (out / 8) x 4 B = n / 256, fp16
+    // scales (in / 128) x out x 2 B = n / 64, g_idx int32 per input column (38,912 x 32 x 4 B).
+    gpumem::ParamCount c = counted(llama31_8b_with(
+        {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}, {"desc_act", false}, {"sym", true}}));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 256 + kLinear / 64 + 38912u * 32 * 4 + kRestBytes);
+    // 8-bit per channel (group_size -1): qweight n, qzeros out / 4 x 4 B = out B, scales out x 2 B.
+    EXPECT_EQ(counted(llama31_8b_with({{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}})).checkpoint_bytes,
+              kLinear + 43008u * 32 * (1 + 2) + 38912u * 32 * 4 + kRestBytes);
+    // AWQ GEMM 4-bit, group 128: the same qweight, qzeros and scales, no g_idx.
+    EXPECT_EQ(
+        counted(
+            llama31_8b_with(
+                {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}, {"version", "gemm"}}))
+            .checkpoint_bytes,
+        kLinear / 2 + kLinear / 256 + kLinear / 64 + kRestBytes);
+}
+
+namespace {
+
+// The bytes vLLM holds once it has loaded a checkpoint (model/quantized.cpp, Residency::Vllm).
+std::uint64_t vllm_bytes(const json& config) {
+    gpumem::ModelSpec m = *gpumem::read_hf_config(config).model;
+    std::uint64_t total = 0;
+    for (std::uint64_t b :
+         gpumem::detail::checkpoint_tensor_bytes(m, gpumem::detail::list_tensors(m), gpumem::detail::Residency::Vllm))
+        total += b;
+    return total;
+}
+
+}  // namespace
+
+TEST(Quantized, VllmMarlinDropsGptqZerosAndGIdx) {
+    // gptq_marlin: symmetric qzeros (n / 256) and, without act-order, g_idx (38,912 x 32 x 4 B) are
+    // replaced by empty tensors; qweight and scales keep their size.
+    json gptq = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}, {"desc_act", false}, {"sym", true}};
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(gptq)), kLinear / 2 + kLinear / 64 + kRestBytes);
+    // With act-order g_idx stays and g_idx_sort_indices (int32 per input column) joins it.
+    gptq["desc_act"] = true;
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(gptq)), kLinear / 2 + kLinear / 64 + 2 * 38912u * 32 * 4 + kRestBytes);
+    // Asymmetric GPTQ is not Marlin's: vLLM's exllama kernel keeps every stored tensor.
+    gptq["sym"] = false;
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(gptq)), counted(llama31_8b_with(gptq)).checkpoint_bytes);
+    // compressed-tensors fp8 channel scales load as fp32: 43,008 x 32 rows x 4 B instead of 2 B.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}};
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(compressed("float-quantized", w, a))), kLinear + 43008u * 32 * 4 + kRestBytes);
+    // compressed-tensors W4A16 with group act-order through Marlin: weight_g_idx stays and
+    // g_idx_sort_indices (int32 per input column) joins it.
+    json w4 = {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128}, {"actorder", "group"}};
+    const json ct = llama31_8b_with(compressed("pack-quantized", w4, nullptr));
+    EXPECT_EQ(vllm_bytes(ct), counted(ct).checkpoint_bytes + 38912u * 32 * 4);
+    // gpt-oss-20b's experts under vLLM's Triton mxfp4 backend: the loaded scales stay and a swizzled
+    // copy joins them, w13 (2 x 2880 = 5760 rows, padded to 5888) and w2 (2880 rows, to 3072) with
+    // 90 scales a row; the expert biases (5760 + 2880 a expert) become fp32: 24 x 32 x ((5888 + 3072)
+    // x 90 + 8640 x 2) B more than stored. vLLM 0.11 on an H100 logged 13.47 GiB for the load.
+    const json oss = (*gpumem::find_preset("openai/gpt-oss-20b"))["config"];
+    const std::uint64_t extra = std::uint64_t{24} * 32 * ((5888 + 3072) * 90 + 8640 * 2);
+    EXPECT_EQ(vllm_bytes(oss), counted(oss).checkpoint_bytes + extra);
+    EXPECT_NEAR(static_cast<double>(vllm_bytes(oss)) / (1ull << 30), 13.47, 13.47 * 0.01);
+    // AWQ through awq_marlin keeps its sizes.
+    json awq = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}};
+    EXPECT_EQ(vllm_bytes(llama31_8b_with(awq)), counted(llama31_8b_with(awq)).checkpoint_bytes);
+}
+
+TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
+    // quant_method fp8, 128 x 128 blocks: e4m3 weights and an fp32 weight_scale_inv per block; blocks a
+    // layer: q 32x32, k and v 8x32, o 32x32, gate and up 112x32, down 32x112 = 13,312. lm_head kept.
+    gpumem::ParamCount c = counted(llama31_8b_with(
+        {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}, {"weight_block_size", {128, 128}}}));
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear + 13312u * 32 * 4 + kRestBytes);
+    // AutoFP8 static (no blocks): one fp32 weight_scale and one fp32 input_scale per Linear (7 x 32);
+    // its ignored_layers is honoured like modules_to_not_convert.
+    c = counted(llama31_8b_with(
+        {{"quant_method", "fp8"}, {"activation_scheme", "static"}, {"ignored_layers", {"lm_head", "down_proj"}}}));
+    EXPECT_EQ(c.checkpoint_bytes,
+              (kLinear - 32u * 4096 * 14336) + 6u * 32 * (4 + 4) + std::uint64_t{32} * 4096 * 14336 * 2 + kRestBytes);
+    // bitsandbytes nf4 saved: two values per byte, an fp32 absmax per 64, a 16-entry fp32 map per
+    // Linear; its JSON quant_state is not counted, so not exact.
+    c = counted(
+        llama31_8b_with({{"quant_method", "bitsandbytes"}, {"load_in_4bit", true}, {"bnb_4bit_quant_type", "nf4"}}));
+    EXPECT_FALSE(c.checkpoint_bytes_exact);
+    EXPECT_EQ(c.checkpoint_bytes, kLinear / 2 + kLinear / 64 * 4 + 64u * 7 * 32 + kRestBytes);
+}
+
+TEST(Quantized, IgnoreListsKeepModulesInTheCheckpointDtype) {
+    // An ignored module stays bf16: every layer's attention by a regex (4096x4096 x 2 + 1024x4096 x 2 =
+    // 41,943,040 a layer), and one layer's down_proj by its name (4096 x 14336). The 95 other Linears
+    // are e4m3 with one bf16 per-tensor scale each.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}};
+    json q = compressed("float-quantized", w, nullptr);
+    q["ignore"] = {"lm_head", "re:.*self_attn.*", "model.layers.3.mlp.down_proj"};
+    const std::uint64_t attention = 41943040u * 32, down3 = 4096u * 14336;
+    const std::uint64_t fp8 = kLinear - attention - down3;
+    EXPECT_EQ(counted(llama31_8b_with(q)).checkpoint_bytes,
+              fp8 + (3u * 32 - 1) * 2 + (attention + down3) * 2 + kRestBytes);
+    // transformers' modules_to_not_convert matches by substring.
+    json g = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"modules_to_not_convert", {"mlp"}}};
+    EXPECT_EQ(counted(llama31_8b_with(g)).checkpoint_bytes,
+              attention / 2 + attention / 256 + attention / 64 + (kLinear - attention) * 2 + kRestBytes);
+}
+
+TEST(Quantized, MultimodalTowerKeptByRegexIgnore) {
+    // Mistral-Small-3.2-24B in FP8-dynamic with llm-compressor's multimodal ignore list: the LM's
+    // Linears per layer (q 4096x5120, k/v 1024x5120, o 5120x4096, gate/up 32768x5120, down
+    // 5120x32768 = 555,745,280; output rows 81,920) x 40 = 22,229,811,200 e4m3 + 3,276,800 bf16
+    // channel scales; the rest, tower and projector included, 1,781,550,080 parameters in bf16.
+    json c = (*gpumem::find_preset("mistralai/Mistral-Small-3.2-24B-Instruct-2506"))["config"];
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}};
+    c["quantization_config"] = compressed("float-quantized", w, a);
+    c["quantization_config"]["ignore"] = {"re:.*lm_head", "re:vision_tower.*", "re:multi_modal_projector.*"};
+    const std::uint64_t lm = 22229811200ull, rest = 24011361280ull - lm;
+    EXPECT_EQ(counted(c).checkpoint_bytes, lm + 3276800u * 2 + rest * 2);
+    // Without the tower in the list, its Linears (24 x (4 x 1024² + 3 x 1024 x 4096) = 402,653,184,
+    // 24 x (4 x 1024 + 2 x 4096 + 1024) = 319,488 rows) and the projector's (4096x1024, 1024x5120,
+    // 5120x5120 = 35,651,584; rows 1024 + 5120 + 5120) are e4m3 too.
+    c["quantization_config"]["ignore"] = {"re:.*lm_head"};
+    const std::uint64_t tower = 402653184u + 35651584u, rows = 3276800u + 319488u + 11264u;
+    EXPECT_EQ(counted(c).checkpoint_bytes, lm + tower + rows * 2 + (rest - tower) * 2);
+}
+
+TEST(Quantized, GptOssMxfp4ExpertsOnly) {
+    // gpt-oss-20b: only the experts are MXFP4 (modules_to_not_convert names attention, router,
+    // embeddings, head). 24 layers x 32 experts x (gate+up 2 x 2880x2880 + down 2880x2880) =
+    // 19,110,297,600 values at 0.5 + 1/32 B (a 2880-value row: 1440 B + 90 scales); the other
+    // 1,804,459,584 parameters bf16: 13,761,264,768 B, the Hub's three shards (4.79 + 4.8 + 4.17 GB).
+    gpumem::ParamCount c = counted((*gpumem::find_preset("openai/gpt-oss-20b"))["config"]);
+    EXPECT_TRUE(c.checkpoint_bytes_exact);
+    const std::uint64_t experts = std::uint64_t{24} * 32 * 3 * 2880 * 2880;
+    EXPECT_EQ(c.checkpoint_bytes, experts / 2 + experts / 32 + (20914757184u - experts) * 2);
+}
+
+// Every bundled quantized checkpoint: its layout is modelled (every stored byte follows from the
+// config), it takes fewer bytes than the same weights in bf16, and where the record has the Hub's
+// size for it, the derived bytes agree with that size to its rounding (3 significant figures).
+TEST(Quantized, EveryBundledQuantizedCheckpointIsCountedExactly) {
+    std::size_t quantized = 0;
+    for (const json& p : gpumem::list_presets()) {
+        json record = *gpumem::find_preset(p["id"].get<std::string>());
+        const json& config = record["config"];
+        if (!config.contains("quantization_config")) continue;
+        ++quantized;
+        SCOPED_TRACE(p["id"].get<std::string>());
+        gpumem::ParamCount c = counted(config);
+        // DeepSeek-V3/R1 store their multi-token-prediction layer, which the tensor list leaves out.
+        EXPECT_EQ(c.checkpoint_bytes_exact, c.mtp == 0);
+        EXPECT_LT(c.checkpoint_bytes, c.total * 2);
+        if (record.contains("checkpoint") && record["checkpoint"].contains("bytes")) {
+            const double hub = record["checkpoint"]["bytes"].get<double>();
+            EXPECT_NEAR(static_cast<double>(c.checkpoint_bytes) / hub, 1.0, 0.005);
+        }
+    }
+    EXPECT_GE(quantized, 18u);  // 14 RedHatAI / Qwen / NVIDIA checkpoints, gpt-oss-20b and -120b, DeepSeek-V3 and R1
+}
+
+// The ignore lists' regular expressions run on a linear-time NFA (model/module_pattern.cpp).
+TEST(Quantized, ModulePatternsMatchAsPythonsReMatch) {
+    using gpumem::detail::compile_module_pattern;
+    auto match = [](const std::string& re, const std::string& name) {
+        auto p = compile_module_pattern(re);
+        EXPECT_TRUE(p) << re;
+        return p && p->matches(name);
+    };
+    EXPECT_TRUE(match(".*lm_head", "lm_head"));
+    EXPECT_TRUE(match(".*mlp.gate$", "model.layers.3.mlp.gate"));
+    EXPECT_FALSE(match(".*mlp.gate$", "model.layers.3.mlp.gate_proj"));
+    EXPECT_TRUE(match("model.layers.[0-9]+.mlp.gate", "model.layers.17.mlp.gate_proj"));  // a prefix, as re.match
+    EXPECT_FALSE(match("model.layers.[0-9]+\\.mlp", "model.layers..mlp"));
+    EXPECT_TRUE(match("^(vision_tower|multi_modal_projector)\\..*", "multi_modal_projector.linear_1"));
+    EXPECT_FALSE(match("(vision_tower|visual)\\.", "model.visual.blocks"));  // anchored at the start
+    EXPECT_TRUE(match("(?:model\\.)?visual\\.", "model.visual.blocks"));
+    EXPECT_TRUE(match("[^.]+\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj$", "model.layers.0.self_attn.k_proj"));
+    EXPECT_FALSE(match("[^.]+\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj$", "model.layers.0.self_attn.o_proj"));
+    EXPECT_TRUE(match("a?b*c", "c"));
+    // An ignore pattern outside the subset leaves the checkpoint's bytes inexact.
+    json q = compressed("float-quantized", {{"num_bits", 8}, {"type", "float"}, {"strategy", "tensor"}}, nullptr);
+    q["ignore"] = {"re:.*layers\\.[0-9]{1,2}\\.mlp"};
+    EXPECT_FALSE(counted(llama31_8b_with(q)).checkpoint_bytes_exact);
+    // Counted repetition, look-around and back-references are outside the subset: no pattern.
+    for (const char* re : {"a{2}", "(?=a)", "(a)\\1", "[z-a]", "(abc", "a)"})
+        EXPECT_FALSE(compile_module_pattern(re)) << re;
+    // A pattern that makes backtracking engines exponential is one pass here.
+    auto nested = compile_module_pattern("(a*)*b");
+    ASSERT_TRUE(nested);
+    EXPECT_FALSE(nested->matches(std::string(5000, 'a')));
+    EXPECT_TRUE(nested->matches(std::string(5000, 'a') + "b"));
+}
+
+// A hostile quantization_config is read without a crash: unknown layouts count approximately.
+TEST(Quantized, MalformedQuantizationConfigsAreInexactNotFatal) {
+    for (const json& q :
+         {json{{"quant_method", "compressed-tensors"},
+               {"format", "pack-quantized"},
+               {"config_groups", {{"g", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 0}}}}}}}},
+          json{{"quant_method", "compressed-tensors"},
+               {"format", "pack-quantized"},
+               {"config_groups", {{"g", {{"weights", {{"num_bits", 1u << 30}, {"group_size", 0}}}}}}}},
+          json{{"quant_method", "compressed-tensors"}, {"config_groups", json::array({1, 2})}, {"ignore", "lm_head"}},
+          json{{"quant_method", "gptq"}, {"bits", 0}, {"group_size", -1}},
+          json{{"quant_method", "fp8"}, {"weight_block_size", {0, -4, "x"}}},
+          json{{"quant_method", "modelopt"}, {"quantization", {{"quant_algo", "W4A8_AWQ"}}}},
+          json{{"quant_method", "compressed-tensors"},
+               {"format", "float-quantized"},
+               {"config_groups", {{"g", {{"targets", {"Linear"}}, {"weights", {{"num_bits", 8}, {"type", "float"}}}}}}},
+               {"ignore", {"re:(((((", "re:a{99999}", std::string(5000, '*')}}}}) {
+        SCOPED_TRACE(q.dump());
+        gpumem::ParamCount c = counted(llama31_8b_with(q));
+        EXPECT_EQ(c.total, 8030261248u);
+        EXPECT_GT(c.checkpoint_bytes, 0u);
+    }
 }

@@ -159,14 +159,36 @@ struct ModelSpec {
     } vision_shape;
 
     // quantization_config, as facts about the stored checkpoint (the memory model decides what to do).
+    // One scheme says how the Linear layers it targets are stored (compressed-tensors' config_groups
+    // have one each; the other methods one for every Linear they quantize).
+    struct QuantScheme {
+        std::vector<std::string> targets;  // "Linear" or module names / "re:" patterns (compressed-tensors)
+        std::uint64_t bits = 0;            // weight bits: 4 or 8 (2, 3 for gptq)
+        bool is_float = false;             // fp8 / fp4 values rather than integers
+        std::string strategy;              // "tensor", "channel", "group", "block", "tensor_group"
+        std::uint64_t group_size = 0;      // values per scale along the input dimension (group strategies)
+        std::vector<std::uint64_t> block;  // block strategy: [rows, cols] per scale
+        bool symmetric = true;             // false: a zero point per scale is stored
+        bool input_scale = false;          // a static input scale per layer is stored
+        bool input_global_scale = false;   // nvfp4 W4A4: a global input scale per layer
+        bool g_idx = false;                // compressed-tensors actorder "group": an int32 weight_g_idx per input
+    };
     struct Quantization {
-        std::string method;            // quant_method: "bitsandbytes", "gptq", "awq", "fp8", "mxfp4", ...
+        std::string method;            // quant_method: "bitsandbytes", "gptq", "awq", "fp8", "mxfp4",
+                                       // "compressed-tensors", ...
+        std::string format;            // compressed-tensors "format": "float-quantized", "pack-quantized", ...
         std::uint64_t bits = 0;        // 4 or 8 (bitsandbytes, gptq, awq); 8 for fp8, 4 for mxfp4
         std::uint64_t group_size = 0;  // gptq/awq scale group (-1 in the config: 0 = per channel)
         std::string quant_type;        // bitsandbytes 4-bit "nf4" / "fp4"; fp8 "e4m3" / "e5m2"
         bool double_quant = false;     // bitsandbytes bnb_4bit_use_double_quant
+        bool desc_act = false;         // gptq act-order (g_idx then permutes the groups)
         std::vector<std::uint64_t> weight_block_size;    // fp8 block scales, e.g. [128, 128]
-        std::vector<std::string> modules_not_converted;  // modules_to_not_convert / llm_int8_skip_modules
+        std::vector<std::string> modules_not_converted;  // modules_to_not_convert / llm_int8_skip_modules /
+                                                         // compressed-tensors ignore
+        std::vector<QuantScheme> schemes;                // empty: a method whose storage is not modelled
+        bool kv_scales = false;  // compressed-tensors kv_cache_scheme: a k_scale and a v_scale per attention
+        bool exact = false;      // every stored tensor's bytes follow from the config (bitsandbytes: not its
+                                 // per-tensor quant_state JSON)
     };
     std::optional<Quantization> quantization;
 
@@ -205,6 +227,11 @@ struct ParamCount {
     std::uint64_t mtp = 0;             // deepseek_v3 multi-token-prediction layers: in the checkpoint, NOT in total
                                        // (their copies of the embedding and head are not counted again)
     bool exact = true;                 // false for a model given only by its declared size
+    // The checkpoint's bytes as its safetensors store them: every tensor in the checkpoint's dtype, the
+    // quantized Linear layers packed with their scales and zero points (ModelSpec::Quantization);
+    // checkpoint_bytes_exact says whether every byte follows from the config.
+    std::uint64_t checkpoint_bytes = 0;
+    bool checkpoint_bytes_exact = false;
 };
 ParamCount count_parameters(const ModelSpec& model);
 

@@ -51,6 +51,32 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
                           [](const std::string& name) { return name.find("self_attn") != std::string::npos; });
     if (w.quantized && keeps_attention && x.weight_format_from_checkpoint) in_format -= w.shard.attention_linear_params;
     w.rest_bytes = dtype_bytes(m.checkpoint_dtype).value_or(2);
+    if (x.weight_format_from_checkpoint && qc && qc->exact && w.shard.scale == 1) {
+        // The checkpoint's own layout, tensor by tensor (model/quantized.cpp): packed values, their
+        // scales and zero points, and what its ignore list leaves in the checkpoint's dtype.
+        // vLLM repacks some layouts as it loads them (Marlin drops GPTQ's g_idx and symmetric qzeros;
+        // channel scales load as fp32): model/quantized.cpp, Residency::Vllm.
+        const bool vllm = x.engine == InferenceEngine::Vllm;
+        w.bytes = out.explain.rule(
+            "weights",
+            vllm ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
+                 : "the parameters on this GPU as the checkpoint stores them",
+            vllm ? w.shard.vllm_bytes() : w.shard.checkpoint_bytes(),
+            vllm ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
+                   "points; the rest in the checkpoint's dtype), less what vLLM's loading drops (Marlin: GPTQ's "
+                   "symmetric qzeros and g_idx without act-order) plus what it adds (sort indices, fp32 channel "
+                   "scales)"
+                 : "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized Linear "
+                   "layers: packed values + scales + zero points; the rest in the checkpoint's dtype)",
+            {{"parameters", total_params, "params"},
+             {"quantized layers' parameters", in_format, "params"},
+             {"the checkpoint's bytes on this GPU", w.shard.checkpoint_bytes(), "B"}},
+            "the checkpoint's quantization_config: each format's tensor layout as its writer stores it, and "
+            "vLLM's process_weights_after_loading (core/src/model/quantized.cpp cites each)");
+        out.assumptions["weight_bytes_per_param"] = total_params > 0 ? w.bytes / total_params : 0;
+        out.assumptions["params_in_weight_format"] = in_format;
+        return w;
+    }
     w.bytes = out.explain.sum(
         "weights", "the parameters on this GPU in their storage format",
         {{"in the weight format",

@@ -343,7 +343,52 @@ void read_attention_pattern(const json& c, Family::Window pattern, ModelSpec& m)
         m.sliding_window = window;
 }
 
-// quantization_config as facts about the stored checkpoint.
+// One compressed-tensors quantization scheme (compressed_tensors/quantization/quant_scheme.py,
+// QuantizationScheme: targets, weights and input_activations as QuantizationArgs).
+ModelSpec::QuantScheme read_compressed_scheme(const json& g) {
+    ModelSpec::QuantScheme x;
+    if (g.contains("targets") && g["targets"].is_array())
+        for (const json& t : g["targets"])
+            if (t.is_string()) x.targets.push_back(t.get<std::string>());
+    const json w = g.contains("weights") && g["weights"].is_object() ? g["weights"] : json::object();
+    x.bits = uint_or(w, "num_bits", 8);
+    x.is_float = string_or(w, "type", "int") == "float";
+    x.strategy = string_or(w, "strategy", "tensor");
+    x.group_size = uint_or(w, "group_size", 0);
+    if (w.contains("block_structure") && w["block_structure"].is_array())
+        for (const json& b : w["block_structure"])
+            if (b.is_number_integer() && b.get<std::int64_t>() > 0) x.block.push_back(b.get<std::uint64_t>());
+    x.symmetric = bool_or(w, "symmetric", true);
+    // ActivationOrdering.GROUP keeps a weight_g_idx (compressed_tensors/quantization/lifecycle/
+    // initialize.py); WEIGHT ordering is folded into the weights and stores none.
+    x.g_idx = string_or(w, "actorder", "") == "group";
+    if (g.contains("input_activations") && g["input_activations"].is_object()) {
+        const json& a = g["input_activations"];
+        // QuantizationArgs.dynamic: false (a calibrated scale stored per layer), true, or "local"
+        // (nvfp4's per-group scales computed at run time under a stored global scale).
+        const bool is_static = a.contains("dynamic") && a["dynamic"].is_boolean() && !a["dynamic"].get<bool>();
+        const std::string strategy = string_or(a, "strategy", "tensor");
+        x.input_scale = is_static && strategy == "tensor";
+        x.input_global_scale = strategy == "tensor_group";
+    }
+    return x;
+}
+
+// A scheme for every Linear a method quantizes.
+ModelSpec::QuantScheme linear_scheme(std::uint64_t bits, bool is_float, const std::string& strategy,
+                                     std::uint64_t group_size) {
+    ModelSpec::QuantScheme x;
+    x.targets = {"Linear"};
+    x.bits = bits;
+    x.is_float = is_float;
+    x.strategy = strategy;
+    x.group_size = group_size;
+    return x;
+}
+
+// quantization_config as facts about the stored checkpoint. Each method's keys as its quantizer
+// reads them: transformers/quantizers (bitsandbytes, gptq, awq, fp8, mxfp4) and
+// compressed_tensors/quantization/quant_config.py (QuantizationConfig: format, config_groups, ignore).
 void read_quantization(const json& q, ModelSpec& m) {
     if (!q.is_object()) return;
     ModelSpec::Quantization x;
@@ -356,26 +401,76 @@ void read_quantization(const json& q, ModelSpec& m) {
             x.quant_type =
                 string_or(q, "bnb_4bit_quant_type", "").empty() ? "fp4" : string_or(q, "bnb_4bit_quant_type", "");
         x.double_quant = bool_or(q, "bnb_4bit_use_double_quant", false);
+        x.schemes.push_back(
+            linear_scheme(x.bits, x.bits == 4, x.bits == 4 ? "group" : "channel", x.bits == 4 ? 64 : 0));
     } else if (x.method == "gptq" || x.method == "awq") {
         x.bits = uint_or(q, "bits", uint_or(q, "w_bit", 4));
         // group_size -1 means one scale per output channel (0 here).
         for (const char* k : {"group_size", "q_group_size"})
             if (q.contains(k) && q[k].is_number_integer())
                 x.group_size = q[k].get<std::int64_t>() > 0 ? q[k].get<std::uint64_t>() : 0;
+        x.desc_act = bool_or(q, "desc_act", false);
+        ModelSpec::QuantScheme s = linear_scheme(x.bits, false, x.group_size ? "group" : "channel", x.group_size);
+        s.symmetric = x.method == "gptq" ? bool_or(q, "sym", true) : !bool_or(q, "zero_point", true);
+        // AutoAWQ's GEMM/GEMV/Marlin layouts differ; GEMM (the default "version") is the one modelled.
+        const std::string version = string_or(q, "version", "gemm");
+        if (x.method == "gptq" || version == "gemm" || version == "GEMM") x.schemes.push_back(s);
     } else if (x.method == "fp8") {
         x.bits = 8;
         x.quant_type = string_or(q, "fmt", "").empty() ? "e4m3" : string_or(q, "fmt", "");
         if (q.contains("weight_block_size") && q["weight_block_size"].is_array())
             for (const json& b : q["weight_block_size"])
-                if (b.is_number_unsigned()) x.weight_block_size.push_back(b.get<std::uint64_t>());
+                if (b.is_number_integer() && b.get<std::int64_t>() > 0)
+                    x.weight_block_size.push_back(b.get<std::uint64_t>());
+        ModelSpec::QuantScheme s = linear_scheme(8, true, x.weight_block_size.size() == 2 ? "block" : "tensor", 0);
+        s.block = x.weight_block_size;
+        s.input_scale = string_or(q, "activation_scheme", "dynamic") == "static";
+        x.schemes.push_back(s);
     } else if (x.method == "mxfp4") {
         x.bits = 4;  // e2m1 values, one e8m0 scale per 32
         x.group_size = 32;
+        x.schemes.push_back(linear_scheme(4, true, "group", 32));
+    } else if (x.method == "modelopt") {
+        // NVIDIA ModelOpt (vLLM modelopt.py ModelOptFp8Config / ModelOptNvFp4Config.from_config): the
+        // fields flat or under "quantization" (hf_quant_config.json's shape); quant_algo FP8 or NVFP4.
+        const json& f = q.contains("quantization") && q["quantization"].is_object() ? q["quantization"] : q;
+        x.quant_type = string_or(f, "quant_algo", "");
+        const bool nvfp4 = x.quant_type == "NVFP4";
+        x.bits = nvfp4 ? 4 : 8;
+        x.group_size = nvfp4 ? uint_or(f, "group_size", 16) : 0;
+        if (nvfp4 || x.quant_type == "FP8") {
+            ModelSpec::QuantScheme s = linear_scheme(x.bits, true, nvfp4 ? "tensor_group" : "tensor", x.group_size);
+            s.input_scale = true;  // ModelOpt stores a calibrated fp32 input_scale per Linear
+            x.schemes.push_back(s);
+        }
+        x.kv_scales = string_or(f, "kv_cache_quant_algo", "").size() > 0;
+        for (const char* k : {"exclude_modules", "ignore"})
+            if (f.contains(k) && f[k].is_array())
+                for (const json& name : f[k])
+                    if (name.is_string()) x.modules_not_converted.push_back(name.get<std::string>());
+    } else if (x.method == "compressed-tensors") {
+        x.format = string_or(q, "format", "dense");
+        if (q.contains("config_groups") && q["config_groups"].is_object())
+            for (const auto& [name, group] : q["config_groups"].items())
+                if (group.is_object()) x.schemes.push_back(read_compressed_scheme(group));
+        if (!x.schemes.empty()) {
+            x.bits = x.schemes.front().bits;
+            x.group_size = x.schemes.front().group_size;
+        }
+        x.kv_scales = q.contains("kv_cache_scheme") && q["kv_cache_scheme"].is_object();
+        if (q.contains("ignore") && q["ignore"].is_array())
+            for (const json& name : q["ignore"])
+                if (name.is_string()) x.modules_not_converted.push_back(name.get<std::string>());
     }
-    for (const char* k : {"modules_to_not_convert", "llm_int8_skip_modules"})
+    // AutoFP8 (neuralmagic/AutoFP8 auto_fp8/quantize.py) writes its skipped modules as ignored_layers.
+    for (const char* k : {"modules_to_not_convert", "llm_int8_skip_modules", "ignored_layers"})
         if (q.contains(k) && q[k].is_array())
             for (const json& name : q[k])
                 if (name.is_string()) x.modules_not_converted.push_back(name.get<std::string>());
+    // Bounded: a config's ignore list and groups are short; thousands are a malformed file.
+    if (x.modules_not_converted.size() > 4096) x.modules_not_converted.resize(4096);
+    if (x.schemes.size() > 64) x.schemes.resize(64);
+    x.exact = quantization_exact(x);
     m.quantization = x;
 }
 
@@ -392,8 +487,12 @@ void read_storage(const Source& s, ModelSpec& m) {
     } else {
         m.checkpoint_dtype = "fp32";  // transformers' default when the config names none
     }
-    if (config.contains("quantization_config")) read_quantization(config["quantization_config"], m);
-    else if (c.contains("quantization_config")) read_quantization(c["quantization_config"], m);
+    // compressed-tensors' first releases wrote "compression_config" for the same object.
+    for (const char* key : {"quantization_config", "compression_config"}) {
+        if (m.quantization) break;
+        if (config.contains(key)) read_quantization(config[key], m);
+        else if (c.contains(key)) read_quantization(c[key], m);
+    }
     // A quantized checkpoint that names no dtype (gpt-oss) stores its unquantized tensors in bf16.
     if (dtype_key.empty() && m.quantization) m.checkpoint_dtype = "bf16";
 }

@@ -23,7 +23,13 @@ ParamCount count_parameters(const ModelSpec& m) {
     std::uint64_t routed = 0;  // routed-expert elements, all layers
     std::uint64_t in_layers = 0;
     std::uint64_t moe_layer = 0;  // one MoE layer (for the MTP layers)
-    for (const Tensor& t : list_tensors(m)) {
+    const std::vector<Tensor> tensors = list_tensors(m);
+    for (const std::uint64_t b : checkpoint_tensor_bytes(m, tensors)) c.checkpoint_bytes += b;
+    // Exact when the dtype is known and every quantized tensor's layout is; deepseek's MTP layers are
+    // in the checkpoint but not in the tensor list.
+    c.checkpoint_bytes_exact = dtype_bytes(m.checkpoint_dtype).has_value() && !m.declared_parameters &&
+                               (!m.quantization || m.quantization->exact) && m.mtp_layers == 0;
+    for (const Tensor& t : tensors) {
         std::uint64_t n = t.elements() * (t.in_layers() ? layer_count(m, t.layers) : 1);
         switch (t.group) {
             case Group::Embedding:

@@ -3,11 +3,14 @@
 // This directory: config.cpp reads a config.json (read_hf_config, declared in gpumem.h) with the
 // family table of families.cpp and the vision towers of vision.cpp, which share reading.h;
 // manual.cpp reads a model given by hand or by size; tensors.cpp lists the weight tensors and
-// counts.cpp sums them (count_parameters, gpumem.h).
+// counts.cpp sums them (count_parameters, gpumem.h); quantized.cpp gives each tensor's bytes in the
+// checkpoint (its quantization_config's layout), module_pattern.cpp matches its ignore lists.
 #pragma once
 
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,29 @@ std::uint64_t layer_count(const ModelSpec& model, Layers layers);
 // A model known only by its size: its declared total over the count of the shape guessed for it,
 // which scales the guessed shape's parameters to the declared total; 1 for a counted model.
 double declared_scale(const ModelSpec& model);
+
+// A module-name regular expression ("re:" patterns of quantization configs) compiled to an NFA that
+// matches in time linear in the name (module_pattern.cpp); nullopt for syntax outside its subset.
+struct ModulePattern {
+    struct State {
+        enum Kind : std::uint8_t { Char, Split, Jump, End, Match } kind = Char;
+        std::bitset<256> set;      // Char: the bytes it consumes
+        std::size_t x = 0, y = 0;  // Split: both targets; Jump: x
+    };
+    std::vector<State> states;
+    bool matches(const std::string& name) const;  // a match from the name's start, as Python's re.match
+};
+std::optional<ModulePattern> compile_module_pattern(const std::string& regex);
+
+// Whether every quantized tensor's bytes follow from the quantization_config (quantized.cpp).
+bool quantization_exact(const ModelSpec::Quantization& q);
+// For each tensor of `tensors` (list_tensors(model)), the bytes the checkpoint stores for it over all
+// the layers holding it (one copy for a model-level tensor): the checkpoint's dtype, or the packed
+// values, scales and zero points of the layout its quantization_config gives it (quantized.cpp).
+// Residency::Vllm: the bytes once vLLM has loaded them (Marlin's repacking drops or adds tensors).
+enum class Residency { Checkpoint, Vllm };
+std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& model, const std::vector<Tensor>& tensors,
+                                                   Residency where = Residency::Checkpoint);
 
 // A model entered by hand (gpu-mem-calculator's model fields) or only by size; fills shapes it can derive and
 // reports each guess it made in `defaults_applied`.

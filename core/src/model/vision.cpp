@@ -1,6 +1,8 @@
-// Vision towers and projectors of multimodal wrappers (llava, gemma3, mllama, qwen2-vl), as lists
+// Vision towers and projectors of multimodal wrappers (llava, gemma3, mllama, qwen2-vl, mistral3), as lists
 // of weight shapes: read_multimodal and, for each tower it knows, the phases that build it. A field
 // the vision_config leaves out takes the default of the tower's config class in transformers.
+
+#include <algorithm>
 
 #include "model/reading.h"
 
@@ -184,23 +186,65 @@ bool qwen2_vl_tower(const json& v, ModelSpec& m) {
     return true;
 }
 
+// Pixtral's vision transformer (PixtralVisionModel, transformers models/pixtral/modeling_pixtral.py)
+// with PixtralVisionConfig() defaults (hidden 1024, intermediate 4096, 24 layers, 16 heads, image
+// 1024, patch 16): patch_conv Conv2d(bias=False), ln_pre RMSNorm, then per layer attention_norm,
+// attention q/k/v/o (no bias), ffn_norm and a gated feed_forward (gate/up/down, no bias); its 2-D
+// rotary positions are a buffer. Mistral3MultiModalProjector (models/mistral3/modeling_mistral3.py):
+// norm RMSNorm(vision h), patch_merger.merging_layer Linear(h x merge^2 -> h, no bias), linear_1
+// (h x feature layers -> text h) and linear_2 (text h -> text h), biased when
+// multimodal_projector_bias. An image of the largest size adds a token per merged patch and one
+// [IMG_BREAK] / [IMG_END] per row.
+bool pixtral_tower(const std::string& wrapper, const json& config, const json& v, ModelSpec& m) {
+    std::uint64_t h = uint_or(v, "hidden_size", 1024), I = uint_or(v, "intermediate_size", 4096),
+                  L = uint_or(v, "num_hidden_layers", 24), ch = uint_or(v, "num_channels", 3),
+                  image = uint_or(v, "image_size", 1024), patch = uint_or(v, "patch_size", 16);
+    if (patch == 0 || h == 0) return false;
+    const std::uint64_t side = image / patch,
+                        merge = std::max<std::uint64_t>(1, uint_or(config, "spatial_merge_size", 2));
+    const std::uint64_t rows = side / merge;
+    m.vision_shape = {h, I, L, uint_or(v, "num_attention_heads", 16), side * side, rows * (rows + 1)};
+    auto& w = m.vision_tower;
+    w.push_back({"patch_conv", h, ch * patch * patch, 1});
+    w.push_back({"ln_pre", h, 1, 1});
+    w.push_back({"transformer.layers.attention_norm", h, 1, L});
+    for (const char* n : {"transformer.layers.attention.q_proj", "transformer.layers.attention.k_proj",
+                          "transformer.layers.attention.v_proj", "transformer.layers.attention.o_proj"})
+        linear(w, n, h, h, false, L);
+    w.push_back({"transformer.layers.ffn_norm", h, 1, L});
+    linear(w, "transformer.layers.feed_forward.gate_proj", I, h, false, L);
+    linear(w, "transformer.layers.feed_forward.up_proj", I, h, false, L);
+    linear(w, "transformer.layers.feed_forward.down_proj", h, I, false, L);
+    if (wrapper == "mistral3") {
+        const bool bias = bool_or(config, "multimodal_projector_bias", false);
+        const std::uint64_t feats = array_size_or(config, "vision_feature_layer", 1);
+        m.projector.push_back({"norm", h, 1, 1});
+        linear(m.projector, "patch_merger.merging_layer", h, h * merge * merge, false);
+        linear(m.projector, "linear_1", m.hidden_size, h * feats, bias);
+        linear(m.projector, "linear_2", m.hidden_size, m.hidden_size, bias);
+    }
+    return true;
+}
+
 // The tower's model_type: vision_config's, else the one the wrapper implies (older configs name none).
 std::string tower_type(const std::string& wrapper, const json& v) {
     std::string vt = string_or(v, "model_type", "");
     if (vt.empty() && wrapper == "llava") vt = "clip_vision_model";
     if (vt.empty() && (wrapper == "qwen2_vl" || wrapper == "qwen2_5_vl")) vt = wrapper;
     if (vt.empty() && wrapper == "mllama") vt = "mllama_vision_model";
+    if (vt.empty() && wrapper == "mistral3") vt = "pixtral";
     return vt;
 }
 
 // The vision tower (and, but for llava's, the projector) of a multimodal wrapper from its
 // vision_config. Returns false for a tower it does not know or cannot read.
-bool read_vision_tower(const std::string& wrapper, const json& v, ModelSpec& m) {
+bool read_vision_tower(const std::string& wrapper, const json& config, const json& v, ModelSpec& m) {
     m.vision_model_type = tower_type(wrapper, v);
     const std::string& vt = m.vision_model_type;
     if (vt == "clip_vision_model" || vt == "siglip_vision_model") return clip_or_siglip_tower(wrapper, v, m);
     if (vt == "mllama_vision_model") return mllama_tower(v, m);
     if (vt == "qwen2_vl" || vt == "qwen2_5_vl") return qwen2_vl_tower(v, m);
+    if (vt == "pixtral") return pixtral_tower(wrapper, config, v, m);
     return false;
 }
 
@@ -218,7 +262,7 @@ void llava_projector(const json& config, const json& v, ModelSpec& m) {
 
 // The wrappers whose towers are counted; another wrapper's tower, even one read, is left out.
 bool counts_tower(const std::string& wrapper) {
-    for (const char* w : {"llava", "gemma3", "qwen2_vl", "qwen2_5_vl", "mllama"})
+    for (const char* w : {"llava", "gemma3", "qwen2_vl", "qwen2_5_vl", "mllama", "mistral3"})
         if (wrapper == w) return true;
     return false;
 }
@@ -227,7 +271,7 @@ bool counts_tower(const std::string& wrapper) {
 
 void read_multimodal(const json& config, const std::string& wrapper, ModelSpec& m, std::vector<std::string>& warnings) {
     const json& v = config["vision_config"];
-    if (!read_vision_tower(wrapper, v, m)) {
+    if (!read_vision_tower(wrapper, config, v, m)) {
         warnings.push_back("vision tower '" + display_text(m.vision_model_type) + "' of '" + display_text(wrapper) +
                            "' is not known: only the language model is counted");
         return;

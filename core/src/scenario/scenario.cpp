@@ -440,6 +440,15 @@ std::optional<WeightFormat> checkpoint_format(const ModelSpec& m) {
     if (q->method == "gptq" || q->method == "awq") return q->bits == 8 ? WeightFormat::Int8 : WeightFormat::Int4;
     if (q->method == "fp8") return WeightFormat::Fp8;
     if (q->method == "mxfp4") return WeightFormat::Mxfp4;
+    if (q->method == "modelopt" && !q->schemes.empty()) return q->bits == 4 ? WeightFormat::Nvfp4 : WeightFormat::Fp8;
+    // compressed-tensors: its first scheme's values (the layout per tensor is the model's, quantized.cpp).
+    if (q->method == "compressed-tensors" && !q->schemes.empty() && q->format != "dense") {
+        const auto& w = q->schemes.front();
+        if (q->format == "nvfp4-pack-quantized") return WeightFormat::Nvfp4;
+        if (q->format == "mxfp4-pack-quantized") return WeightFormat::Mxfp4;
+        if (w.bits == 8) return w.is_float ? WeightFormat::Fp8 : WeightFormat::Int8;
+        if (w.bits == 4 && !w.is_float) return WeightFormat::Int4;
+    }
     return std::nullopt;
 }
 
@@ -474,7 +483,8 @@ const Format* read_weight_format(FieldReader& r, Scenario& s) {
     x.weight_format = static_cast<std::size_t>(resolved - s.formats.data());
     if (quantized_as && resolved->builtin == quantized_as) {
         x.weight_format_from_checkpoint = true;
-        if (!group && (q->method == "gptq" || q->method == "awq")) group = q->group_size;
+        if (!group && (q->method == "gptq" || q->method == "awq" || q->method == "compressed-tensors"))
+            group = q->group_size;
     }
     if (resolved->builtin == WeightFormat::Int4) {
         x.group_size = group.value_or(128);
