@@ -428,3 +428,13 @@ TEST(Formats, AnOpenQuoteIsNamed) {
     ASSERT_FALSE(r["ok"].get<bool>());
     EXPECT_NE(r["errors"][0]["problem"].get<std::string>().find("quote"), std::string::npos);
 }
+
+TEST(Formats, TextThatIsNotUtf8IsNamed) {
+    // A YAML value with a stray byte once reached a JSON dump of the value, which threw (the formats
+    // fuzzer's first finding).
+    json r = read("cfg.yaml", "precision: \"bf16\xff\"\ncheckpoint_dir: checkpoints/x/y\n");
+    ASSERT_FALSE(r["ok"].get<bool>());
+    EXPECT_NE(r["errors"][0]["problem"].get<std::string>().find("UTF-8"), std::string::npos);
+    r = read_command("vllm serve model\xc3 --max-model-len 4096\n");
+    ASSERT_FALSE(r["ok"].get<bool>());
+}

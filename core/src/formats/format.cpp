@@ -120,6 +120,16 @@ void flatten_into(const ojson& v, const std::string& prefix, Doc& out) {
     out[prefix] = v;
 }
 
+// Text that is UTF-8 throughout (YAML and the shell words must be; the JSON parser checks its own).
+bool is_utf8(const std::string& text) {
+    try {
+        (void)json(text).dump();
+        return true;
+    } catch (const json::exception&) {
+        return false;
+    }
+}
+
 bool has_key(const Doc& d, const char* k) { return d.contains(k); }
 bool has_prefix(const Doc& d, const std::string& p) {
     for (auto it = d.begin(); it != d.end(); ++it)
@@ -159,6 +169,10 @@ Loaded load_structured(const std::string& name, const std::string& text) {
     if (text.size() > kMaxJsonBytes) {
         out.issues.push_back(
             {name, "is over 16 MiB; a config file is a few kB", std::to_string(text.size()) + " bytes"});
+        return out;
+    }
+    if (!is_utf8(text)) {
+        out.issues.push_back({name, "is not UTF-8 text", ""});
         return out;
     }
     std::size_t first = text.find_first_not_of(" \t\r\n");
@@ -334,6 +348,10 @@ Loaded load_command(const std::string& name, const std::string& text) {
     if (text.size() > kMaxJsonBytes) {
         out.issues.push_back(
             {name, "is over 16 MiB; a command is a few lines", std::to_string(text.size()) + " bytes"});
+        return out;
+    }
+    if (!is_utf8(text)) {
+        out.issues.push_back({name, "is not UTF-8 text", ""});
         return out;
     }
     std::optional<std::vector<std::string>> all = shell_words(text);
