@@ -106,6 +106,7 @@ struct Checker {
                 if (!base && builtin) base = lookup("recipes/configs/" + config + ".yaml", name);
                 if (base) {
                     files.push_back(config);
+                    seen.push_back(config);  // a file the request also gives is read here, once
                     Loaded b = load_structured(config, *base);
                     for (const Issue& i : b.issues) issues.push_back(i);
                     if (!b.parts.empty()) {
