@@ -224,6 +224,17 @@ std::string UiLoadText(const std::string& name, const std::string& text)
     return calibration.empty() ? app.import_message : calibration;
 }
 
+// Files opened or dropped together, or pasted text, as [{"name", "text"}] (JSON text): the tools'
+// configs among them read as one (gpumem::ui::LoadFiles). Returns "" when loaded, else why not.
+std::string UiLoadFiles(const std::string& files)
+{
+    gpumem::ui::AppState& app = g_platform.app;
+    if (gpumem::ui::LoadFiles(app, ParseFromPage(files)))
+        return "";
+    const std::string& calibration = app.decisions.calibration.message;
+    return calibration.empty() ? app.import_message : calibration;
+}
+
 // A file or dropped text the page refused before reading it (too large): its name and why.
 void UiImportProblem(const std::string& name, const std::string& problem)
 {
@@ -304,10 +315,11 @@ nlohmann::json ComparedResults(const gpumem::ui::AppState& app)
 
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
-// "import_message", "imported_gpus", "link_message", "share", "pinned", "compare" (the Compare
-// table's columns: ComparedResults), "markdown", "plan", "maxfit", "decisions"
-// (decisions.h: fit, export, sweeps, calibration),
-// "keyboard_focus": the recorded widget keyboard navigation is on}.
+// "import_message", "config_check" and "config_model" (the tools' configs last read),
+// "held_config_files" (how many wait for a file they name), "imported_gpus", "link_message",
+// "share", "pinned", "compare" (the Compare table's columns: ComparedResults), "markdown", "plan", "maxfit",
+// "decisions" (decisions.h: fit, export, sweeps, calibration), "keyboard_focus": the recorded widget keyboard
+// navigation is on}.
 std::string UiState()
 {
     const gpumem::ui::AppState& app = g_platform.app;
@@ -331,6 +343,9 @@ std::string UiState()
           {"base_from_link", hub.base_from_link},
           {"token_withheld", hub.token_withheld}}},
         {"import_message", app.import_message},
+        {"config_check", app.config_check},
+        {"config_model", app.config_model},
+        {"held_config_files", app.held_config_files.size()},
         {"imported_gpus", ImportedGpus(app)},
         {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
@@ -377,6 +392,7 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_open", &UiOpen);
     emscripten::function("ui_hub_response", &UiHubResponse);
     emscripten::function("ui_load_text", &UiLoadText);
+    emscripten::function("ui_load_files", &UiLoadFiles);
     emscripten::function("ui_import_problem", &UiImportProblem);
 }
 
