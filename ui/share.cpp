@@ -593,7 +593,8 @@ ConfigRefusal ReadRefusal(const nlohmann::json& result)
                 all_missing = false;
                 parts.push_back(field.empty() ? problem : field + " " + problem);
             }
-            if (problem.rfind("is not a config or command", 0) != 0)
+            // No tool's config or command; or JSON that does not parse, which LoadText words as the page always has.
+            if (problem.rfind("is not a config or command", 0) != 0 && problem.rfind("is not valid JSON", 0) != 0)
                 all_not_config = false;
         }
     out.missing_file = !parts.empty() && all_missing;
