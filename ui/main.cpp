@@ -214,16 +214,6 @@ void UiHubResponse(const std::string& response)
     gpumem::ui::ReceiveHubResponse(g_platform.app, ParseFromPage(response));
 }
 
-// A dropped or opened file: its name and text. Returns "" when loaded, else why not.
-std::string UiLoadText(const std::string& name, const std::string& text)
-{
-    gpumem::ui::AppState& app = g_platform.app;
-    if (gpumem::ui::LoadText(app, text, name))
-        return "";
-    const std::string& calibration = app.decisions.calibration.message;
-    return calibration.empty() ? app.import_message : calibration;
-}
-
 // Files opened or dropped together, or pasted text, as [{"name", "text"}] (JSON text): the tools'
 // configs among them read as one (gpumem::ui::LoadFiles). Returns "" when loaded, else why not.
 std::string UiLoadFiles(const std::string& files)
@@ -391,7 +381,6 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_frame_times", &UiFrameTimes);
     emscripten::function("ui_open", &UiOpen);
     emscripten::function("ui_hub_response", &UiHubResponse);
-    emscripten::function("ui_load_text", &UiLoadText);
     emscripten::function("ui_load_files", &UiLoadFiles);
     emscripten::function("ui_import_problem", &UiImportProblem);
 }

@@ -18,14 +18,14 @@ namespace gpumem::ui {
 
 namespace {
 
-// One list of the configs' reading ("read": {key: value}, or a list of lines), folded away.
-void ConfigList(const char* label, const nlohmann::json& items)
+// One list of the configs' reading ("read": {key: value}, or a list of lines), folded unless `open`.
+void ConfigList(const char* label, const nlohmann::json& items, bool open = false)
 {
     if (!items.is_object() && !items.is_array())
         return;
-    char header[96];
+    char header[192];
     std::snprintf(header, sizeof(header), "%s (%zu)###config_%s", label, items.size(), label);
-    if (items.empty() || !ImGui::TreeNode(header))
+    if (items.empty() || !ImGui::TreeNodeEx(header, open ? ImGuiTreeNodeFlags_DefaultOpen : 0))
         return;
     ImGui::PushTextWrapPos(0.0f);
     if (items.is_object())
@@ -55,18 +55,13 @@ void ShowConfigRead(const AppState& state)
                 files += (files.empty() ? "" : ", ") + gpumem::display_text(f.get<std::string>(), kNameChars);
     const std::string format =
         check.contains("format") && check["format"].is_string() ? check["format"].get<std::string>() : "";
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::Text("Configs read: %s (%s); model %s", gpumem::display_text(format, kNameChars).c_str(), files.c_str(),
-                state.config_model.empty() ? "not named (the page's is kept)"
-                                           : gpumem::display_text(state.config_model, kNameChars).c_str());
-    ImGui::PopTextWrapPos();
-    if (check.contains("warnings") && check["warnings"].is_array())
-        for (const nlohmann::json& w : check["warnings"])
-            TextNotice(
-                "##config_warning", UtilizationColor(0.95),
-                ("Warning: " + gpumem::display_text(w.is_string() ? w.get<std::string>() : w.dump(), kMessageChars))
-                    .c_str());
-    ConfigList("Assumptions", check.value("assumptions", nlohmann::json()));
+    const std::string model = state.config_model.empty() ? "not named (the page's is kept)"
+                                                         : gpumem::display_text(state.config_model, kNameChars);
+    TextNotice(
+        "##config_read", ImGui::GetStyleColorVec4(ImGuiCol_Text),
+        ("Configs read: " + gpumem::display_text(format, kNameChars) + " (" + files + "); model " + model).c_str());
+    ConfigList("Warnings (would change memory, not modelled)", check.value("warnings", nlohmann::json()), true);
+    ConfigList("Assumptions", check.value("assumptions", nlohmann::json()), true);
     ConfigList("Settings read", check.value("read", nlohmann::json()));
     ConfigList("Ignored (no effect on memory)", check.value("ignored", nlohmann::json()));
 }

@@ -702,7 +702,7 @@ bool LoadFiles(AppState& state, const nlohmann::json& files)
 {
     if (!files.is_array() || files.empty())
     {
-        state.import_message = "nothing to load";
+        state.import_message = "nothing to load: the files could not be handed to the page (over 16 MiB as JSON?)";
         return false;
     }
     // A group held for a file it names: read again with these files.

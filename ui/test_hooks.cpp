@@ -83,6 +83,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"import", "Import a file..."},
         {"paste", "##paste"},
         {"load_paste", "Import##paste"},
+        {"config_read", "##config_read"},
         // Planner
         {"planner_header", "Planner: what fits, and how to run it"},
         {"plan_gpus", "##plan_gpus"},

@@ -113,8 +113,11 @@ test('Import a file... takes an axolotl YAML and its DeepSpeed JSON together: gp
   assert.equal(JSON.parse(again.stdout).per_gpu.device_total_bytes, total.bytes);
   assert.deepEqual(comparable(JSON.parse(again.stdout).scenario), comparable(native.scenario));
 
-  // What was read is listed under the box.
-  await reveal(page, 'load_paste');
+  // What was read is listed under the box, its lists folded.
+  await reveal(page, 'config_read');
+  await page.mouse.move(VIEWPORT.width * 0.75, VIEWPORT.height / 2);
+  await page.mouse.wheel(0, 360);
+  await frames(page, 3);
   await page.screenshot({ path: join(outDir, 'configs-import-1280x800.png') });
   await page.close();
 });
