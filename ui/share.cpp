@@ -679,6 +679,10 @@ bool ImportConfigs(AppState& state, const nlohmann::json& read)
 void ApplyConfigScenario(AppState& state, const nlohmann::json& scenario)
 {
     nlohmann::json doc = scenario.is_object() ? scenario : nlohmann::json::object();
+    // A v1 document: the controls take what the files set and their defaults for the rest (as gpumem
+    // check does), not every resolved value (the card's own size would become a custom size).
+    if (!doc.contains("version"))
+        doc["version"] = 1;
     // A file rarely names the card: the one the page shows stays (an imported card with its size).
     if (!state.gpus.empty() &&
         !(doc.contains("hardware") && doc["hardware"].is_object() && doc["hardware"].contains("gpu")))

@@ -176,6 +176,8 @@ test('Paste a config or command: a typed vllm serve line becomes the serving sce
   assert.equal(scenario.inference.engine, 'vllm');
   assert.equal(scenario.parallelism.tensor_parallel_size, 2);
   assert.equal(scenario.inference.context_len, 8192);
+  assert.equal(scenario.hardware.gpu_memory_gb, undefined, 'the card\'s own size, no custom size');
+  assert.equal(scenario.training, undefined, 'nothing the command does not set');
   assert.equal((await uiTotal(page)).bytes, native.per_gpu.device_total_bytes);
   await reveal(page, 'load_paste');
   await page.screenshot({ path: join(outDir, 'configs-paste-vllm-1280x800.png') });
