@@ -704,6 +704,7 @@ void ApplyConfigScenario(AppState& state, const nlohmann::json& scenario)
 
 bool LoadFiles(AppState& state, const nlohmann::json& files)
 {
+    state.hub.pending_import = nullptr;  // configs still waiting for their Hub model give way to these
     if (!files.is_array() || files.empty())
     {
         state.import_message = "nothing to load: the files could not be handed to the page (over 16 MiB as JSON?)";
