@@ -123,6 +123,13 @@ struct AppState
     LinkValues link_values;      // what the link set that changes the verdict (cleared by "Back to defaults")
     int default_gpu_index = 0;   // the card a page opens with (the core's default)
     std::vector<char> paste_buffer = std::vector<char>(1 << 16, '\0');  // the paste box
+    // The last tools' configs read (share.h, LoadFiles): the core's "check" object ({"format",
+    // "formats", "files", "read", "ignored", "warnings", "assumptions"}) and the model they named;
+    // null when none. And the files of a group refused only because a file they name was not given,
+    // read again with the next files opened or dropped (at most kMaxHeldConfigFiles).
+    nlohmann::json config_check;
+    std::string config_model;
+    nlohmann::json held_config_files = nlohmann::json::array();
 
     // The estimate of the scenario above (with the loaded calibration's overheads, decisions.h). It
     // is recomputed only when the scenario or the calibration changes.

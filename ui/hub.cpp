@@ -87,6 +87,15 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     hub.bundled_twin = twin >= 0 ? state.presets[twin].id : "";
     if (!response.value("ok", false))
     {
+        if (!hub.pending_import.is_null())
+        {
+            state.import_message =
+                "configs not loaded: their model " + gpumem::display_text(id, kNameChars) +
+                " could not be fetched from the Hub (" +
+                gpumem::display_text(response.value("message", std::string("the Hub request failed")), kNameChars) +
+                "); load the model another way and import them again";
+            hub.pending_import = nullptr;
+        }
         Fail(hub, response.value("kind", "error"), response.value("message", "the Hub request failed"),
              response.value("retryable", false));
         return;
@@ -96,6 +105,9 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     if (!counted.value("ok", false))
     {
         Fail(hub, "unsupported", id + "'s config.json cannot be read: " + ErrorText(counted), false);
+        if (!hub.pending_import.is_null())
+            state.import_message = "configs not loaded: " + hub.message;
+        hub.pending_import = nullptr;
         return;
     }
     hub.status = HubState::Status::Ready;
@@ -108,6 +120,12 @@ void ReceiveHubResponse(AppState& state, const nlohmann::json& response)
     {
         ApplyPendingLinkScenario(state, hub.pending_scenario);
         hub.pending_scenario = nullptr;
+    }
+    if (!hub.pending_import.is_null())
+    {
+        const nlohmann::json scenario = std::move(hub.pending_import);
+        hub.pending_import = nullptr;
+        ApplyConfigScenario(state, scenario);
     }
 }
 

@@ -46,6 +46,7 @@ struct HubState
     bool retryable = false;
     std::string bundled_twin;         // a bundled preset with this id's architecture, if any
     nlohmann::json pending_scenario;  // a share link's scenario, applied once the model arrives
+    nlohmann::json pending_import;    // the scenario tools' configs set (share.h, LoadFiles), likewise
 };
 
 // Starts fetching state.hub.input from the Hub (page.hub_fetch); the answer comes back through

@@ -214,11 +214,12 @@ void UiHubResponse(const std::string& response)
     gpumem::ui::ReceiveHubResponse(g_platform.app, ParseFromPage(response));
 }
 
-// A dropped or opened file: its name and text. Returns "" when loaded, else why not.
-std::string UiLoadText(const std::string& name, const std::string& text)
+// Files opened or dropped together, or pasted text, as [{"name", "text"}] (JSON text): the tools'
+// configs among them read as one (gpumem::ui::LoadFiles). Returns "" when loaded, else why not.
+std::string UiLoadFiles(const std::string& files)
 {
     gpumem::ui::AppState& app = g_platform.app;
-    if (gpumem::ui::LoadText(app, text, name))
+    if (gpumem::ui::LoadFiles(app, ParseFromPage(files)))
         return "";
     const std::string& calibration = app.decisions.calibration.message;
     return calibration.empty() ? app.import_message : calibration;
@@ -304,10 +305,11 @@ nlohmann::json ComparedResults(const gpumem::ui::AppState& app)
 
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
-// "import_message", "imported_gpus", "link_message", "share", "pinned", "compare" (the Compare
-// table's columns: ComparedResults), "markdown", "plan", "maxfit", "decisions"
-// (decisions.h: fit, export, sweeps, calibration),
-// "keyboard_focus": the recorded widget keyboard navigation is on}.
+// "import_message", "config_check" and "config_model" (the tools' configs last read),
+// "held_config_files" (how many wait for a file they name), "imported_gpus", "link_message",
+// "share", "pinned", "compare" (the Compare table's columns: ComparedResults), "markdown", "plan", "maxfit",
+// "decisions" (decisions.h: fit, export, sweeps, calibration), "keyboard_focus": the recorded widget keyboard
+// navigation is on}.
 std::string UiState()
 {
     const gpumem::ui::AppState& app = g_platform.app;
@@ -331,6 +333,9 @@ std::string UiState()
           {"base_from_link", hub.base_from_link},
           {"token_withheld", hub.token_withheld}}},
         {"import_message", app.import_message},
+        {"config_check", app.config_check},
+        {"config_model", app.config_model},
+        {"held_config_files", app.held_config_files.size()},
         {"imported_gpus", ImportedGpus(app)},
         {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
@@ -376,7 +381,7 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_frame_times", &UiFrameTimes);
     emscripten::function("ui_open", &UiOpen);
     emscripten::function("ui_hub_response", &UiHubResponse);
-    emscripten::function("ui_load_text", &UiLoadText);
+    emscripten::function("ui_load_files", &UiLoadFiles);
     emscripten::function("ui_import_problem", &UiImportProblem);
 }
 

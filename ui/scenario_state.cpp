@@ -3,6 +3,9 @@
 
 #include "scenario_state.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "app.h"
 
 #include <gpumem/gpumem.h>
@@ -10,6 +13,15 @@
 namespace gpumem::ui {
 
 namespace {
+
+// A float control's value as the decimal it was given (0.85f is 0.8500000238...: a float holds 7
+// significant digits), so that a fraction typed, linked or imported as 0.85 is sent as 0.85.
+double Decimal(float value)
+{
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.7g", static_cast<double>(value));
+    return std::strtod(text, nullptr);
+}
 
 using nlohmann::json;
 using gpumem::detail::name;
@@ -193,7 +205,7 @@ void WriteInference(json& s, const ScenarioState& state)
     SetOrErase(inf, "engine", in.engine);
     SetUnless(inf, "kv_cache", in.kv_cache, true);
     const bool vllm = in.engine == InferenceEngine::Vllm;
-    SetUnless(inf, "gpu_memory_utilization", vllm ? static_cast<double>(in.gpu_memory_utilization) : 0.0, 0.0);
+    SetUnless(inf, "gpu_memory_utilization", vllm ? Decimal(in.gpu_memory_utilization) : 0.0, 0.0);
     SetUnless(inf, "gpu_layers", in.engine == InferenceEngine::LlamaCpp ? in.gpu_layers : -1, -1);
     SetUnless(inf, "max_num_batched_tokens", vllm ? in.max_num_batched_tokens : 0, 0);
     SetUnless(inf, "images", state.images, 0);

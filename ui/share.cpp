@@ -555,6 +555,199 @@ bool LoadText(AppState& state, const std::string& text, const std::string& name)
     return ImportScenario(state, doc);
 }
 
+// At most this many files are held back waiting for the one they name (an axolotl YAML, its
+// DeepSpeed JSON, an accelerate YAML are three): more is not a config and its companions.
+constexpr std::size_t kMaxHeldConfigFiles = 8;
+
+namespace {
+
+// The core's refusal of a group of configs, for the page: a file named but not given asks for that
+// file to be dropped too (the core's own words speak of folders, which a page has none of).
+struct ConfigRefusal
+{
+    std::string message;
+    bool missing_file = false;  // only files named and not given: the group is worth holding
+    bool not_a_config = false;  // the one text is no tool's config or command
+};
+
+ConfigRefusal ReadRefusal(const nlohmann::json& result)
+{
+    ConfigRefusal out;
+    std::vector<std::string> parts;
+    bool all_missing = true, all_not_config = true;
+    if (result.contains("errors") && result["errors"].is_array())
+        for (const nlohmann::json& e : result["errors"])
+        {
+            const std::string field = e.is_object() ? StringOr(e, "field", "") : "";
+            const std::string problem = e.is_object() ? StringOr(e, "problem", "") : "";
+            const std::size_t named =
+                problem.rfind("is named by ", 0) == 0 ? problem.find(" but was not found") : std::string::npos;
+            if (named != std::string::npos)
+            {
+                const std::string by = problem.substr(12, named - 12);
+                parts.push_back(by + " names " + field + ", which was not given: drop or open " + field +
+                                " too (Import a file... takes several files at once)");
+            }
+            else
+            {
+                all_missing = false;
+                parts.push_back(field.empty() ? problem : field + " " + problem);
+            }
+            // No tool's config or command; or JSON that does not parse, which LoadText words as the page always has.
+            if (problem.rfind("is not a config or command", 0) != 0 && problem.rfind("is not valid JSON", 0) != 0)
+                all_not_config = false;
+        }
+    out.missing_file = !parts.empty() && all_missing;
+    out.not_a_config = !parts.empty() && all_not_config;
+    for (const std::string& p : parts)
+        out.message += (out.message.empty() ? "" : "; ") + p;
+    if (out.message.empty())
+        out.message = "the configs could not be read";
+    return out;
+}
+
+// "axolotl (qlora.yml, zero3.json): 14 settings read, 9 ignored; model NousResearch/...; 2 assumptions".
+std::string ConfigSummary(const nlohmann::json& check, const std::string& model)
+{
+    auto count = [&](const char* key) {
+        return check.contains(key) && (check[key].is_array() || check[key].is_object()) ? check[key].size()
+                                                                                        : std::size_t{0};
+    };
+    std::string files;
+    if (check.contains("files") && check["files"].is_array())
+        for (const nlohmann::json& f : check["files"])
+            if (f.is_string())
+                files += (files.empty() ? "" : ", ") + f.get<std::string>();
+    std::string formats;
+    if (check.contains("formats") && check["formats"].is_array())
+        for (const nlohmann::json& f : check["formats"])
+            if (f.is_string() && formats.find(f.get<std::string>()) == std::string::npos)
+                formats += (formats.empty() ? "" : " + ") + f.get<std::string>();
+    std::string text = "Read " + formats + " (" + files + "): " + std::to_string(count("read")) + " settings, " +
+                       std::to_string(count("ignored")) + " ignored (they do not change memory)";
+    text += model.empty() ? "; they name no model: the page's model is kept" : "; model " + model;
+    if (const std::size_t n = count("warnings"); n > 0)
+        text += "; " + std::to_string(n) + (n == 1 ? " warning" : " warnings");
+    if (const std::size_t n = count("assumptions"); n > 0)
+        text += "; " + std::to_string(n) + (n == 1 ? " assumption" : " assumptions");
+    return text + " (listed under Share, import and export)";
+}
+
+// The configs read: their model chosen as the model box would choose it, then their settings.
+bool ImportConfigs(AppState& state, const nlohmann::json& read)
+{
+    const nlohmann::json scenario =
+        read.contains("scenario") && read["scenario"].is_object() ? read["scenario"] : nlohmann::json::object();
+    state.config_check = read.contains("check") ? read["check"] : nlohmann::json();
+    state.config_model = StringOr(read, "model", "");
+    const std::string& model = state.config_model;
+    if (model.empty())
+    {
+        ApplyConfigScenario(state, scenario);
+        return state.import_message == state.import_note;
+    }
+    if (const int index = PresetIndexOf(state, model); index >= 0)
+    {
+        const ModelChoice before = state.scenario.model;
+        state.scenario.model.source = ModelSource::Preset;
+        state.scenario.model.preset_index = index;
+        ApplyConfigScenario(state, scenario);
+        if (state.import_message != state.import_note)
+        {
+            state.scenario.model = before;  // refused: the page stays as it was
+            return false;
+        }
+        return true;
+    }
+    // Not bundled: fetched from the Hub as a typed id is; the settings wait for it (hub.cpp).
+    HubState& hub = state.hub;
+    std::snprintf(hub.input, sizeof(hub.input), "%s", model.c_str());
+    std::snprintf(hub.revision, sizeof(hub.revision), "%s", "main");
+    state.scenario.model.source = ModelSource::Hub;
+    hub.config = nullptr;
+    hub.pending_scenario = nullptr;
+    hub.pending_import = scenario;
+    state.import_message = "Fetching " + gpumem::display_text(model, kNameChars) +
+                           " from the Hub for the configs' settings (see Hub model)";
+    state.import_note = state.import_message;
+    RequestHubModel(state);
+    return true;
+}
+
+}  // namespace
+
+void ApplyConfigScenario(AppState& state, const nlohmann::json& scenario)
+{
+    nlohmann::json doc = scenario.is_object() ? scenario : nlohmann::json::object();
+    // A v1 document: the controls take what the files set and their defaults for the rest (as gpumem
+    // check does), not every resolved value (the card's own size would become a custom size).
+    if (!doc.contains("version"))
+        doc["version"] = 1;
+    // A file rarely names the card: the one the page shows stays (an imported card with its size).
+    if (!state.gpus.empty() &&
+        !(doc.contains("hardware") && doc["hardware"].is_object() && doc["hardware"].contains("gpu")))
+    {
+        const GpuEntry& gpu = state.gpus[state.scenario.hardware.gpu_index];
+        doc["hardware"]["gpu"] = gpu.id;
+        if (gpu.imported)
+            doc["hardware"]["gpu_memory_gb"] = gpu.memory_gb;
+    }
+    if (!ImportScenario(state, doc))
+    {
+        const std::string why =
+            state.import_message.rfind("not loaded: ", 0) == 0 ? state.import_message.substr(12) : state.import_message;
+        state.import_message = "configs not loaded: " + why;
+        return;
+    }
+    SetImportNote(state, {ConfigSummary(state.config_check, state.config_model)});
+}
+
+bool LoadFiles(AppState& state, const nlohmann::json& files)
+{
+    state.hub.pending_import = nullptr;  // configs still waiting for their Hub model give way to these
+    if (!files.is_array() || files.empty())
+    {
+        state.import_message = "nothing to load: the files could not be handed to the page (over 16 MiB as JSON?)";
+        return false;
+    }
+    // A group held for a file it names: read again with these files.
+    if (!state.held_config_files.empty())
+    {
+        nlohmann::json group = std::move(state.held_config_files);
+        state.held_config_files = nlohmann::json::array();
+        for (const nlohmann::json& f : files)
+            group.push_back(f);
+        const nlohmann::json read = gpumem::read_configs({{"files", group}});
+        if (read.value("ok", false))
+            return ImportConfigs(state, read);
+    }
+    const nlohmann::json read = gpumem::read_configs({{"files", files}});
+    if (read.value("ok", false))
+        return ImportConfigs(state, read);
+    const ConfigRefusal refusal = ReadRefusal(read);
+    // One text that is no tool's config: a scenario, a config.json, a calibration, a catalogue file.
+    if (files.size() == 1 && refusal.not_a_config && files[0].is_object())
+    {
+        const std::string text = StringOr(files[0], "text", "");
+        const std::string name = StringOr(files[0], "name", "file");
+        const std::size_t first = text.find_first_not_of(" \t\r\n");
+        if (first != std::string::npos && (text[first] == '{' || text[first] == '['))
+        {
+            if (!LoadText(state, text, name))
+                return false;
+            state.config_check = nullptr;  // what is shown now is no tool's config
+            state.config_model.clear();
+            return true;
+        }
+        state.import_message = refusal.message + "; nor a scenario, a model's config.json or a calibration (JSON)";
+        return false;
+    }
+    if (refusal.missing_file && files.size() <= kMaxHeldConfigFiles)
+        state.held_config_files = files;
+    state.import_message = refusal.message;
+    return false;
+}
+
 //-----------------------------------------------------------------------------
 // [SECTION] The result as text
 //-----------------------------------------------------------------------------

@@ -52,6 +52,20 @@ bool ImportScenario(AppState& state, const nlohmann::json& doc);
 // calibration file (gpumem calibrate's; decisions.h).
 bool LoadText(AppState& state, const std::string& text, const std::string& name);
 
+// Files opened or dropped together, or the paste box's text, as [{"name", "text"}]. The tools'
+// configs and command lines (gpumem check's: a DeepSpeed JSON, an accelerate, axolotl, torchtune or
+// litgpt YAML, a vllm serve / torchrun / ... command; core read_configs) become the scenario, and
+// the model they name is loaded as a Hub id typed in the model box would be (a bundled preset at
+// once, else fetched from the Hub, the settings applied when it arrives). What was read stays in
+// state.config_check. One file that is no tool's config loads as LoadText loads it. A group that
+// names a file not given is held (state.held_config_files) and read again with the next files.
+// Returns false, with state.import_message saying why, when nothing was loaded.
+bool LoadFiles(AppState& state, const nlohmann::json& files);
+
+// The scenario the configs set (read_configs' "scenario"), applied over the model now chosen, with
+// the page's card when the files name none; state.import_message then says what was read.
+void ApplyConfigScenario(AppState& state, const nlohmann::json& scenario);
+
 // The model and the settings that tell results apart ("Llama-3.1-8B, full bs 1 x 2048, 1 x
 // H100-80GB"): a pinned result's header, the Markdown table's.
 std::string ResultLabel(const ResultView& view);

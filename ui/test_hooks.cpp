@@ -82,7 +82,8 @@ std::vector<NamedItem> MakeNamedItems()
         {"export", "Export scenario.json"},
         {"import", "Import a file..."},
         {"paste", "##paste"},
-        {"load_paste", "Load pasted JSON"},
+        {"load_paste", "Import##paste"},
+        {"config_read", "##config_read"},
         // Planner
         {"planner_header", "Planner: what fits, and how to run it"},
         {"plan_gpus", "##plan_gpus"},

@@ -1,4 +1,4 @@
-// The WebAssembly surface of gpumem: thirteen functions, JSON strings in, JSON strings out.
+// The WebAssembly surface of gpumem: fourteen functions, JSON strings in, JSON strings out.
 //
 // One EMSCRIPTEN_BINDINGS block and no logic. Everything here maps one-to-one onto the core's
 // JSON API (core/include/gpumem/gpumem.h, [SECTION] JSON API), which never throws: malformed
@@ -30,8 +30,9 @@ EMSCRIPTEN_BINDINGS(gpumem) {
     emscripten::function("fit", &gpumem::fit_json);              // scenario JSON -> the changes that make it fit
     emscripten::function("exportConfig", &gpumem::export_json);  // {format, scenario} -> the config / command line
     emscripten::function("importDeepspeed", &gpumem::import_deepspeed_json);  // ds_config.json -> scenario fields
-    emscripten::function("calibrate", &gpumem::calibrate_json);  // {records} -> a calibration and its report
-    emscripten::function("sweep", &gpumem::sweep_json);          // {scenario, field} -> the peak at each value
-    emscripten::function("sweepSvg", &gpumem::sweep_svg_text);   // a sweep result -> its SVG text
-    emscripten::function("version", &version_string);            // -> "MAJOR.MINOR.PATCH"
+    emscripten::function("readConfigs", &gpumem::read_configs_json);  // {files, command} -> scenario, model, check
+    emscripten::function("calibrate", &gpumem::calibrate_json);       // {records} -> a calibration and its report
+    emscripten::function("sweep", &gpumem::sweep_json);               // {scenario, field} -> the peak at each value
+    emscripten::function("sweepSvg", &gpumem::sweep_svg_text);        // a sweep result -> its SVG text
+    emscripten::function("version", &version_string);                 // -> "MAJOR.MINOR.PATCH"
 }

@@ -238,11 +238,13 @@
         if (!fileInput) {
           fileInput = document.createElement('input');
           fileInput.type = 'file';
-          fileInput.accept = '.json,application/json';
+          // The tools' configs come as YAML, JSON or a shell script; several at once (an axolotl
+          // YAML and the DeepSpeed JSON it names).
+          fileInput.accept = '.json,.yaml,.yml,.sh,.txt,application/json';
+          fileInput.multiple = true;
           fileInput.hidden = true;
           fileInput.addEventListener('change', () => {
-            const file = fileInput.files && fileInput.files[0];
-            if (file) loadFile(app, file);
+            if (fileInput.files && fileInput.files.length > 0) loadFiles(app, fileInput.files);
             fileInput.value = '';
           });
           document.body.appendChild(fileInput);
@@ -252,29 +254,43 @@
     };
   }
 
-  function loadFile(app, file) {
-    if (file.size > MAX_TEXT_BYTES) {
-      app.ui_import_problem(file.name, `too large (${mib(file.size)}; limit ${mib(MAX_TEXT_BYTES)})`);
+  // Files opened or dropped together: read as one group (ui/share.cpp, LoadFiles: the tools'
+  // configs among them, and the files one names; one other file as a scenario, config.json, ...).
+  // At most MAX_FILES files and MAX_TEXT_BYTES in all.
+  const MAX_FILES = 16;
+  function loadFiles(app, fileList) {
+    const files = Array.from(fileList);
+    if (files.length > MAX_FILES) {
+      app.ui_import_problem(`${files.length} files`, `too many at once (limit ${MAX_FILES})`);
       return;
     }
-    file.text().then((text) => app.ui_load_text(file.name, text));
+    const total = files.reduce((sum, file) => sum + file.size, 0);
+    if (total > MAX_TEXT_BYTES) {
+      const name = files.length === 1 ? files[0].name : `${files.length} files`;
+      app.ui_import_problem(name, `too large (${mib(total)}; limit ${mib(MAX_TEXT_BYTES)})`);
+      return;
+    }
+    Promise.all(files.map((file) => file.text())).then((texts) => {
+      app.ui_load_files(JSON.stringify(files.map((file, i) => ({ name: file.name, text: texts[i] }))));
+    }, (error) => app.ui_import_problem(files[0].name, `could not be read (${error && error.message})`));
   }
 
   // Text dropped or pasted onto the page; its UTF-8 size is counted only when it might fit.
   function loadText(app, name, text) {
     const bytes = text.length > MAX_TEXT_BYTES ? text.length : new TextEncoder().encode(text).length;
     if (bytes > MAX_TEXT_BYTES) app.ui_import_problem(name, `too large (${mib(bytes)}; limit ${mib(MAX_TEXT_BYTES)})`);
-    else app.ui_load_text(name, text);
+    else app.ui_load_files(JSON.stringify([{ name, text }]));
   }
 
-  // Files dropped anywhere on the page: a scenario, a config.json, a calibration, a data_types.json or a
-  // gpu_types.json (ui/share.cpp, LoadText, knows them by the file's name and shape).
+  // Files dropped anywhere on the page, several at once: the tools' configs, a scenario, a config.json,
+  // a calibration, a data_types.json or a gpu_types.json (ui/share.cpp, LoadFiles, knows them by
+  // their content, name and shape). Dropped text (a command selected in a terminal) likewise.
   function acceptDrops(app) {
     document.addEventListener('dragover', (event) => event.preventDefault());
     document.addEventListener('drop', (event) => {
       event.preventDefault();
-      const file = event.dataTransfer && event.dataTransfer.files && event.dataTransfer.files[0];
-      if (file) loadFile(app, file);
+      const files = event.dataTransfer && event.dataTransfer.files;
+      if (files && files.length > 0) loadFiles(app, files);
       else if (event.dataTransfer) loadText(app, 'dropped text', event.dataTransfer.getData('text/plain'));
     });
   }

@@ -50,13 +50,13 @@ test('the tarball holds the module, its ES entry, its types and a README, at the
     'package/package.json']);
 });
 
-test('import and require both give the thirteen functions; an estimate equals the CLI\'s', () => {
+test('import and require both give the fourteen functions; an estimate equals the CLI\'s', () => {
   const scenario = JSON.stringify({ model: { preset: 'meta-llama/Llama-3.1-8B' }, training: { method: 'lora', batch_size: 2 } });
   const esm = node('esm.mjs', `import createGpumem from 'gpumem';
 const g = await createGpumem();
 const r = JSON.parse(g.estimate(${JSON.stringify(scenario)}));
 const bad = JSON.parse(g.estimate('{"model": {"preset": "llama3-8b"}, "training": {"batch_size": -4}}'));
-console.log(JSON.stringify({ functions: Object.keys(g).filter((k) => ['estimate', 'params', 'presets', 'maxfit', 'plan', 'settings', 'fit', 'exportConfig', 'importDeepspeed', 'calibrate', 'sweep', 'sweepSvg', 'version'].includes(k) && typeof g[k] === 'function').sort(),
+console.log(JSON.stringify({ functions: Object.keys(g).filter((k) => ['estimate', 'params', 'presets', 'maxfit', 'plan', 'settings', 'fit', 'exportConfig', 'importDeepspeed', 'readConfigs', 'calibrate', 'sweep', 'sweepSvg', 'version'].includes(k) && typeof g[k] === 'function').sort(),
   settings: Object.keys(JSON.parse(g.settings())).length,
   total: r.per_gpu.device_total_bytes, version: g.version(), bad: bad.errors[0].field,
   models: JSON.parse(g.presets()).models.length, params: JSON.parse(g.params('{"model_type": "gpt2"}')).ok,
@@ -64,7 +64,7 @@ console.log(JSON.stringify({ functions: Object.keys(g).filter((k) => ['estimate'
 `);
   assert.equal(esm.status, 0, esm.stderr);
   const out = JSON.parse(esm.stdout);
-  assert.deepEqual(out.functions, ['calibrate', 'estimate', 'exportConfig', 'fit', 'importDeepspeed', 'maxfit', 'params', 'plan', 'presets', 'settings', 'sweep', 'sweepSvg', 'version']);
+  assert.deepEqual(out.functions, ['calibrate', 'estimate', 'exportConfig', 'fit', 'importDeepspeed', 'maxfit', 'params', 'plan', 'presets', 'readConfigs', 'settings', 'sweep', 'sweepSvg', 'version']);
   assert.ok(out.settings >= 20, 'settings() lists the enumerated fields');
   assert.equal(out.version, version);
   assert.equal(out.bad, 'training.batch_size', 'bad input is an error document, not a throw');

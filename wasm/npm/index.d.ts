@@ -36,6 +36,11 @@ export interface GpumemModule {
   exportConfig(requestJson: string): string;
   /** A DeepSpeed ds_config.json (JSON text) -> {"ok", "scenario": the fields it decides, "notes"} (JSON text). */
   importDeepspeed(dsConfigJson: string): string;
+  /** {"files": [{"name", "text"}], "command"?: "vllm serve ..."}: the tools' configs and launch commands
+   *  (DeepSpeed JSON; accelerate, axolotl, torchtune, litgpt YAML; torchrun, vllm serve, ... lines) ->
+   *  {"ok", "scenario": the fields they set, "model": the model they name ("" if none), "check": {"format",
+   *  "formats", "files", "read", "ignored", "warnings", "assumptions"}} (JSON text). */
+  readConfigs(requestJson: string): string;
   /** {"records": [{"id", "source", "scenario", "measured": {"metric", "gib"}}], "name"} -> a calibration file and
    *  its before / after / leave-one-out report (JSON text). */
   calibrate(requestJson: string): string;
