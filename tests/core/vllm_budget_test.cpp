@@ -145,6 +145,9 @@ TEST(VllmBudget, NonTorchMemoryGrowsWithMoreThanOneGpu) {
     // and the custom all-reduce's two 8 MiB cudaMalloc'd buffers grow in the profile run too.
     json old = vllm({{"engine_version", "0.10.2"}}, {{"num_gpus", 2}}, {{"tensor_parallel_size", 2}});
     EXPECT_NEAR(note(old, "vllm_non_torch_bytes"), 0.16 * kGiB + 2 * 24 * connection + 2 * 8 * 1048576.0, 1);
+    // The custom all-reduce runs on 2, 4, 6 or 8 GPUs only (CustomAllreduce._SUPPORTED_WORLD_SIZES).
+    json tp16 = vllm({{"engine_version", "0.10.2"}}, {{"num_gpus", 16}}, {{"tensor_parallel_size", 16}});
+    EXPECT_NEAR(note(tp16, "vllm_non_torch_bytes"), 0.16 * kGiB + 2 * 24 * connection, 1);
     json old1 = vllm({{"engine_version", "0.10.2"}});
     EXPECT_NEAR(note(old1, "vllm_non_torch_bytes"), 0.16 * kGiB, 1);
     // The pool: requested - weights - peak - non-torch; the weights halve at TP 2, the sampler does not

@@ -320,7 +320,9 @@ constexpr double kNcclChannelsH100 = 24;
 //   init) and the custom all-reduce's IPC buffers (CustomAllreduce: meta + max_size 8 MiB, and an 8 MiB
 //   registered buffer, both cudaMalloc'd: custom_all_reduce.py) are in the baseline; before 0.11 they grow here.
 // Left out, not derivable from a source: NCCL's device-side communicator state and its kernels' code, the
-// custom all-reduce's Signal block (a few KiB), pipeline-parallel send/recv connections. Against vLLM 0.11's logs
+// custom all-reduce's Signal block (a few KiB), pipeline-parallel send/recv connections, and for 0.10.x the
+// torch symmetric-memory all-reduce buffer (SymmMemCommunicator, 64 MiB at TP 2 on sm90, on by default from vLLM
+// PR #24111, merged 2025-09-02: which 0.10 release first shipped it is not known here). Against vLLM 0.11's logs
 // at TP 2 on H100 (0.54-0.55 GiB) these terms give 0.16 + 0.22 GiB: the rest is what is left out.
 double vllm_non_torch(const Scenario& sc, Explanation& ex) {
     const double GiB = static_cast<double>(kGiB);
@@ -329,7 +331,10 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
     const bool before_snapshot_fix = version == "0.10" || version.rfind("0.10.", 0) == 0;
     const double per_connection = kNcclLlBytes + kNcclLl128Bytes + kNcclSimpleBytes;
     const double communicators = tp ? (before_snapshot_fix ? 2 : 1) : 0;
-    const double custom_ar = tp && before_snapshot_fix ? 2 * 8388608.0 : 0;
+    // CustomAllreduce._SUPPORTED_WORLD_SIZES: 2, 4, 6, 8.
+    const std::uint64_t t = sc.parallel.tp;
+    const bool custom_ar_sizes = t == 2 || t == 4 || t == 6 || t == 8;
+    const double custom_ar = tp && before_snapshot_fix && custom_ar_sizes ? 2 * 8388608.0 : 0;
     return ex.sum(
         "vllm_non_torch", "memory grown outside torch during the profile run",
         {{"libraries' code and handles mapped on first use (measured on one H100: no source sizes it)",
