@@ -40,13 +40,15 @@ TEST(Serving, SglangKeepsMemFractionStaticOfTheFreeMemory) {
     json r = run({{"model", kLlama8B},
                   {"mode", "inference"},
                   {"inference", {{"engine", "sglang"}, {"context_len", 8192}, {"batch_size", 32}}}});
-    // H100: 81,559 MiB, under 90 GiB: SGLang reserves (9.5 + TP x PP / 2) GiB = 10,240 MiB, so
-    // mem_fraction_static = round((81,559 - 10,240) / 81,559, 3) = 0.874.
-    EXPECT_DOUBLE_EQ(r["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.874);
+    // SGLang 0.5.3 (the default family), H100: 81,559 MiB; chunks of 8192 tokens and CUDA graphs up to
+    // batch 256 (under 90 GiB, TP < 4); it reserves 512 + 1.5 x 8192 + 2 x 256 + 1 / 8 x 1024 = 13,440 MiB,
+    // so mem_fraction_static = round((81,559 - 13,440) / 81,559, 3) = 0.835.
+    EXPECT_DOUBLE_EQ(r["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.835);
     EXPECT_EQ(r["scenario"]["inference"]["chunked_prefill_size"], 8192);
-    // Pool = 0.874 x (the CUDA total - the 512 MiB CUDA context) - the weights as the allocator
+    EXPECT_EQ(r["scenario"]["inference"]["engine_version"], "0.5.3");
+    // Pool = 0.835 x (the CUDA total - the 512 MiB CUDA context) - the weights as the allocator
     // reserves them (x 1.05, allocator_fragmentation); 128 KiB a token, page size 1.
-    double pool = 0.874 * (kCudaTotal - kContext) - kWeights * 1.05;
+    double pool = 0.835 * (kCudaTotal - kContext) - kWeights * 1.05;
     const json& sv = r["serving"];
     EXPECT_EQ(sv["engine"], "sglang");
     EXPECT_EQ(sv["kv_cache_tokens"].get<double>(), std::floor(pool / kPerToken));
@@ -65,21 +67,56 @@ TEST(Serving, SglangKeepsMemFractionStaticOfTheFreeMemory) {
 }
 
 TEST(Serving, SglangDefaultFractionFollowsTheCardAndTp) {
-    // H100 (81,559 MiB, under 90 GiB) at TP 2: reserve (9.5 + 2 / 2) GiB = 10,752 MiB;
-    // round(70,807 / 81,559, 3) = 0.868. An RTX 4090 (24,564 MiB, under 35 GiB): (2.8 + 0.1) GiB =
-    // 2,969.6 MiB; round(21,594.4 / 24,564, 3) = 0.879, and chunks of 2048 tokens.
-    json tp2 = run({{"model", kLlama8B},
+    // SGLang 0.4.7 to 0.5.2 (PR #7054's rule): H100 (81,559 MiB, under 90 GiB) at TP 2: reserve
+    // (9.5 + 2 / 2) GiB = 10,752 MiB; round(70,807 / 81,559, 3) = 0.868. An RTX 4090 (24,564 MiB, under
+    // 35 GiB): (2.8 + 0.1) GiB = 2,969.6 MiB; round(21,594.4 / 24,564, 3) = 0.879, and chunks of 2048 tokens.
+    const auto sglang = [](const char* version, json hardware, json parallelism, const char* preset) {
+        return run({{"model", {{"preset", preset}}},
                     {"mode", "inference"},
-                    {"inference", {{"engine", "sglang"}}},
-                    {"parallelism", {{"tensor_parallel_size", 2}}},
-                    {"hardware", {{"num_gpus", 2}}}});
+                    {"inference", {{"engine", "sglang"}, {"engine_version", version}}},
+                    {"parallelism", parallelism},
+                    {"hardware", hardware}});
+    };
+    const json tp2p = {{"tensor_parallel_size", 2}}, tp2h = {{"num_gpus", 2}};
+    const json rtxh = {{"gpu", "RTX-4090-24GB"}};
+    json tp2 = sglang("0.5.2", tp2h, tp2p, "meta-llama/Llama-3.1-8B");
     EXPECT_DOUBLE_EQ(tp2["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.868);
-    json rtx = run({{"model", {{"preset", "meta-llama/Llama-3.2-3B"}}},
-                    {"mode", "inference"},
-                    {"inference", {{"engine", "sglang"}}},
-                    {"hardware", {{"gpu", "RTX-4090-24GB"}}}});
+    json rtx = sglang("0.4.7", rtxh, json::object(), "meta-llama/Llama-3.2-3B");
     EXPECT_DOUBLE_EQ(rtx["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.879);
     EXPECT_EQ(rtx["scenario"]["inference"]["chunked_prefill_size"], 2048);
+    // From 0.5.3 (PRs #10975 and #11076): 512 MiB + 1.5 x max(chunk, 2048) + 2 x cuda_graph_max_bs +
+    // TP x PP / 8 x 1024. H100 at TP 2: 512 + 12,288 + 512 + 256 = 13,568; round(67,991 / 81,559, 3) = 0.834.
+    // TP 4 doubles the graphs' batch (512): 512 + 12,288 + 1,024 + 512 = 14,336; round(67,223 / 81,559, 3)
+    // = 0.824. The RTX 4090: chunks of 2048, graphs to 24: 512 + 3,072 + 48 + 128 = 3,760;
+    // round(20,804 / 24,564, 3) = 0.847.
+    EXPECT_DOUBLE_EQ(
+        sglang("0.5.3", tp2h, tp2p, "meta-llama/Llama-3.1-8B")["scenario"]["inference"]["mem_fraction_static"]
+            .get<double>(),
+        0.834);
+    json tp4 = sglang("0.5.4", {{"num_gpus", 4}}, {{"tensor_parallel_size", 4}}, "meta-llama/Llama-3.1-8B");
+    EXPECT_DOUBLE_EQ(tp4["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.824);
+    json rtx5 = sglang("0.5.3", rtxh, json::object(), "meta-llama/Llama-3.2-3B");
+    EXPECT_DOUBLE_EQ(rtx5["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.847);
+    EXPECT_EQ(rtx5["scenario"]["inference"]["chunked_prefill_size"], 2048);
+    // A given chunk sets the reserve: 4096 on the H100 at TP 1: 512 + 6,144 + 512 + 128 = 7,296;
+    // round(74,263 / 81,559, 3) = 0.911.
+    json chunk = run({{"model", kLlama8B},
+                      {"mode", "inference"},
+                      {"inference", {{"engine", "sglang"}, {"chunked_prefill_size", 4096}}}});
+    EXPECT_DOUBLE_EQ(chunk["scenario"]["inference"]["mem_fraction_static"].get<double>(), 0.911);
+    // Releases it does not follow are refused, naming the field; vLLM's versions are not SGLang's.
+    for (const char* bad : {"0.4.6", "0.3", "0.12", "1.0", "latest"}) {
+        json r = gpumem::estimate({{"model", kLlama8B},
+                                   {"mode", "inference"},
+                                   {"inference", {{"engine", "sglang"}, {"engine_version", bad}}}});
+        ASSERT_FALSE(r["errors"].empty()) << bad;
+        EXPECT_EQ(r["errors"][0]["field"], "inference.engine_version") << bad;
+    }
+    // The field is vLLM's and SGLang's only.
+    json tgi = gpumem::estimate(
+        {{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"engine", "tgi"}, {"engine_version", "0.5.3"}}}});
+    ASSERT_FALSE(tgi["errors"].empty());
+    EXPECT_NE(tgi["errors"][0]["problem"].get<std::string>().find("vllm or sglang"), std::string::npos);
 }
 
 TEST(Serving, TgiFillsNinetyPercentOfWhatItsWarmUpLeaves) {

@@ -289,6 +289,66 @@ double vllm_max_model_len(const Serving& v, double pool, std::uint64_t layers, d
     return lo * block;
 }
 
+// NCCL's buffers for one ring connection (one channel, one peer), all three protocols, as the receiver allocates
+// them (NVIDIA/nccl src/transport/p2p.cc p2pRecvSetup sums comm->buffSizes over the protocols; with P2P read the
+// SIMPLE buffer moves to the sender, the same bytes per rank), at NCCL's defaults (src/init.cc @v2.27.3-1,
+// 72d2432, the NCCL PyTorch 2.8 / vLLM 0.11 ship): LL = NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512
+// x NCCL_STEPS 8 x sizeof(ncclLLFifoLine) 16 B; LL128 = NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS
+// 640 x NCCL_STEPS 8 x 8 B; SIMPLE = DEFAULT_BUFFSIZE 1 << 22 (src/include/device.h for the constants).
+constexpr double kNcclLlBytes = 8.0 * 512 * 8 * 16, kNcclLl128Bytes = 120.0 * 640 * 8 * 8, kNcclSimpleBytes = 4194304.0;
+// NCCL's channel count is the result of its topology search (src/graph/search.cc ncclTopoCompute over the
+// machine's NVLink/PCIe graph, then ncclTopoPostset's duplication): no source fixes it without the machine's
+// topology. 24 is what NCCL prints on H100 NVSwitch nodes ("Channel 00/0" to "Channel 23/0" on 4 x H100,
+// vllm-project/vllm issue #10453; "24 coll channels", issue #18567): an H100 SXM figure, taken for every card.
+constexpr double kNcclChannelsH100 = 24;
+
+// Memory that grows outside PyTorch's allocator during vLLM's profile run: vllm/utils memory_profiling's
+// non_torch_increase, (CUDA's used memory - torch's reserved) after the run less the same at the init snapshot
+// (vllm/v1/worker/gpu_worker.py init_device). By term:
+// - cuBLAS/cuBLASLt workspaces are not here: PyTorch allocates them through its caching allocator
+//   (aten/src/ATen/cuda/CublasHandlePool.cpp getNewWorkspace), so they sit in the torch peak.
+// - What the libraries map on first use (CUDA's lazy module loading of the kernels the forward runs: PyTorch's,
+//   FlashAttention's, Triton's; cuBLAS handles' own buffers; cuDNN): no source sizes it. Measured: vLLM logged
+//   "non_torch_memory takes 0.16GiB" for one H100 (vllm-project/vllm PR #12126, 2025-01-16), a log independent of
+//   the start-up figures in tests/data/serving, which check it (0.13-0.14 GiB at vLLM 0.11).
+// - With TP > 1, the NCCL communicator torch.distributed's ProcessGroupNCCL creates at its first collective (the
+//   logits' all-gather, DeviceCommunicatorBase.all_gather on the device group, in the profile run): NCCL
+//   connects rings at run time (NCCL_RUNTIME_CONNECT 1, src/init.cc), and all-gather runs on rings: one ring
+//   connection per channel.
+// - From 0.11 the snapshot is taken after init_worker_distributed_environment (vLLM PR #25359, merged 2025-09-22,
+//   before 0.11.0's release; not checked against the tag), so vLLM's own PyNccl communicator (warmed up at
+//   init) and the custom all-reduce's IPC buffers (CustomAllreduce: meta + max_size 8 MiB, and an 8 MiB
+//   registered buffer, both cudaMalloc'd: custom_all_reduce.py) are in the baseline; before 0.11 they grow here.
+// Left out, not derivable from a source: NCCL's device-side communicator state and its kernels' code, the
+// custom all-reduce's Signal block (a few KiB), pipeline-parallel send/recv connections, and for 0.10.x the
+// torch symmetric-memory all-reduce buffer (SymmMemCommunicator, 64 MiB at TP 2 on sm90, on by default from vLLM
+// PR #24111, merged 2025-09-02: which 0.10 release first shipped it is not known here). Against vLLM 0.11's logs
+// at TP 2 on H100 (0.54-0.55 GiB) these terms give 0.16 + 0.22 GiB: the rest is what is left out.
+double vllm_non_torch(const Scenario& sc, Explanation& ex) {
+    const double GiB = static_cast<double>(kGiB);
+    const bool tp = sc.parallel.tp > 1;
+    const std::string& version = sc.inference.engine_version;  // validated by vllm_family: 0.MINOR[.PATCH]
+    const bool before_snapshot_fix = version == "0.10" || version.rfind("0.10.", 0) == 0;
+    const double per_connection = kNcclLlBytes + kNcclLl128Bytes + kNcclSimpleBytes;
+    const double communicators = tp ? (before_snapshot_fix ? 2 : 1) : 0;
+    // CustomAllreduce._SUPPORTED_WORLD_SIZES: 2, 4, 6, 8.
+    const std::uint64_t t = sc.parallel.tp;
+    const bool custom_ar_sizes = t == 2 || t == 4 || t == 6 || t == 8;
+    const double custom_ar = tp && before_snapshot_fix && custom_ar_sizes ? 2 * 8388608.0 : 0;
+    return ex.sum(
+        "vllm_non_torch", "memory grown outside torch during the profile run",
+        {{"libraries' code and handles mapped on first use (measured on one H100: no source sizes it)",
+          {{"GiB", 0.16}, {"bytes per GiB", GiB}}},
+         {"NCCL ring buffers (TP > 1): the communicators created after the init snapshot",
+          {{"communicators: torch's device group (+ vLLM's PyNccl before 0.11)", communicators},
+           {"channels (NCCL's topology search on H100 NVSwitch)", kNcclChannelsH100},
+           {"ring connections per channel", 1},
+           {"bytes per connection: LL + LL128 + SIMPLE", per_connection, "B"}}},
+         {"custom all-reduce IPC buffers (TP > 1, before 0.11): 2 x max_size 8 MiB", {{"bytes", custom_ar, "B"}}}},
+        "vllm/utils memory_profiling (non_torch_increase); vllm/v1/worker/gpu_worker.py init_device; NVIDIA/nccl "
+        "src/init.cc, src/transport/p2p.cc @v2.27.3-1; vllm/distributed/device_communicators/custom_all_reduce.py");
+}
+
 // vLLM V1 (0.10 on; vllm/v1/worker/gpu_worker.py Worker.determine_available_memory): it requests
 // gpu_memory_utilization x the total CUDA reports, runs one profile step (GPUModelRunner.profile_run:
 // max_num_batched_tokens dummy tokens through the model, then the sampler over the last token of each of
@@ -336,18 +396,7 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                  {"held hidden states", held, "bytes"},
                  {"sampler peak", sampler, "bytes"}},
                 "vllm/v1/worker/gpu_model_runner.py profile_run");
-    // Memory that grows outside PyTorch's allocator during the profile run (cuBLAS/cuBLASLt workspaces,
-    // and with TP > 1 NCCL's communicator buffers and vLLM's custom all-reduce buffers), relative to the
-    // start-up snapshot (which already holds the CUDA context): measured, not derived: vLLM's log prints
-    // "non-torch forward increase memory" 0.13-0.14 GiB on one H100 and 0.54-0.55 GiB per GPU at TP 2
-    // (llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md @0fa12aa9, vLLM 0.11).
-    const bool comms = sc.parallel.tp * sc.parallel.pp > 1;
-    double non_torch =
-        ex.sum("vllm_non_torch", "memory grown outside torch during the profile run",
-               {{"library workspaces (cuBLAS/cuBLASLt), measured on H100", {{"GiB", 0.13}, {"bytes", GiB}}},
-                {"NCCL and custom all-reduce buffers with more than one GPU, measured at TP 2",
-                 {{"GiB", comms ? 0.41 : 0.0}, {"bytes", GiB}}}},
-               "vllm/utils memory_profiling (non_torch_increase); figures from vLLM 0.11's log");
+    double non_torch = vllm_non_torch(sc, ex);
     double graphs = ex.product(
         "vllm_cuda_graphs", "CUDA graph capture, after the KV cache: outside the request",
         {{"GiB (tunable vllm_cuda_graph_gib)", sc.tunable(Tunable::VllmCudaGraphGib), "GiB"}, {"bytes per GiB", GiB}},

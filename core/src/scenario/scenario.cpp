@@ -29,6 +29,7 @@ const EngineField kEngineFields[] = {
     {"block_size", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.block_size); }},
     {"max_num_seqs", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.max_num_seqs); }},
     {"engine_version", InferenceEngine::Vllm, [](const InferenceSettings& i) { return json(i.engine_version); }},
+    {"engine_version", InferenceEngine::Sglang, [](const InferenceSettings& i) { return json(i.engine_version); }},
     {"gpu_layers", InferenceEngine::LlamaCpp, [](const InferenceSettings& i) { return json(i.gpu_layers); }},
     {"ubatch", InferenceEngine::LlamaCpp, [](const InferenceSettings& i) { return json(i.ubatch); }},
     {"mem_fraction_static", InferenceEngine::Sglang,
@@ -514,15 +515,55 @@ void read_kv_cache_dtype(FieldReader& r, const Format& weights, Scenario& s) {
     }
 }
 
-// SGLang's default share of the free memory for weights and KV pool: the card's memory less a
-// reserve for activations and CUDA graphs that grows with the card and with TP x PP
-// (sgl-project/sglang python/sglang/srt/server_args.py, ServerArgs.__post_init__, the 2025 rule
-// "reserved_mem" that replaced 0.88/0.87/0.85/0.81/0.79 by TP size; gpu_mem in MiB as nvidia-smi gives it).
-double sglang_mem_fraction_static(double gpu_mib, double parallel) {
-    double reserved = gpu_mib < 35 * 1024    ? (2.8 + parallel / 10) * 1024  // T4, A10, L40, 4090
-                      : gpu_mib < 90 * 1024  ? (9.5 + parallel / 2) * 1024   // H100, A100
-                      : gpu_mib < 160 * 1024 ? (12 + parallel / 2) * 1024    // H20, H200
-                                             : 32.0 * 1024;                  // B200, MI300
+// SGLang's defaults by card (gpu_mem: MiB as nvidia-smi reports the card, get_device_memory_capacity), from
+// python/sglang/srt/server_args.py ServerArgs.__post_init__ / _handle_gpu_memory_settings:
+// - chunked_prefill_size: before PR #10975 2048 under 35 GiB, 8192 under 160 GiB, else 16384; from #10975 also
+//   4096 from 35 to 60 GiB (A100-40GB, L40).
+// - the largest CUDA-graph batch (cuda_graph_max_bs, #10975's table): 8 under 20 GiB; under 35 GiB 24 (80 from
+//   TP 4); under 60 GiB 32 (160 from TP 4); under 160 GiB 256 (512 from TP 4); else 512.
+struct SglangCardDefaults {
+    std::uint64_t chunk = 8192;
+    double graph_max_bs = 256;
+};
+SglangCardDefaults sglang_card_defaults(double gpu_mib, double tp, SglangReserve family) {
+    SglangCardDefaults d;
+    const bool big_tp = tp >= 4;
+    if (family == SglangReserve::ByCard) {
+        d.chunk = gpu_mib < 35 * 1024 ? 2048 : gpu_mib < 160 * 1024 ? 8192 : 16384;
+    } else {
+        d.chunk = gpu_mib < 35 * 1024 ? 2048 : gpu_mib < 60 * 1024 ? 4096 : gpu_mib < 160 * 1024 ? 8192 : 16384;
+    }
+    d.graph_max_bs = gpu_mib < 20 * 1024    ? 8
+                     : gpu_mib < 35 * 1024  ? (big_tp ? 80 : 24)
+                     : gpu_mib < 60 * 1024  ? (big_tp ? 160 : 32)
+                     : gpu_mib < 160 * 1024 ? (big_tp ? 512 : 256)
+                                            : 512;
+    return d;
+}
+
+// SGLang's default share of the memory for weights and KV pool, (gpu_mem - reserved) / gpu_mem rounded to
+// 3 decimals, by family:
+// - ByCard (PR #7054, "Simplify the heuristics", merged 2025-06-10): reserved MiB = (2.8 + TP x PP / 10) GiB under
+//   35 GiB (T4, A10, L40, 4090), (9.5 + TP x PP / 2) GiB under 90 GiB (H100, A100), (12 + TP x PP / 2) GiB under
+//   160 GiB (H20, H200), else 32 GiB (B200, MI300).
+// - ByChunkAndGraphs (PR #10975, merged 2025-09-29, with PR #11076's constants, 2025-09-30): reserved MiB = 512
+//   (attention backends' metadata) + 1.5 x max(chunked_prefill_size, 2048) (the prefill chunk's activations) +
+//   2 x cuda_graph_max_bs (the CUDA graphs) + TP x PP / 8 x 1024. Later releases add a floor of 10 GiB above
+//   60 GiB (never binding at the default chunk: 13,440 MiB on an H100) and a piecewise-CUDA-graph term (8 MiB a
+//   captured size); neither is modelled (the release that brought them is not known here).
+double sglang_mem_fraction_static(double gpu_mib, double tp, double pp, std::uint64_t chunk, SglangReserve family) {
+    const double parallel = tp * pp;
+    double reserved = 0;
+    if (family == SglangReserve::ByCard) {
+        reserved = gpu_mib < 35 * 1024    ? (2.8 + parallel / 10) * 1024
+                   : gpu_mib < 90 * 1024  ? (9.5 + parallel / 2) * 1024
+                   : gpu_mib < 160 * 1024 ? (12 + parallel / 2) * 1024
+                                          : 32.0 * 1024;
+    } else {
+        const SglangCardDefaults d = sglang_card_defaults(gpu_mib, tp, family);
+        reserved =
+            512 + 1.5 * std::max<double>(static_cast<double>(chunk), 2048) + 2 * d.graph_max_bs + parallel / 8 * 1024;
+    }
     return std::round((gpu_mib - reserved) / gpu_mib * 1000) / 1000;
 }
 
@@ -535,14 +576,27 @@ void read_serving_engine_settings(FieldReader& r, Scenario& s) {
         tgi{x.engine == InferenceEngine::Tgi ? s.defaults_applied : quiet},
         trt{x.engine == InferenceEngine::TensorrtLlm ? s.defaults_applied : quiet};
     const double gpu_mib = static_cast<double>(s.hardware.gpu_memory_bytes) / (1 << 20);
-    const double fraction = sglang_mem_fraction_static(gpu_mib, static_cast<double>(s.parallel.tp * s.parallel.pp));
-    x.mem_fraction_static = sglang.apply(r.number("mem_fraction_static", 0.01, 1.0), std::max(0.01, fraction),
-                                         "inference.mem_fraction_static",
-                                         "SGLang's rule: the card less a reserve by its memory and TP x PP");
-    // server_args.py: chunked_prefill_size 2048 under 35 GiB, 8192 under 160 GiB, else 16384.
-    const std::uint64_t chunk = gpu_mib < 35 * 1024 ? 2048 : gpu_mib < 160 * 1024 ? 8192 : 16384;
-    x.chunked_prefill_size = sglang.apply(r.uint("chunked_prefill_size", 1, 1 << 24), chunk,
-                                          "inference.chunked_prefill_size", "SGLang's default by GPU memory");
+    SglangReserve family = SglangReserve::ByChunkAndGraphs;
+    if (x.engine == InferenceEngine::Sglang) {
+        x.engine_version = sglang.apply(r.string("engine_version"), std::string(kSglangDefaultVersion),
+                                        "inference.engine_version", "the newest SGLang family gpumem follows");
+        if (auto f = sglang_family(x.engine_version)) family = *f;
+        else
+            r.fail("engine_version",
+                   "must be an SGLang release \"0.4.MINOR\" from 0.4.7 or \"0.5.PATCH\", e.g. \"0.5.3\"",
+                   r.get("engine_version"));
+    }
+    const double tp = static_cast<double>(s.parallel.tp), pp = static_cast<double>(s.parallel.pp);
+    x.chunked_prefill_size =
+        sglang.apply(r.uint("chunked_prefill_size", 1, 1 << 24), sglang_card_defaults(gpu_mib, tp, family).chunk,
+                     "inference.chunked_prefill_size", "SGLang's default by GPU memory");
+    const double fraction = sglang_mem_fraction_static(gpu_mib, tp, pp, x.chunked_prefill_size, family);
+    x.mem_fraction_static = sglang.apply(
+        r.number("mem_fraction_static", 0.01, 1.0), std::max(0.01, fraction), "inference.mem_fraction_static",
+        family == SglangReserve::ByCard
+            ? "SGLang's rule: the card less a reserve by its memory and TP x PP"
+            : "SGLang's rule: the card less 512 MiB + 1.5 x the prefill chunk + 2 x the largest CUDA graph batch + "
+              "TP x PP / 8 GiB");
     // TGI's launcher (huggingface/text-generation-inference launcher/src/main.rs, "max_default = 4096"):
     // max_total_tokens is the model's max_position_embeddings capped at 4096, and the warm-up's
     // max_batch_prefill_tokens is max_input_tokens (max_total_tokens - 1) + 50.
@@ -592,8 +646,9 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
                    "inference.max_num_batched_tokens", "vllm serve's default for this card");
     x.max_num_seqs = vllm.apply(r.uint("max_num_seqs", 1, 1 << 20), std::uint64_t{big_card ? 1024u : 256u},
                                 "inference.max_num_seqs", "vllm serve's default for this card");
-    x.engine_version = vllm.apply(r.string("engine_version"), std::string(kVllmDefaultVersion),
-                                  "inference.engine_version", "the newest vLLM family gpumem follows");
+    x.engine_version = vllm.apply(x.engine == InferenceEngine::Vllm ? r.string("engine_version") : std::nullopt,
+                                  std::string(kVllmDefaultVersion), "inference.engine_version",
+                                  "the newest vLLM family gpumem follows");
     if (!vllm_family(x.engine_version))
         r.fail("engine_version",
                "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.10 on (the V1 engine), e.g. \"0.11.0\"",
@@ -610,12 +665,23 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
         llamacpp.apply(r.uint("ubatch", 1, 1 << 20), std::uint64_t{512}, "inference.ubatch", "llama.cpp's n_ubatch");
     read_serving_engine_settings(r, s);
     // A setting of another engine than the scenario's would change nothing: an error naming its engine.
-    for (const EngineField& f : kEngineFields)
-        if (x.engine != f.engine && r.get(f.key) != nullptr)
-            r.fail(f.key,
-                   std::string("applies to inference.engine ") + name(f.engine) + " only (this scenario's engine is " +
-                       name(x.engine) + ")",
-                   r.get(f.key));
+    for (const EngineField& f : kEngineFields) {
+        // A field some engines share (engine_version) is checked once, against all of its engines.
+        std::string engines;
+        bool ours = false;
+        const EngineField* first = nullptr;
+        for (const EngineField& g : kEngineFields)
+            if (std::string(g.key) == f.key) {
+                if (!first) first = &g;
+                ours = ours || g.engine == x.engine;
+                engines += std::string(engines.empty() ? "" : " or ") + name(g.engine);
+            }
+        if (!ours && first == &f && r.get(f.key) != nullptr)
+            r.fail(
+                f.key,
+                "applies to inference.engine " + engines + " only (this scenario's engine is " + name(x.engine) + ")",
+                r.get(f.key));
+    }
 }
 
 // The "inference" section, in the order its defaults are listed.
@@ -1000,8 +1066,9 @@ json Scenario::to_json() const {
 // flashinfer installed, as in vLLM's images: vllm/v1/sample/ops/topk_topp_sampler.py, VLLM_USE_FLASHINFER_SAMPLER
 // unset); vLLM PR #26859 (merged 2025-10-15, after 0.11.0) made the PyTorch-native sampler, which sorts the
 // logits, the default again. An older release without flashinfer samples natively: give "0.12" for it.
-std::optional<VllmSampler> vllm_family(const std::string& version) {
-    // Two or three dot-separated numbers of at most 6 digits each.
+namespace {
+// Two or three dot-separated numbers of at most 6 digits each; nullopt for anything else.
+std::optional<std::vector<unsigned>> release_parts(const std::string& version) {
     std::vector<unsigned> parts;
     std::size_t start = 0;
     while (parts.size() < 4) {
@@ -1014,7 +1081,29 @@ std::optional<VllmSampler> vllm_family(const std::string& version) {
         if (dot == std::string::npos) break;
         start = dot + 1;
     }
-    if (parts.size() < 2 || parts.size() > 3 || parts[0] != 0 || parts[1] < 10) return std::nullopt;
+    if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+    return parts;
+}
+}  // namespace
+
+// SGLang's families (sglang_mem_fraction_static): PR #7054 was merged 2025-06-10, taken as first shipped in
+// 0.4.7; PRs #10975 and #11076 were merged 2025-09-29/30, taken as first shipped in 0.5.3 (the first release
+// after them). The release tags were not checked: SGLang's repository was too large to fetch here. Before 0.4.7 a
+// fixed table by TP size applied, which gpumem does not follow.
+std::optional<SglangReserve> sglang_family(const std::string& version) {
+    auto parts = release_parts(version);
+    if (!parts || (*parts)[0] != 0) return std::nullopt;
+    const unsigned minor = (*parts)[1], patch = parts->size() == 3 ? (*parts)[2] : 0;
+    if (minor == 4 && patch >= 7) return SglangReserve::ByCard;
+    if (minor == 5) return patch >= 3 ? SglangReserve::ByChunkAndGraphs : SglangReserve::ByCard;
+    return std::nullopt;
+}
+
+std::optional<VllmSampler> vllm_family(const std::string& version) {
+    auto given = release_parts(version);
+    if (!given) return std::nullopt;
+    const std::vector<unsigned>& parts = *given;
+    if (parts[0] != 0 || parts[1] < 10) return std::nullopt;
     const unsigned minor = parts[1], patch = parts.size() == 3 ? parts[2] : 0;
     if (minor < 11 || (minor == 11 && patch == 0)) return VllmSampler::FlashInfer;
     return VllmSampler::Native;

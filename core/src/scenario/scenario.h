@@ -62,6 +62,13 @@ enum class VllmSampler { FlashInfer, Native };
 inline constexpr const char* kVllmDefaultVersion = "0.12";
 // The family of a vLLM release "0.MINOR[.PATCH]" (0.10 on); nullopt for anything else.
 std::optional<VllmSampler> vllm_family(const std::string& version);
+// SGLang's release families whose default mem_fraction_static differs (scenario.cpp sglang_mem_fraction_static):
+// a reserve by card size and TP x PP (sglang PR #7054), then one from chunked_prefill_size and the largest CUDA
+// graph batch (PRs #10975 and #11076).
+enum class SglangReserve { ByCard, ByChunkAndGraphs };
+inline constexpr const char* kSglangDefaultVersion = "0.5.3";
+// The family of an SGLang release "0.4.MINOR[.PATCH]" from 0.4.7, or "0.5[.PATCH]"; nullopt for anything else.
+std::optional<SglangReserve> sglang_family(const std::string& version);
 
 struct InferenceSettings {
     std::uint64_t batch_size = 1;
@@ -76,7 +83,7 @@ struct InferenceSettings {
     double gpu_memory_utilization = 0.9;            // vllm: share of the card it claims up front
     std::uint64_t max_num_batched_tokens = 8192;    // vllm: tokens of one scheduler step (chunked prefill)
     std::uint64_t max_num_seqs = 1024;              // vllm: sequences of one scheduler step
-    std::string engine_version = "0.12";            // vllm: the release whose budget rules apply (major.minor[.patch])
+    std::string engine_version = "0.12";            // vllm, sglang: the release whose budget rules apply
     std::uint64_t block_size = 16;                  // vllm: tokens per KV-cache block
     std::int64_t gpu_layers = -1;                   // llama.cpp: layers offloaded to the GPU (-1: all)
     std::uint64_t ubatch = 512;                     // llama.cpp: physical batch of one graph evaluation
