@@ -140,9 +140,7 @@ TEST(Export, TorchtuneNamesItsRecipeAndConfig) {
     json r = exported("torchtune", lora);
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     const std::string t = r["text"];
-    EXPECT_EQ(t.rfind("tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device", 0),
-              0u)
-        << t;
+    EXPECT_EQ(t.rfind("tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device", 0), 0u) << t;
     EXPECT_TRUE(has_line(t, "loss._component_=torchtune.modules.loss.CEWithChunkedOutputLoss"));
     EXPECT_EQ(r["scenario"]["training"]["framework"], "torchtune");  // filled in
     EXPECT_EQ(r["scenario"]["training"]["precision"], "pure");       // torchtune's weights are in its dtype

@@ -46,7 +46,6 @@ void require_field(json& scenario, const char* section, const char* key, const s
                       show(*it)});
 }
 
-
 }  // namespace
 
 json export_config(const json& request) {
