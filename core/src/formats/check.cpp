@@ -98,16 +98,20 @@ struct Checker {
             // axolotl train CFG): its keys beneath the command's.
             if (doc.contains("_config") && doc["_config"].is_string()) {
                 const std::string config = doc["_config"];
+                std::string found = config;
                 std::optional<std::string> base = lookup(config, name);
                 // torchtune's built-in configs by name: recipes/configs/NAME.yaml in a torchtune checkout.
                 const bool builtin = part.format == ConfigFormat::Torchtune &&
                                      config.find(".yaml") == std::string::npos &&
                                      config.find(".yml") == std::string::npos;
-                if (!base && builtin) base = lookup("recipes/configs/" + config + ".yaml", name);
+                if (!base && builtin) {
+                    found = "recipes/configs/" + config + ".yaml";
+                    base = lookup(found, name);
+                }
                 if (base) {
-                    files.push_back(config);
-                    seen.push_back(config);  // a file the request also gives is read here, once
-                    Loaded b = load_structured(config, *base);
+                    files.push_back(found);
+                    seen.push_back(found);  // a file the request also gives is read here, once
+                    Loaded b = load_structured(found, *base);
                     for (const Issue& i : b.issues) issues.push_back(i);
                     if (!b.parts.empty()) {
                         // torchtune's `optimizer=torch.optim.AdamW`: a component's path, set as its _component_
@@ -122,7 +126,7 @@ struct Checker {
                         }
                         doc = overlay(b.parts[0].doc, doc);
                     } else if (b.issues.empty())
-                        issues.push_back({config, std::string("is not a ") + name_of(part.format) + " config", ""});
+                        issues.push_back({found, std::string("is not a ") + name_of(part.format) + " config", ""});
                 } else if (builtin && config.find('/') != std::string::npos) {
                     assumptions.push_back("--config " + config +
                                           " is torchtune's built-in config, not here: keys the command does not set "
