@@ -13,7 +13,6 @@ namespace gpumem::detail {
 namespace {
 
 void read_nothing(Reader&) {}
-std::optional<ojson> write_nothing(Writer&) { return std::nullopt; }
 
 // torchrun's processes per node: equal on every node, so a world that does not fill whole nodes of
 // `per_node` spreads over the fewest nodes it divides evenly (12 GPUs on nodes of 8: 2 x 6).
@@ -240,7 +239,14 @@ const Key kKeys[] = {
      [](Writer& w) -> std::optional<ojson> {
          return w.r.method == "qlora" && w.r.double_quant ? std::optional<ojson>("True") : std::nullopt;
      }},
-    {"per_device_eval_batch_size", "", read_nothing, write_nothing},
+    // The evaluation's batch: gpumem estimates the training step; a larger eval batch can peak higher.
+    {"per_device_eval_batch_size", "",
+     [](Reader& r) {
+         r.warn(
+             "the evaluation's batch is not in the estimate, which is the training step's; an eval batch "
+             "above the micro-batch can peak higher");
+     },
+     [](Writer&) -> std::optional<ojson> { return std::nullopt; }},
 };
 
 const char* const kIgnored[] = {"output_dir",
