@@ -151,14 +151,7 @@ const Key kKeys[] = {
          if (w.r.checkpointing == "full" && w.r.activation_offloading) return "offload";
          return w.r.checkpointing == "full";
      }},
-    {"optimizer", "training.optimizer",
-     [](Reader& r) {
-         auto v = r.string();
-         if (!v) return;
-         if (auto o = optimizer_of_hf(*v)) r.set("training.optimizer", *o);
-         else r.warn("optimizer " + *v + " is not one gpumem models; the scenario's optimizer is used");
-     },
-     [](Writer& w) -> std::optional<ojson> { return hf_optim(w.r.optimizer); }},
+    {"optimizer", "training.optimizer", read_hf_optimizer, write_hf_optimizer},
     {"attn_implementation", "training.attention",
      [](Reader& r) {
          auto v = r.string();

@@ -882,6 +882,14 @@ void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64
     if (auto v = r.uint(min, max)) r.set(field, *v);
 }
 
+void read_hf_optimizer(Reader& r) {
+    auto v = r.string();
+    if (!v) return;
+    if (auto o = optimizer_of_hf(*v)) r.set("training.optimizer", *o);
+    else r.warn("optimizer " + *v + " is not one gpumem models; the scenario's optimizer is used");
+}
+std::optional<ojson> write_hf_optimizer(Writer& w) { return hf_optim(w.r.optimizer); }
+
 void read_lora_rank(Reader& r) { read_uint_into(r, "training.lora.rank", 1, 1 << 16); }
 std::optional<ojson> write_lora_rank(Writer& w) {
     return w.r.adapters() ? std::optional<ojson>(w.r.lora()["rank"]) : std::nullopt;

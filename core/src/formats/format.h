@@ -273,6 +273,9 @@ void read_micro_batch(Reader& r);
 std::optional<ojson> write_micro_batch(Writer& w);
 void read_accumulation(Reader& r);
 std::optional<ojson> write_accumulation(Writer& w);
+// An HF Trainer --optim name (axolotl's optimizer:, torchrun's --optim) as the scenario's optimizer.
+void read_hf_optimizer(Reader& r);
+std::optional<ojson> write_hf_optimizer(Writer& w);
 // The key's value, a whole number in [min, max], into `field`.
 void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64_t max);
 

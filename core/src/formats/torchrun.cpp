@@ -105,14 +105,7 @@ const Key kKeys[] = {
          if (auto v = r.boolean()) r.set("training.activation_checkpointing", *v ? "full" : "none");
      },
      [](Writer& w) { return bool_text(w.r.checkpointing == "full"); }},
-    {"optim", "training.optimizer",
-     [](Reader& r) {
-         auto v = r.string();
-         if (!v) return;
-         if (auto o = optimizer_of_hf(*v)) r.set("training.optimizer", *o);
-         else r.warn("optimizer " + *v + " is not one gpumem models; the scenario's optimizer is used");
-     },
-     [](Writer& w) -> std::optional<ojson> { return hf_optim(w.r.optimizer); }},
+    {"optim", "training.optimizer", read_hf_optimizer, write_hf_optimizer},
     {"use_liger_kernel", "training.loss",
      [](Reader& r) {
          if (auto v = r.boolean(); v && *v) r.set("training.loss", "fused");
