@@ -190,16 +190,7 @@ const Key kKeys[] = {
      [](Writer& w) -> std::optional<ojson> {
          return w.r.loss == "chunked" ? std::optional<ojson>(true) : std::nullopt;
      }},
-    {"deepspeed", "engine.type",
-     [](Reader& r) {
-         auto v = r.string();
-         if (!v) return;
-         r.set("engine.type", "deepspeed");
-         r.out().references.push_back(*v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.engine == "deepspeed" ? std::optional<ojson>("ds_config.json") : std::nullopt;
-     }},
+    {"deepspeed", "engine.type", read_deepspeed_file, write_deepspeed_file},
     // FSDP, older spelling: fsdp: [full_shard, auto_wrap, offload].
     {"fsdp", "engine.type",
      [](Reader& r) {

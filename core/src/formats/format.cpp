@@ -882,6 +882,16 @@ void read_uint_into(Reader& r, const char* field, std::uint64_t min, std::uint64
     if (auto v = r.uint(min, max)) r.set(field, *v);
 }
 
+void read_deepspeed_file(Reader& r) {
+    auto v = r.string();
+    if (!v) return;
+    r.set("engine.type", "deepspeed");
+    r.out().references.push_back(*v);
+}
+std::optional<ojson> write_deepspeed_file(Writer& w) {
+    return w.r.engine == "deepspeed" ? std::optional<ojson>("ds_config.json") : std::nullopt;
+}
+
 void read_hf_optimizer(Reader& r) {
     auto v = r.string();
     if (!v) return;

@@ -273,6 +273,10 @@ void read_micro_batch(Reader& r);
 std::optional<ojson> write_micro_batch(Writer& w);
 void read_accumulation(Reader& r);
 std::optional<ojson> write_accumulation(Writer& w);
+// A DeepSpeed JSON the config names (axolotl's deepspeed:, HF Trainer's --deepspeed): engine deepspeed,
+// the file read beneath this one; written as ds_config.json (what `gpumem export deepspeed` writes).
+void read_deepspeed_file(Reader& r);
+std::optional<ojson> write_deepspeed_file(Writer& w);
 // An HF Trainer --optim name (axolotl's optimizer:, torchrun's --optim) as the scenario's optimizer.
 void read_hf_optimizer(Reader& r);
 std::optional<ojson> write_hf_optimizer(Writer& w);

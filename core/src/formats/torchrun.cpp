@@ -146,17 +146,7 @@ const Key kKeys[] = {
          if (w.r.offload_param == "cpu") fsdp += " offload";
          return fsdp;
      }},
-    {"deepspeed", "engine.type",
-     [](Reader& r) {
-         auto v = r.string();
-         if (!v) return;
-         r.set("engine.type", "deepspeed");
-         r.out().references.push_back(*v);
-     },
-     [](Writer& w) -> std::optional<ojson> {
-         return w.r.engine == "deepspeed" ? std::optional<ojson>("ds_config.json") : std::nullopt;
-     },
-     "deepspeed_config"},
+    {"deepspeed", "engine.type", read_deepspeed_file, write_deepspeed_file, "deepspeed_config"},
     // TRL's ModelConfig: LoRA and the quantized base.
     {"use_peft", "training.method",
      [](Reader& r) {
