@@ -11,7 +11,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "planner/planner.h"
+#include "search/search.h"
 
 namespace {
 

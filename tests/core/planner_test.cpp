@@ -9,7 +9,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "planner/planner.h"
+#include "search/search.h"
 
 using nlohmann::json;
 

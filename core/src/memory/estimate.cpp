@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "memory/memory.h"
-#include "throughput/throughput.h"
 
 namespace gpumem {
 
@@ -258,19 +257,14 @@ json model_json(const detail::Scenario& s) {
 
 }  // namespace
 
-json estimate(const json& scenario) {
-    detail::ScenarioRead read = detail::read_scenario(scenario);
-    if (!read.issues.empty()) return detail::error_document(read.issues);
-    return detail::estimate_result(read.scenario);
-}
-
 // One evaluation with the details on, then the document: model, parameters, per-GPU figures at the
 // peak and over the timeline, fit and GPUs needed, and what the figures rest on.
-json detail::estimate_result(const Scenario& scenario) {
+json detail::estimate_result(const Scenario& scenario, Figures* figures) {
     Scenario with_details = scenario;
     with_details.details = true;
     const Scenario& s = with_details;
     Figures f = evaluate(s);
+    if (figures) *figures = f;
     const auto& tl = f.breakdown.timeline;
     if (!std::isfinite(f.device) || f.device > kMaxBytes)
         return detail::error_document(
@@ -299,7 +293,6 @@ json detail::estimate_result(const Scenario& scenario) {
                    {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
                    {"fits", f.fits},
                    {"serving", f.breakdown.serving.doc()},
-                   {"throughput", detail::throughput_json(s, f)},
                    {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
                    {"gpus_needed", needed},
                    {"warnings", warnings},

@@ -176,7 +176,8 @@ struct Figures {
 };
 // What estimate() computes for a read scenario; with s.details false it allocates nothing.
 Figures evaluate(const Scenario& s);
-// The whole estimate result document for a read scenario (details on), as estimate() returns it.
-json estimate_result(const Scenario& s);
+// The memory part of the estimate result document for a read scenario (details on); `figures`, when
+// given, receives the evaluation it rests on. estimate() (api/estimate.cpp) adds the layers above.
+json estimate_result(const Scenario& s, Figures* figures = nullptr);
 
 }  // namespace gpumem::detail

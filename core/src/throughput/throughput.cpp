@@ -1,12 +1,12 @@
 // Throughput from the step-time model: decode bound by memory bandwidth, prefill by FLOPs, training
-// by the planner's step time for the scenario's own layout (planner.cpp, scenario_step()).
+// by the step-time model for the scenario's own layout (step_time.h, scenario_step()).
 
 #include "throughput/throughput.h"
 
 #include <algorithm>
 #include <string>
 
-#include "planner/planner.h"
+#include "throughput/step_time.h"
 
 namespace gpumem::detail {
 
