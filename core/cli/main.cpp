@@ -431,28 +431,49 @@ std::string percent(double part, double whole) {
     return text;
 }
 
+// One suggestion of fit(): its change, its peak, its speed against the scenario's and its cost.
+void print_suggestion(int n, const json& x) {
+    std::cout << "  " << n << ". ";
+    if (x.value("least_change", false)) std::cout << "[least change] ";
+    else if (x.value("fastest", false)) std::cout << "[fastest, " << x["tier"].get<std::string>() << "] ";
+    std::cout << x["change"].get<std::string>() << "\n     " << gib(x["device_total_bytes"]) << " per GPU ("
+              << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"]) << ")";
+    if (x["host_bytes"].get<double>() > 0) std::cout << ", " << gib(x["host_bytes"]) << " in host RAM";
+    if (x.value("step_time_s", 0.0) > 0) {
+        char speed[96];
+        std::snprintf(speed, sizeof speed, "; step %.2f s, %.0f tokens/s (%.2fx the scenario's speed)",
+                      x["step_time_s"].get<double>(), x["tokens_per_s"].get<double>(),
+                      x.value("speed_vs_scenario", 0.0));
+        std::cout << speed;
+    }
+    std::cout << "; " << x["cost"].get<std::string>() << "\n";
+}
+
 int cmd_fit(const Args& o, const Request& req) {
     json r = gpumem::fit(req.document);
     if (!r.value("ok", false) || o.json_out) return emit_json(r, o);
     const double total = r["device_total_bytes"], capacity = r["capacity_bytes"];
     const std::string model = r["estimate"]["model"]["name"];
-    if (r["fits"] == true)
+    int n = 0;
+    if (r["fits"] == true) {
         std::cout << model << " fits: " << gib(static_cast<std::uint64_t>(total)) << " of "
                   << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity) << "), "
-                  << gib(static_cast<std::uint64_t>(capacity - total)) << " free. What each change would save:\n";
-    else
+                  << gib(static_cast<std::uint64_t>(capacity - total)) << " free.";
+        if (!r["suggestions"].empty()) {
+            std::cout << " Faster runs that fit, by tier:\n";
+            for (const json& x : r["suggestions"]) print_suggestion(++n, x);
+        }
+        std::cout << (r["suggestions"].empty() ? " " : "") << "What each change would save:\n";
+        for (const json& x : r["savings"]) print_suggestion(++n, x);
+    } else {
         std::cout << model << " does not fit: " << gib(static_cast<std::uint64_t>(total)) << " of "
                   << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity)
-                  << "). What would make it fit, least change first:\n";
-    if (r["suggestions"].empty()) std::cout << "  nothing gpumem knows of, short of a different model\n";
-    int n = 0;
-    for (const json& x : r["suggestions"]) {
-        std::cout << "  " << ++n << ". " << x["change"].get<std::string>() << "\n     " << gib(x["device_total_bytes"])
-                  << " per GPU (" << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"])
-                  << ")";
-        if (x["host_bytes"].get<double>() > 0) std::cout << ", " << gib(x["host_bytes"]) << " in host RAM";
-        std::cout << "; " << x["cost"].get<std::string>() << "\n";
+                  << "). What would make it fit: the least change, then the fastest run of each tier:\n";
+        if (r["suggestions"].empty()) std::cout << "  nothing gpumem knows of, short of a different model\n";
+        for (const json& x : r["suggestions"]) print_suggestion(++n, x);
     }
+    std::cout << "(searched " << r["search"]["candidates"] << " runs of " << r["search"]["variants"] << " variants in "
+              << static_cast<int>(std::ceil(r["search"]["elapsed_ms"].get<double>())) << " ms)\n";
     return kOk;
 }
 

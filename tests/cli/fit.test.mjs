@@ -24,12 +24,16 @@ test('fit: Llama-3.1-8B full fine-tuning on one H100 lists what fits, each confi
   const text = run(['fit', '--model', 'meta-llama/Llama-3.1-8B']);
   assert.match(text.stdout, /does not fit: 157\.\d\d GiB of 79\.6\d GiB per GPU \(198 %\)/);
   assert.match(text.stdout, /LoRA \(rank 8\)/);
+  assert.match(text.stdout, /1\. \[least change\] /);
+  assert.match(text.stdout, /step \d+\.\d\d s, \d+ tokens\/s \(\d+\.\d\dx the scenario's speed\)/);
 });
 
 test('fit: a scenario that fits gets its headroom and what each change saves', () => {
   const r = run(['fit', '--model', 'meta-llama/Llama-3.2-1B', '--lora']);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, / fits: .* free\. What each change would save:/);
+  assert.match(r.stdout, / fits: .* free\./);
+  assert.match(r.stdout, /What each change would save:\n  \d+\. /);
+  assert.match(r.stdout, /searched \d+ runs of \d+ variants in \d+ ms/);
 });
 
 test('chart: an SVG with the curve, the capacity and the max-fit line, well-formed XML', () => {

@@ -1,14 +1,22 @@
-// What would make a scenario fit (gpumem.h, fit()). Every candidate is the scenario with a few
-// fields changed, evaluated by estimate() and, for the sizes, by the max-fit solvers: no second
-// model of memory. Candidates are ranked by how much of the run they change (the tiers below), then
-// by the memory they leave free.
+// What would make a scenario fit (gpumem.h, fit()): the search (search.h) run on the user's own
+// cluster over every layout, engine, checkpointing mode and micro-batch at the same global batch,
+// with the scenario's other knobs (loss, attention, optimizer, precision, method; for serving the
+// KV-cache and weight formats) set in levels of how much they change the run. Every fitting
+// candidate is timed by the step-time model; the answer is the Pareto set: the fastest run that fits
+// in each tier, and the least change that fits, each estimated again on its own by estimate(). The
+// data (shorter sequences) and hardware (more or bigger cards) tiers come from the max-fit solvers and
+// estimate(). No second model of memory.
 
 #include <algorithm>
+#include <chrono>
+#include <tuple>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "gpumem/gpumem.h"
+#include "memory/model_cache.h"
+#include "search/search.h"
 
 namespace gpumem {
 
@@ -16,29 +24,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// How much a change alters the run, least first. The order is a judgement, stated so users can
-// weigh it: free rewrites of the same computation, then slower steps, then different numerics of
-// the optimizer, then a different batch or data, then more or other hardware, then a different
-// fine-tuning method or model precision.
-enum class Tier { SameMath, Slower, Numerics, Data, Hardware, Method };
-
-const char* tier_name(Tier t) {
-    switch (t) {
-        case Tier::SameMath:
-            return "same_math";
-        case Tier::Slower:
-            return "slower";
-        case Tier::Numerics:
-            return "numerics";
-        case Tier::Data:
-            return "data";
-        case Tier::Hardware:
-            return "hardware";
-        case Tier::Method:
-            return "method";
-    }
-    return "";
-}
+using detail::Tier;
+using detail::tier_name;
 
 struct Change {
     std::string what;  // one line: "activation checkpointing: full"
@@ -152,7 +139,7 @@ std::vector<Change> training_changes(const json& r) {
                 {"micro-batch " + std::to_string(smaller) + " with " + std::to_string(ga * (b / smaller)) +
                      " accumulation steps",
                  "the same global batch in more, smaller steps: slower",
-                 Tier::Data,
+                 Tier::Slower,
                  {{"training.batch_size", smaller}, {"training.gradient_accumulation_steps", ga * (b / smaller)}}});
             if (smaller == 1) break;
         }
@@ -314,91 +301,341 @@ void bigger_card(const json& scenario, const json& r, std::vector<Tried>& out) {
     }
 }
 
+// ---- The search's knobs: the scenario's own fields, turned in levels of how much they change.
+
+struct Knob {
+    std::string field;  // dotted
+    json value;
+    std::string what, cost;
+    Tier tier;
+};
+
+// The knobs worth turning on a resolved scenario `r`, each a one-field change of the scenario.
+std::vector<Knob> knobs_of(const json& r, bool training) {
+    std::vector<Knob> out;
+    if (!training) {
+        for (const Change& c : inference_changes(r))
+            if (c.tier == Tier::Numerics || c.tier == Tier::Method)  // the engine's share is the data tier's
+                out.push_back({c.set.begin().key(), c.set.begin().value(), c.what, c.cost, c.tier});
+        return out;
+    }
+    const json& t = r["training"];
+    const std::string method = t["method"], optimizer = t["optimizer"], precision = t["precision"];
+    if (t["loss"] == "standard")
+        out.push_back({"training.loss", "chunked", "loss: chunked cross-entropy",
+                       "same result; the logits are upcast one chunk at a time", Tier::SameMath});
+    if (t["attention"] == "eager")
+        out.push_back(
+            {"training.attention", "sdpa", "attention: SDPA", "same result, no s x s scores kept", Tier::SameMath});
+    if (method != "qlora" && (optimizer == "adamw" || optimizer == "adam" || optimizer == "adamw_fused"))
+        out.push_back({"training.optimizer", "adamw_8bit", "optimizer: AdamW 8-bit (bitsandbytes)",
+                       "8-bit moments: usually the same loss curve, a small risk", Tier::Numerics});
+    if (method == "full" && precision != "pure")
+        out.push_back({"training.precision", "pure", "precision: pure bf16 weights (no fp32 master copy)",
+                       "weights updated in bf16: small updates can round away on long runs", Tier::Numerics});
+    if (method == "full")
+        out.push_back({"training.method", "lora",
+                       "LoRA (rank " + std::to_string(t.contains("lora") ? t["lora"]["rank"].get<int>() : 8) + ")",
+                       "trains adapters only: a different fine-tune, usually close for instruction tuning",
+                       Tier::Method});
+    if (method == "full" || method == "lora")
+        out.push_back({"training.method", "qlora", "QLoRA (4-bit NF4 base)",
+                       "adapters over a 4-bit base: a different fine-tune, some quality cost", Tier::Method});
+    return out;
+}
+
+// The levels the search reads: the scenario as given; every same-math knob; and every numerics
+// knob on top; then each method knob on top of those (the method knobs exclude each other). A
+// level turns on every knob of its tier at once: those knobs only lower memory and leave the step
+// time as it is, so the fastest run of a tier is found with all of them on, and the ones it does
+// not need are taken off again afterwards (minimal()).
+std::vector<std::vector<std::size_t>> levels_of(const std::vector<Knob>& knobs) {
+    std::vector<std::vector<std::size_t>> levels{{}};
+    std::vector<std::size_t> below;
+    for (Tier tier : {Tier::SameMath, Tier::Numerics}) {
+        bool any = false;
+        for (std::size_t i = 0; i < knobs.size(); ++i)
+            if (knobs[i].tier == tier) below.push_back(i), any = true;
+        if (any) levels.push_back(below);
+    }
+    for (std::size_t i = 0; i < knobs.size(); ++i)
+        if (knobs[i].tier == Tier::Method) {
+            levels.push_back(below);
+            levels.back().push_back(i);
+        }
+    return levels;
+}
+
+json knob_set(const std::vector<Knob>& knobs, const std::vector<std::size_t>& on) {
+    json set = json::object();
+    for (std::size_t i : on) set[knobs[i].field] = knobs[i].value;
+    return set;
+}
+
+// One run the search found, described against the scenario as given.
+struct Found {
+    const detail::Candidate* c = nullptr;
+    std::size_t level = 0;                  // its level of knobs (levels_of(): least change first)
+    std::vector<std::size_t> knobs;         // the knobs it turns
+    std::vector<std::string> layout;        // its changes of layout, engine, checkpointing and micro-batch, in words
+    std::vector<std::string> layout_costs;  // what each costs, in words
+    Tier tier = Tier::SameMath;
+    std::size_t changes() const { return knobs.size() + layout.size(); }
+};
+
+std::string engine_words(const detail::EngineVariant& v) {
+    using detail::EngineType;
+    std::string w;
+    if (v.type == EngineType::None) w = "no data-parallel engine";
+    else if (v.type == EngineType::Ddp) w = "DDP";
+    else if (v.type == EngineType::DeepSpeed) w = "DeepSpeed ZeRO-" + std::to_string(v.zero);
+    else if (v.type == EngineType::Fsdp) w = std::string("FSDP ") + detail::name(v.fsdp);
+    else w = detail::name(v.type);
+    if (v.offload_param != detail::Offload::None) w += ", weights and optimizer states offloaded to CPU";
+    else if (v.offload_optimizer != detail::Offload::None) w += ", optimizer states offloaded to CPU";
+    return w;
+}
+
+Found describe(const detail::Search& search, const detail::Candidate& c,
+               const std::vector<std::vector<std::size_t>>& levels, const std::vector<Knob>& knobs) {
+    const detail::Scenario& s = search.base;
+    const detail::Variant& v = search.variants[c.variant];
+    Found f;
+    f.c = &c;
+    f.level = v.knobs;
+    f.knobs = levels[v.knobs];
+    for (std::size_t i : f.knobs) f.tier = std::max(f.tier, knobs[i].tier);
+    const detail::Layout& l = c.layout;
+    if (l.dp != s.parallel.dp || l.tp != s.parallel.tp || l.pp != s.parallel.pp || l.cp != s.parallel.cp ||
+        l.ep != s.parallel.ep) {
+        f.layout.push_back("layout: DP " + std::to_string(l.dp) + " x TP " + std::to_string(l.tp) + " x PP " +
+                           std::to_string(l.pp) + (l.cp > 1 ? " x CP " + std::to_string(l.cp) : "") +
+                           (l.ep > 1 ? " x EP " + std::to_string(l.ep) : ""));
+        f.layout_costs.push_back("the model split another way: more communication per step");
+    }
+    if (v.engine) {
+        if (!detail::same_engine(*v.engine, detail::engine_of(s))) {
+            f.layout.push_back("engine: " + engine_words(*v.engine));
+            f.layout_costs.push_back(v.engine->offload_optimizer != detail::Offload::None
+                                         ? "the optimizer step runs on the CPU: slower; needs host RAM"
+                                         : "the model state sharded: more communication per step");
+        }
+        const detail::Checkpointing ckpt = detail::kCheckpointing[c.checkpointing];
+        if (ckpt != s.training.activation_checkpointing) {
+            f.layout.push_back(std::string("activation checkpointing: ") + detail::name(ckpt));
+            f.layout_costs.push_back(ckpt == detail::Checkpointing::Full ? "recomputes each layer's forward: slower"
+                                     : ckpt == detail::Checkpointing::Selective
+                                         ? "recomputes the attention's intermediates: a few % slower"
+                                         : "keeps every activation: faster, more memory");
+        }
+        if (l.batch_size != s.training.batch_size) {
+            f.layout.push_back("micro-batch " + std::to_string(l.batch_size) + " with " + std::to_string(l.grad_accum) +
+                               " accumulation steps");
+            f.layout_costs.push_back(
+                "the same global batch in " +
+                std::string(l.batch_size < s.training.batch_size ? "more, smaller" : "fewer, larger") + " steps");
+        }
+    }
+    if (!f.layout.empty()) f.tier = std::max(f.tier, Tier::Slower);
+    return f;
+}
+
+// Whether `doc` fits, through the search's fast path (read, evaluate with the notes off).
+bool fits_as(const json& doc, const detail::Scenario& base) {
+    detail::ScenarioRead read = detail::read_scenario(doc);
+    if (!read.issues.empty()) return false;
+    read.scenario.details = false;
+    read.scenario.cache = base.cache;
+    return detail::evaluate(read.scenario).fits;
+}
+
+// The run's knobs less every one it fits without (the highest tier tried first); `doc_of` builds
+// the run's document from a knob list.
+template <class DocOf>
+void minimal(Found& f, const std::vector<Knob>& knobs, const detail::Scenario& base, const DocOf& doc_of) {
+    std::vector<std::size_t> order = f.knobs;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return knobs[a].tier > knobs[b].tier; });
+    for (std::size_t drop : order) {
+        if (knobs[drop].tier == Tier::Method) continue;  // the method is what the level is about
+        std::vector<std::size_t> fewer;
+        for (std::size_t i : f.knobs)
+            if (i != drop) fewer.push_back(i);
+        if (fits_as(doc_of(fewer), base)) f.knobs = fewer;
+    }
+    Tier tier = f.layout.empty() ? Tier::SameMath : Tier::Slower;
+    for (std::size_t i : f.knobs) tier = std::max(tier, knobs[i].tier);
+    f.tier = tier;
+}
+
+json speed_json(const json& estimate, bool training) {
+    const json& t = estimate["throughput"];
+    return training ? json{{"step_time_s", t.value("step_time_s", 0.0)},
+                           {"tokens_per_s", t.value("training_tokens_per_s", 0.0)}}
+                    : json{{"step_time_s", t.value("decode_step_s", 0.0)},
+                           {"tokens_per_s", t.value("decode_tokens_per_s", 0.0)}};
+}
+
 }  // namespace
 
 json fit(const json& scenario) {
+    auto started = std::chrono::steady_clock::now();
     json base = estimate(scenario);
     if (!base.value("ok", false)) return base;
     const json& r = base["scenario"];
     const bool training = r["mode"] == "training";
     const double base_total = device_total(base);
     const double capacity = base["per_gpu"]["capacity_bytes"];
-
-    std::vector<Tried> tried;
-    for (const Change& c : training ? training_changes(r) : inference_changes(r)) {
-        json changed = with_changes(scenario, c.set);
-        json e = estimate(changed);
-        if (e.value("ok", false)) tried.push_back({c, changed, e});
-    }
-    // Shorter sizes from the max-fit solvers (exact at the boundary).
-    json sizes = maxfit(scenario);
-    if (sizes.value("ok", false)) {
-        if (training) {
-            size_suggestion(scenario, sizes, "training.seq_len", r["training"]["seq_len"], "sequence length",
-                            "shorter samples: changes the data", tried);
-        } else {
-            size_suggestion(scenario, sizes, "inference.context_len", r["inference"]["context_len"], "context",
-                            "a shorter context per sequence", tried);
-            size_suggestion(scenario, sizes, "inference.batch_size", r["inference"]["batch_size"],
-                            "concurrent sequences:", "fewer sequences at once: lower throughput", tried);
-        }
-    }
-    more_gpus(scenario, r, training, tried);
-    bigger_card(scenario, r, tried);
-
-    // The ones that fit, least change first; within a tier the one closest to the scenario as given
-    // (the smallest saving that fits). When the scenario fits already, every change that lowers its
-    // peak, the largest saving first within a tier: what each buys.
     const bool fits = base["fits"] == true;
-    std::vector<const Tried*> ranked;
-    for (const Tried& t : tried)
-        if (fits ? device_total(t.estimate) < base_total : t.estimate["fits"] == true) ranked.push_back(&t);
-    std::stable_sort(ranked.begin(), ranked.end(), [fits](const Tried* a, const Tried* b) {
-        if (a->change.tier != b->change.tier) return a->change.tier < b->change.tier;
-        return fits ? device_total(a->estimate) < device_total(b->estimate)
-                    : device_total(a->estimate) > device_total(b->estimate);
-    });
+    const json base_speed = speed_json(base, training);
+    const double base_step = base_speed["step_time_s"];
 
-    // Nothing alone fits: the changes that are not hardware or method, combined in the ranked order
-    // until it fits, as one more suggestion.
-    json combined = nullptr;
-    if (!fits && std::none_of(tried.begin(), tried.end(), [](const Tried& t) {
-            return t.change.tier < Tier::Hardware && t.estimate["fits"] == true;
-        })) {
-        std::vector<const Tried*> order;
-        for (const Tried& t : tried)
-            if (t.change.tier < Tier::Hardware && device_total(t.estimate) < base_total) order.push_back(&t);
-        std::stable_sort(order.begin(), order.end(), [](const Tried* a, const Tried* b) {
-            return device_total(a->estimate) < device_total(b->estimate);
-        });
-        json s = scenario, set = json::object();
-        std::string what;
-        Tier tier = Tier::SameMath;
-        for (const Tried* t : order) {
-            json next = with_changes(s, t->change.set);
-            json e = estimate(next);
-            if (!e.value("ok", false) || device_total(e) >= device_total(estimate(s))) continue;
-            s = next;
-            for (auto& [k, v] : t->change.set.items()) set[k] = v;
-            what += (what.empty() ? "" : " + ") + t->change.what;
-            tier = std::max(tier, t->change.tier);
-            if (e["fits"] == true) {
-                Tried together{{what, "the costs of each change together", tier, set}, s, e};
-                combined = suggestion(together, base_total);
-                break;
+    // The search on the scenario's own cluster and global batch.
+    detail::ScenarioRead read = detail::read_scenario(scenario);
+    detail::Scenario s = read.scenario;
+    s.details = false;
+    detail::cache_of(s);
+    detail::SearchRequest req;
+    req.num_gpus = s.parallel.world();
+    req.gpus_per_node = std::min<std::uint64_t>(req.num_gpus, s.hardware.gpus_per_node ? s.hardware.gpus_per_node : 8);
+    req.global_batch = training ? s.parallel.dp * s.training.batch_size * s.training.gradient_accumulation_steps : 0;
+    std::vector<std::string> step_warnings;
+    req.constants = detail::default_constants(s.hardware.gpu, step_warnings);
+    const std::vector<Knob> knobs = knobs_of(r, training);
+    const std::vector<std::vector<std::size_t>> levels = levels_of(knobs);
+    detail::Search search(req, s);
+    for (std::size_t li = 0; li < levels.size(); ++li)
+        search.add_variants(with_changes(scenario, knob_set(knobs, levels[li])), li);
+    search.run();
+
+    // The least change that fits, and the fastest run that fits with changes up to each tier.
+    std::vector<Found> found;
+    found.reserve(search.fitting.size());
+    for (const detail::Candidate& c : search.fitting) found.push_back(describe(search, c, levels, knobs));
+    // Faster first; at equal step times the run with fewer changes.
+    auto faster = [](const Found& a, const Found& b) {
+        if (a.c->time != b.c->time) return a.c->time < b.c->time;
+        if (a.changes() != b.changes()) return a.changes() < b.changes();
+        if (a.level != b.level) return a.level < b.level;  // e.g. LoRA before QLoRA at one step time
+        return detail::before(*a.c, *b.c);
+    };
+    std::vector<Found> picked;
+    const Found* least = nullptr;
+    for (const Found& f : found)
+        if (!least || std::make_tuple(f.tier, f.changes()) < std::make_tuple(least->tier, least->changes()) ||
+            (std::make_tuple(f.tier, f.changes()) == std::make_tuple(least->tier, least->changes()) &&
+             faster(f, *least)))
+            least = &f;
+    if (least && !fits) picked.push_back(*least);
+    for (Tier tier : {Tier::SameMath, Tier::Slower, Tier::Numerics, Tier::Method}) {
+        const Found* best = nullptr;
+        for (const Found& f : found)
+            if (f.tier <= tier && (!best || faster(f, *best))) best = &f;
+        if (!best || (fits && best->c->time >= base_step)) continue;
+        if (std::any_of(picked.begin(), picked.end(), [&](const Found& p) { return p.c == best->c; })) continue;
+        picked.push_back(*best);
+    }
+
+    // Each picked run as a suggestion: its knobs cut to those it needs, estimated on its own.
+    std::vector<Tried> tried;
+    std::vector<json> flags;
+    for (std::size_t pi = 0; pi < picked.size(); ++pi) {
+        Found f = picked[pi];
+        const detail::Variant& v = search.variants[f.c->variant];
+        auto doc_of = [&](const std::vector<std::size_t>& on) {
+            return detail::with_layout(with_changes(scenario, knob_set(knobs, on)), *f.c, v);
+        };
+        minimal(f, knobs, s, doc_of);
+        std::vector<std::string> words = f.layout, costs = f.layout_costs;
+        for (std::size_t i : f.knobs) words.push_back(knobs[i].what), costs.push_back(knobs[i].cost);
+        std::string what, cost;
+        for (const std::string& w : words) what += (what.empty() ? "" : " + ") + w;
+        for (const std::string& c : costs) cost += (cost.empty() ? "" : "; ") + c;
+        if (what.empty()) continue;  // the scenario as given
+        // Two runs that differ only in knobs they did not need: one suggestion.
+        if (std::any_of(tried.begin(), tried.end(), [&](const Tried& t) { return t.change.what == what; })) continue;
+        json doc = doc_of(f.knobs);
+        json e = estimate(doc);
+        if (!e.value("ok", false)) continue;
+        tried.push_back({{what, cost.empty() ? "none" : cost, f.tier, json::object()}, doc, e});
+        flags.push_back({{"least_change", !fits && pi == 0}, {"fastest", true}, {"changes", words}});
+    }
+    const std::size_t searched = tried.size();
+
+    // Shorter sizes from the max-fit solvers (exact at the boundary), more and bigger cards.
+    if (!fits) {
+        json sizes = maxfit(scenario);
+        if (sizes.value("ok", false)) {
+            if (training) {
+                size_suggestion(scenario, sizes, "training.seq_len", r["training"]["seq_len"], "sequence length",
+                                "shorter samples: changes the data", tried);
+            } else {
+                size_suggestion(scenario, sizes, "inference.context_len", r["inference"]["context_len"], "context",
+                                "a shorter context per sequence", tried);
+                size_suggestion(scenario, sizes, "inference.batch_size", r["inference"]["batch_size"],
+                                "concurrent sequences:", "fewer sequences at once: lower throughput", tried);
             }
         }
+        more_gpus(scenario, r, training, tried);
+        bigger_card(scenario, r, tried);
     }
 
     json suggestions = json::array();
-    for (const Tried* t : ranked) suggestions.push_back(suggestion(*t, base_total));
-    if (!combined.is_null()) suggestions.push_back(combined);
+    for (std::size_t i = 0; i < tried.size(); ++i) {
+        if (!fits && tried[i].estimate["fits"] != true) continue;
+        json x = suggestion(tried[i], base_total);
+        x.update(speed_json(tried[i].estimate, training));
+        x["speed_vs_scenario"] =
+            base_step > 0 && x["step_time_s"].get<double>() > 0 ? base_step / x["step_time_s"].get<double>() : 0.0;
+        if (i < searched) {
+            x.update(flags[i]);
+        } else {
+            x["least_change"] = false;
+            x["fastest"] = false;
+            x["changes"] = json::array({tried[i].change.what});
+        }
+        suggestions.push_back(x);
+    }
+    // Least change first; then by tier, the fastest first within one.
+    auto rank = [](const json& x) {
+        int tier = 0;
+        while (tier < 6 && x["tier"] != tier_name(static_cast<Tier>(tier))) ++tier;
+        return std::make_tuple(x["least_change"] != true, tier, x["step_time_s"].get<double>());
+    };
+    std::stable_sort(suggestions.begin(), suggestions.end(),
+                     [&](const json& a, const json& b) { return rank(a) < rank(b); });
+
+    // What each single change saves, for a scenario that fits already.
+    json savings = json::array();
+    if (fits) {
+        std::vector<Tried> singles;
+        for (const Change& c : training ? training_changes(r) : inference_changes(r)) {
+            json changed = with_changes(scenario, c.set);
+            json e = estimate(changed);
+            if (e.value("ok", false) && device_total(e) < base_total) singles.push_back({c, changed, e});
+        }
+        std::stable_sort(singles.begin(), singles.end(), [](const Tried& a, const Tried& b) {
+            if (a.change.tier != b.change.tier) return a.change.tier < b.change.tier;
+            return device_total(a.estimate) < device_total(b.estimate);
+        });
+        for (const Tried& t : singles) savings.push_back(suggestion(t, base_total));
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return {{"ok", true},
             {"fits", base["fits"]},
             {"device_total_bytes", base_total},
             {"capacity_bytes", capacity},
             {"headroom_bytes", capacity - base_total},
+            {"step_time_s", base_step},
+            {"tokens_per_s", base_speed["tokens_per_s"]},
             {"suggestions", suggestions},
+            {"savings", savings},
+            {"search",
+             {{"candidates", search.candidates},
+              {"evaluations", search.evaluations},
+              {"fitting", search.fitting.size()},
+              {"variants", search.variants.size()},
+              {"elapsed_ms", ms}}},
             {"estimate", base}};
 }
 

@@ -127,31 +127,15 @@ PlanRequest read_plan(const json& doc, const Scenario& s, std::vector<Issue>& is
 }
 
 // The scenario document of one plan row: the user's, with the row's layout written in.
-json row_scenario(const json& doc, const Scenario& s, const Candidate& c, const EngineVariant* v,
-                  const PlanRequest& r) {
+json row_scenario(const json& doc, const Candidate& c, const detail::Variant& v, const PlanRequest& r) {
     json out = doc;
     out.erase("plan");
-    const Layout& l = c.layout;
-    out["parallelism"] = {{"data_parallel_size", l.dp},     {"tensor_parallel_size", l.tp},
-                          {"pipeline_parallel_size", l.pp}, {"context_parallel_size", l.cp},
-                          {"expert_parallel_size", l.ep},   {"sequence_parallel", l.sequence_parallel}};
     // The plan's GPU; or, when the plan names none, the scenario's own hardware section (its gpu_memory_gb too).
     json hw =
         r.gpu_given || !doc.contains("hardware") || !doc["hardware"].is_object() ? json::object() : doc["hardware"];
     if (r.gpu_given) hw["gpu"] = r.gpu;
-    hw["num_gpus"] = l.dp * l.tp * l.pp * l.cp;
     out["hardware"] = hw;
-    if (s.mode == Mode::Training) {
-        out["engine"] = engine_json(*v);
-        if (!out.contains("training") || !out["training"].is_object()) out["training"] = json::object();
-        out["training"]["batch_size"] = l.batch_size;
-        out["training"]["gradient_accumulation_steps"] = l.grad_accum;
-        out["training"]["activation_checkpointing"] = name(kCheckpointing[c.checkpointing]);
-    } else {
-        if (!out.contains("inference") || !out["inference"].is_object()) out["inference"] = json::object();
-        out["inference"]["batch_size"] = l.batch_size;
-    }
-    return out;
+    return detail::with_layout(std::move(out), c, v);
 }
 
 json layout_json(const Candidate& c, const EngineVariant* v, bool training) {
@@ -184,7 +168,7 @@ json plan_rows(const json& doc, const Search& search, const PlanRequest& req, st
         const Candidate& c = search.fitting[i];
         const detail::Variant& variant = search.variants[c.variant];
         const EngineVariant* v = variant.engine ? &*variant.engine : nullptr;
-        json row_doc = row_scenario(doc, variant.s, c, v, req);
+        json row_doc = row_scenario(doc, c, variant, req);
         double tokens = training ? static_cast<double>(req.global_batch * search.seq)
                                  : static_cast<double>(c.layout.dp * c.layout.batch_size);
         json row = {

@@ -28,22 +28,22 @@ const char* tier_name(Tier t) {
 
 const std::vector<EngineVariant>& engine_variants() {
     static const std::vector<EngineVariant> kVariants = {
-    {EngineType::None, 0, FsdpSharding::FullShard, Offload::None, Offload::None},  // one GPU of data parallelism
-    {EngineType::Ddp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
-    {EngineType::DeepSpeed, 1, FsdpSharding::FullShard, Offload::None, Offload::None},
-    {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::None, Offload::None},
-    {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::None, Offload::None},
-    {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::Cpu, Offload::None},
-    {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::Cpu, Offload::None},
-    {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::Cpu, Offload::Cpu},
-    {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
-    {EngineType::Fsdp, 0, FsdpSharding::ShardGradOp, Offload::None, Offload::None},
-    {EngineType::Fsdp, 0, FsdpSharding::HybridShard, Offload::None, Offload::None},
-    {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::Cpu,
-     Offload::Cpu},  // CPUOffload(offload_params=True): both
-    {EngineType::Megatron, 0, FsdpSharding::FullShard, Offload::None,
-     Offload::None},  // distributed optimizer; the only one with TP/PP/CP/EP
-};
+        {EngineType::None, 0, FsdpSharding::FullShard, Offload::None, Offload::None},  // one GPU of data parallelism
+        {EngineType::Ddp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
+        {EngineType::DeepSpeed, 1, FsdpSharding::FullShard, Offload::None, Offload::None},
+        {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::None, Offload::None},
+        {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::None, Offload::None},
+        {EngineType::DeepSpeed, 2, FsdpSharding::FullShard, Offload::Cpu, Offload::None},
+        {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::Cpu, Offload::None},
+        {EngineType::DeepSpeed, 3, FsdpSharding::FullShard, Offload::Cpu, Offload::Cpu},
+        {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::None, Offload::None},
+        {EngineType::Fsdp, 0, FsdpSharding::ShardGradOp, Offload::None, Offload::None},
+        {EngineType::Fsdp, 0, FsdpSharding::HybridShard, Offload::None, Offload::None},
+        {EngineType::Fsdp, 0, FsdpSharding::FullShard, Offload::Cpu,
+         Offload::Cpu},  // CPUOffload(offload_params=True): both
+        {EngineType::Megatron, 0, FsdpSharding::FullShard, Offload::None,
+         Offload::None},  // distributed optimizer; the only one with TP/PP/CP/EP
+    };
     return kVariants;
 }
 
@@ -78,8 +78,6 @@ std::vector<std::uint64_t> divisors(std::uint64_t n, std::uint64_t cap) {
     low.insert(low.end(), high.rbegin(), high.rend());
     return low;
 }
-
-
 
 std::uint64_t round_bytes(double b) {
     return b <= 0 || !std::isfinite(b) ? 0 : static_cast<std::uint64_t>(std::llround(std::min(b, 1.8e19)));
@@ -147,6 +145,24 @@ bool before(const Candidate& x, const Candidate& y) {
     return key(x) < key(y);
 }
 
+json with_layout(json doc, const Candidate& c, const Variant& v) {
+    const Layout& l = c.layout;
+    doc["parallelism"] = {{"data_parallel_size", l.dp},     {"tensor_parallel_size", l.tp},
+                          {"pipeline_parallel_size", l.pp}, {"context_parallel_size", l.cp},
+                          {"expert_parallel_size", l.ep},   {"sequence_parallel", l.sequence_parallel}};
+    if (!doc.contains("hardware") || !doc["hardware"].is_object()) doc["hardware"] = json::object();
+    doc["hardware"]["num_gpus"] = l.dp * l.tp * l.pp * l.cp;
+    const char* section = v.engine ? "training" : "inference";
+    if (!doc.contains(section) || !doc[section].is_object()) doc[section] = json::object();
+    doc[section]["batch_size"] = l.batch_size;
+    if (v.engine) {
+        doc["engine"] = engine_json(*v.engine);
+        doc["training"]["gradient_accumulation_steps"] = l.grad_accum;
+        doc["training"]["activation_checkpointing"] = name(kCheckpointing[c.checkpointing]);
+    }
+    return doc;
+}
+
 Search::Search(const SearchRequest& r, const Scenario& s)
     : req(r),
       base(s),
@@ -180,8 +196,12 @@ std::optional<Scenario> read_variant(const json& doc, const EngineVariant* v, co
 bool Search::add_variants(const json& doc, std::size_t knobs) {
     const std::size_t before_count = variants.size();
     if (training) {
-        for (const EngineVariant& v : engine_variants())
+        for (const EngineVariant& v : engine_variants()) {
+            // On one GPU only no engine or an offloading one applies (try_training_layout): not read.
+            const bool offloads = v.offload_optimizer != Offload::None || v.offload_param != Offload::None;
+            if (N == 1 && v.type != EngineType::None && !offloads) continue;
             if (auto s = read_variant(doc, &v, base)) variants.push_back({v, knobs, std::move(*s)});
+        }
     } else if (auto s = read_variant(doc, nullptr, base)) {
         variants.push_back({std::nullopt, knobs, std::move(*s)});
     }

@@ -27,8 +27,7 @@ const char* tier_name(Tier t);
 
 // The engines and sharding a training search tries (each read once) and the checkpointing modes.
 const std::vector<EngineVariant>& engine_variants();
-inline constexpr Checkpointing kCheckpointing[] = {Checkpointing::None, Checkpointing::Selective,
-                                                   Checkpointing::Full};
+inline constexpr Checkpointing kCheckpointing[] = {Checkpointing::None, Checkpointing::Selective, Checkpointing::Full};
 json engine_json(const EngineVariant& v);
 EngineVariant engine_of(const Scenario& s);
 bool same_engine(const EngineVariant& a, const EngineVariant& b);
@@ -74,6 +73,11 @@ struct Candidate {
 };
 // Deterministic order: step time, then the layout that splits the model least, then more memory left.
 bool before(const Candidate& x, const Candidate& y);
+
+// `doc` (a scenario document) with a candidate's layout written in: parallelism, hardware.num_gpus,
+// and for training the engine section, micro-batch, accumulation and checkpointing (inference: the
+// batch).
+json with_layout(json doc, const Candidate& c, const Variant& v);
 
 class Search {
 public:

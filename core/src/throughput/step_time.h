@@ -66,8 +66,8 @@ StepTime training_step(const Scenario& s, const Figures& f, const Layout& l, con
                        const ModelFigures& mf, const Cluster& k, double global_batch);
 // One decode step of the layout's batch; `max_sequences`: the KV pool's sequences at the context
 // for an engine that preallocates one (0 otherwise).
-StepTime inference_step(const Scenario& s, const Figures& f, const Layout& l, const ModelFigures& mf,
-                        const Cluster& k, double max_sequences);
+StepTime inference_step(const Scenario& s, const Figures& f, const Layout& l, const ModelFigures& mf, const Cluster& k,
+                        double max_sequences);
 json step_json(const StepTime& t, bool training);
 
 // The step-time model applied to a scenario's own layout, for the estimate's throughput: one
