@@ -28,6 +28,9 @@ function report(title, lines) {
     if (r.error) console.log(`  ${r.case}: ERROR ${JSON.stringify(r.error)}`);
     else if (r.kind === 'evaluations')
       console.log(`  ${r.case} (${r.layouts} layouts): ${fmt(r.evaluations_per_s_median)} evaluations/s median, ${fmt(r.evaluations_per_s_p90)} p90`);
+    else if (r.kind === 'fit')
+      console.log(`  ${r.case}: ${r.fit_ms_median.toFixed(2)} ms median, ${r.fit_ms_p90.toFixed(2)} ms p90 ` +
+                  `(${fmt(r.candidates)} runs scored over ${r.variants} variants, ${fmt(r.fitting)} fit, ${r.suggestions} suggestions)`);
     else
       console.log(`  ${r.case}: full plan ${r.plan_ms_median.toFixed(2)} ms median, ${r.plan_ms_p90.toFixed(2)} ms p90 ` +
                   `(${fmt(r.evaluations)} evaluations, ${r.fitting} fit; search ${fmt(r.search_evaluations_per_s_median)} evaluations/s)`);
@@ -72,6 +75,29 @@ if (existsSync(wasm)) {
     console.log(`  ${name}: full plan ${quantile(ms, 0.5).toFixed(1)} ms median, ${quantile(ms, 0.9).toFixed(1)} ms p90 ` +
                 `(${fmt(last.search.evaluations)} evaluations, search ${fmt(quantile(rate, 0.5))} evaluations/s median, ` +
                 `${fmt(quantile(rate, 0.1))} p90)`);
+  }
+  // fit() as the page calls it: the search over every knob of the scenario's own cluster.
+  const fits = {
+    'Llama-3.1-70B full fine-tuning, 8 x H100-80GB': { model: { preset: 'meta-llama/Llama-3.1-70B' },
+      training: { method: 'full', batch_size: 2, seq_len: 4096 }, engine: { type: 'fsdp' },
+      hardware: { gpu: 'H100-80GB', num_gpus: 8 } },
+    'Llama-3.1-8B full fine-tuning 4 x 4096, 1 x H100-80GB': { model: { preset: 'meta-llama/Llama-3.1-8B' },
+      training: { method: 'full', batch_size: 4, seq_len: 4096 }, hardware: { gpu: 'H100-80GB', num_gpus: 1 } },
+  };
+  console.log(`WebAssembly module fit() under node ${process.version} (JSON text in and out, ${rounds} rounds after 3 warm-up):`);
+  for (const [name, scenario] of Object.entries(fits)) {
+    const text = JSON.stringify(scenario);
+    for (let i = 0; i < 3; i++) m.fit(text);
+    const ms = [];
+    let last;
+    for (let i = 0; i < rounds; i++) {
+      const t0 = process.hrtime.bigint();
+      last = JSON.parse(m.fit(text));
+      ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    if (!last.ok) { console.log(`  ${name}: ERROR ${JSON.stringify(last.errors)}`); continue; }
+    console.log(`  ${name}: ${quantile(ms, 0.5).toFixed(1)} ms median, ${quantile(ms, 0.9).toFixed(1)} ms p90 ` +
+                `(${fmt(last.search.candidates)} runs scored over ${last.search.variants} variants, ${last.suggestions.length} suggestions)`);
   }
 } else {
   console.log(`WebAssembly module: not built (${wasm})`);

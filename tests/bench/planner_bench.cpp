@@ -82,6 +82,43 @@ void plans(const char* name, const json& request, int rounds) {
         quantile(ms, 0.9), quantile(rate, 0.5));
 }
 
+// The fit() cases of the target (a 70B model on 8 GPUs) and its example (8B full
+// fine-tuning at 4 x 4096 on one H100); tests/bench/planner.mjs runs the same through the module.
+std::vector<std::pair<std::string, json>> fit_cases() {
+    return {{"fit Llama-3.1-70B full fine-tuning, 8 x H100-80GB",
+             {{"model", {{"preset", "meta-llama/Llama-3.1-70B"}}},
+              {"training", {{"method", "full"}, {"batch_size", 2}, {"seq_len", 4096}}},
+              {"engine", {{"type", "fsdp"}}},
+              {"hardware", {{"gpu", "H100-80GB"}, {"num_gpus", 8}}}}},
+            {"fit Llama-3.1-8B full fine-tuning 4 x 4096, 1 x H100-80GB",
+             {{"model", {{"preset", "meta-llama/Llama-3.1-8B"}}},
+              {"training", {{"method", "full"}, {"batch_size", 4}, {"seq_len", 4096}}},
+              {"hardware", {{"gpu", "H100-80GB"}, {"num_gpus", 1}}}}}};
+}
+
+// The whole fit() search: every layout, engine, checkpointing, micro-batch and knob level of the
+// scenario's own cluster, the suggestions estimated again.
+void fits(const char* name, const json& scenario, int rounds) {
+    std::vector<double> ms;
+    json r;
+    for (int i = 0; i < rounds; ++i) {
+        auto t0 = Clock::now();
+        r = gpumem::fit(scenario);
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (!r.value("ok", false)) {
+            std::printf("{\"case\": \"%s\", \"error\": %s}\n", name, r["errors"].dump().c_str());
+            return;
+        }
+    }
+    std::printf(
+        "{\"case\": \"%s\", \"kind\": \"fit\", \"candidates\": %llu, \"variants\": %llu, \"fitting\": %llu, "
+        "\"suggestions\": %zu, \"fit_ms_median\": %.2f, \"fit_ms_p90\": %.2f}\n",
+        name, static_cast<unsigned long long>(r["search"]["candidates"].get<std::uint64_t>()),
+        static_cast<unsigned long long>(r["search"]["variants"].get<std::uint64_t>()),
+        static_cast<unsigned long long>(r["search"]["fitting"].get<std::uint64_t>()), r["suggestions"].size(),
+        quantile(ms, 0.5), quantile(ms, 0.9));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,5 +143,6 @@ int main(int argc, char** argv) {
                 {"plan", {{"num_gpus", 256}, {"gpu", "H100-80GB"}, {"global_batch_size", 1024}}}};
     plans("plan Llama-3.1-70B on 64 x H100-80GB", p70, rounds);
     plans("plan DeepSeek-V3 on 256 x H100-80GB", pds, rounds);
+    for (const auto& [name, doc] : fit_cases()) fits(name.c_str(), doc, rounds);
     return 0;
 }
