@@ -38,6 +38,11 @@ SuggestionView ReadSuggestion(const json& s)
     view.capacity_bytes = Count(At(At(s, "estimate"), "per_gpu"), "capacity_bytes");
     view.saves_bytes = Number(s, "saves_bytes");
     view.host_bytes = Count(s, "host_bytes");
+    view.step_time_s = Number(s, "step_time_s");
+    view.tokens_per_s = Number(s, "tokens_per_s");
+    view.speed = Number(s, "speed_vs_scenario");
+    view.least_change = At(s, "least_change") == true;
+    view.fastest = At(s, "fastest") == true;
     view.scenario = At(s, "scenario");
     return view;
 }
@@ -119,12 +124,20 @@ void UpdateFit(AppState& state)
     f.device_total_bytes = Count(r, "device_total_bytes");
     f.capacity_bytes = Count(r, "capacity_bytes");
     f.headroom_bytes = Number(r, "headroom_bytes");
+    f.step_time_s = Number(r, "step_time_s");
     if (At(r, "suggestions").is_array())
         for (const json& s : At(r, "suggestions"))
             f.suggestions.push_back(ReadSuggestion(s));
-    if (f.fit["suggestions"].is_array())
-        for (json& s : f.fit["suggestions"])
-            s.erase("estimate");
+    if (At(r, "savings").is_array())
+        for (const json& s : At(r, "savings"))
+        {
+            f.suggestions.push_back(ReadSuggestion(s));
+            f.suggestions.back().saving = true;
+        }
+    for (const char* list : {"suggestions", "savings"})
+        if (f.fit[list].is_array())
+            for (json& s : f.fit[list])
+                s.erase("estimate");
 }
 
 void ApplySuggestion(AppState& state, int index)

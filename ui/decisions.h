@@ -30,7 +30,13 @@ struct SuggestionView
     std::uint64_t capacity_bytes = 0;  // of the suggestion's card (another card changes it)
     double saves_bytes = 0.0;
     std::uint64_t host_bytes = 0;
-    nlohmann::json scenario;  // what Apply puts into the calculator
+    double step_time_s = 0.0;   // the run's step (training) or decode step (inference)
+    double tokens_per_s = 0.0;  // trained or generated
+    double speed = 0.0;         // the scenario's step time over this run's (above 1: faster)
+    bool least_change = false;  // the least change that fits
+    bool fastest = false;       // the fastest run that fits with changes up to its tier
+    bool saving = false;        // (a scenario that fits) one change and what it saves
+    nlohmann::json scenario;    // what Apply puts into the calculator
 };
 
 // A scenario the calculator had before Apply, and what Apply changed.
@@ -50,8 +56,9 @@ struct FitState
     std::uint64_t device_total_bytes = 0;
     std::uint64_t capacity_bytes = 0;
     double headroom_bytes = 0.0;
-    std::vector<SuggestionView> suggestions;
-    int fit_count = 0;  // how many times gpumem::fit ran (for tests)
+    double step_time_s = 0.0;                 // the scenario's own
+    std::vector<SuggestionView> suggestions;  // the search's runs, then (when it fits) each change's saving
+    int fit_count = 0;                        // how many times gpumem::fit ran (for tests)
 
     std::vector<UndoEntry> undo;  // the newest last; kMaxUndo at most
     std::string message;          // "Applied: ..." / "Undone: ..."

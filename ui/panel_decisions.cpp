@@ -29,23 +29,45 @@ void PeakCell(std::uint64_t bytes, std::uint64_t capacity)
     ImGui::TextColored(UtilizationColor(used), "%s (%.0f %%)", FormatBytes(bytes).c_str(), used * 100.0);
 }
 
+// "1.89 s, 8,646 tok/s (1.00x)": the run's step, its tokens per second and its speed against the scenario's.
+void SpeedCell(const SuggestionView& s)
+{
+    if (s.step_time_s <= 0.0)
+    {
+        ImGui::TextDisabled("-");
+        return;
+    }
+    const ImVec4 color = s.speed >= 0.995 ? ImVec4(0.45f, 0.8f, 0.45f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+    ImGui::TextColored(color, "%.2f s (%.2fx)", s.step_time_s, s.speed);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%.0f tokens/s; %.2fx the scenario's speed (the step-time model: gpumem plan's)",
+                          s.tokens_per_s, s.speed);
+}
+
 void ShowSuggestionRow(AppState& state, int index, bool headroom)
 {
     const FitState& f = state.decisions.fit;
     const SuggestionView& s = f.suggestions[index];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(s.change.c_str());
+    if (s.least_change)
+        ImGui::TextColored(ImVec4(0.45f, 0.8f, 0.45f, 1.0f), "least change");
+    else if (s.fastest)
+        ImGui::TextColored(ImVec4(0.4f, 0.65f, 1.0f, 1.0f), "fastest (%s)", s.tier.c_str());
+    else
+        ImGui::TextDisabled("%s", s.saving ? "saves" : s.tier.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", s.change.c_str());
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Sets %s\nKind of change: %s%s", s.set.c_str(), s.tier.c_str(),
+        ImGui::SetTooltip("Kind of change: %s%s", s.tier.c_str(),
                           s.host_bytes > 0 ? ("\nHost RAM: " + FormatBytes(s.host_bytes)).c_str() : "");
     ImGui::TableNextColumn();
     PeakCell(s.device_total_bytes, s.capacity_bytes > 0 ? s.capacity_bytes : f.capacity_bytes);
-    if (headroom)
-    {
-        ImGui::TableNextColumn();
-        ImGui::Text("%s", FormatBytes(static_cast<std::uint64_t>(std::max(0.0, s.saves_bytes))).c_str());
-    }
+    ImGui::TableNextColumn();
+    if (headroom && s.saving)
+        ImGui::Text("saves %s", FormatBytes(static_cast<std::uint64_t>(std::max(0.0, s.saves_bytes))).c_str());
+    else
+        SpeedCell(s);
     ImGui::TableNextColumn();
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", s.cost.c_str());
@@ -105,7 +127,7 @@ void ShowFitPanel(AppState& state)
 {
     FitState& f = state.decisions.fit;
     const bool fits = state.view.fits;
-    if (!ImGui::CollapsingHeader(fits ? "Headroom: what each change saves###fit" : "What would make it fit###fit",
+    if (!ImGui::CollapsingHeader(fits ? "Faster runs and headroom###fit" : "What would make it fit###fit",
                                  ImGuiTreeNodeFlags_DefaultOpen))
         return;
     UpdateFit(state);
@@ -116,27 +138,31 @@ void ShowFitPanel(AppState& state)
     }
     const bool headroom = f.fits;
     if (headroom)
-        ImGui::TextDisabled("Fits with %s to spare. Each change below lowers the peak by itself:",
+        ImGui::TextDisabled("Fits with %s to spare. Faster runs that fit, then what each change saves:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, f.headroom_bytes))).c_str());
     else
-        ImGui::TextDisabled("%s over the card. Each change below fits by itself, the smallest change first:",
+        ImGui::TextDisabled("%s over the card. The least change that fits, then the fastest run of each tier:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, -f.headroom_bytes))).c_str());
     ImGui::SameLine();
     HelpMarker(
-        "Each change is estimated with the other settings as they are. They are ranked by how much of "
-        "the run they change: same math, slower, numerics, data, hardware, method. Hover a change for the "
-        "fields it sets; Apply puts it into the calculator, Undo takes it back.");
+        "One search over the layout, engine and sharding, offload, activation checkpointing, micro-batch at the "
+        "same global batch, the loss, the optimizer, the precision and the method, each run estimated and timed "
+        "by the step-time model (the planner's). Tiers, least change first: same math, slower, numerics, data, "
+        "hardware, method. \"least change\" is the run that fits with the fewest and mildest changes; "
+        "\"fastest\" the fastest run that fits with changes up to its tier. Speed is the scenario's step time "
+        "over the run's. Apply puts a run into the calculator, Undo takes it back.");
 
     if (f.suggestions.empty())
-        ImGui::TextWrapped(headroom ? "No single change lowers the peak." : "No change short of another setup fits.");
+        ImGui::TextWrapped(headroom ? "No change makes it faster or lowers the peak."
+                                    : "No change short of another setup fits.");
     else if (ImGui::BeginTable(
-                 "fit_table", headroom ? 5 : 4,
+                 "fit_table", 6,
                  ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp))
     {
-        ImGui::TableSetupColumn("Change", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+        ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("Change", ImGuiTableColumnFlags_WidthStretch, 1.4f);
         ImGui::TableSetupColumn("Peak per GPU", ImGuiTableColumnFlags_WidthFixed);
-        if (headroom)
-            ImGui::TableSetupColumn("Saves", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn(headroom ? "Step / saves" : "Step (speed)", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_WidthStretch, 1.0f);
         ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();

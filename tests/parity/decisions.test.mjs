@@ -35,11 +35,13 @@ const scenarios = [
 ];
 
 test('fit: the same suggestions, scenarios and estimates', () => {
+  // The search's elapsed time measures the machine, not the answer.
+  const answer = (r) => { if (r.search) delete r.search.elapsed_ms; return r; };
   for (const s of scenarios) {
     const text = JSON.stringify(s);
-    const fromCli = native(['fit', '--scenario', '-'], text);
+    const fromCli = answer(native(['fit', '--scenario', '-'], text));
     assert.equal(fromCli.ok, true, `${text}: ${JSON.stringify(fromCli.errors)}`);
-    assert.deepEqual(JSON.parse(m.fit(text)), fromCli, text);
+    assert.deepEqual(answer(JSON.parse(m.fit(text))), fromCli, text);
   }
 });
 

@@ -468,6 +468,39 @@ void minimal(Found& f, const std::vector<Knob>& knobs, const detail::Scenario& b
     f.tier = tier;
 }
 
+// The fields a run's document `doc` sets to other values than the resolved scenario `r`, dotted.
+json changed_fields(const json& doc, const json& r) {
+    static const char* const kFields[] = {"parallelism.data_parallel_size",
+                                          "parallelism.tensor_parallel_size",
+                                          "parallelism.pipeline_parallel_size",
+                                          "parallelism.context_parallel_size",
+                                          "parallelism.expert_parallel_size",
+                                          "parallelism.sequence_parallel",
+                                          "hardware.num_gpus",
+                                          "engine.type",
+                                          "engine.zero_stage",
+                                          "engine.fsdp_sharding",
+                                          "engine.offload_optimizer",
+                                          "engine.offload_param",
+                                          "training.batch_size",
+                                          "training.gradient_accumulation_steps",
+                                          "training.activation_checkpointing",
+                                          "training.loss",
+                                          "training.attention",
+                                          "training.optimizer",
+                                          "training.precision",
+                                          "training.method",
+                                          "inference.kv_cache_dtype",
+                                          "inference.weight_format",
+                                          "inference.batch_size"};
+    json set = json::object();
+    for (const char* field : kFields) {
+        const json::json_pointer at("/" + std::string(field).replace(std::string(field).find('.'), 1, "/"));
+        if (doc.contains(at) && (!r.contains(at) || r[at] != doc[at])) set[field] = doc[at];
+    }
+    return set;
+}
+
 json speed_json(const json& estimate, bool training) {
     const json& t = estimate["throughput"];
     return training ? json{{"step_time_s", t.value("step_time_s", 0.0)},
@@ -557,7 +590,7 @@ json fit(const json& scenario) {
         json doc = doc_of(f.knobs);
         json e = estimate(doc);
         if (!e.value("ok", false)) continue;
-        tried.push_back({{what, cost.empty() ? "none" : cost, f.tier, json::object()}, doc, e});
+        tried.push_back({{what, cost.empty() ? "none" : cost, f.tier, changed_fields(doc, r)}, doc, e});
         flags.push_back({{"least_change", !fits && pi == 0}, {"fastest", true}, {"changes", words}});
     }
     const std::size_t searched = tried.size();
