@@ -8,7 +8,6 @@
 #include <iterator>
 
 #include "app.h"
-#include "export/export.h"  // core/src: the export formats' table
 #include "imgui.h"
 #include "share.h"
 

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "app.h"
-#include "export/export.h"  // core/src: the export formats' table
 #include "imgui.h"
 #include "panels.h"
 #include "widgets.h"

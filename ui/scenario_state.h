@@ -1,4 +1,4 @@
-// The scenario the page edits, typed: the core's own enums (core/src/settings.h) for every
+// The scenario the page edits, typed: the core's own enums (gpumem/settings.h) for every
 // enumerated setting, std::optional where the page may leave a field out so that the core applies
 // its default and says so. One place turns it into the scenario document (docs/scenario.md) and
 // back, and reads the core's answer once per estimate into a ResultView the panels read.
@@ -9,6 +9,8 @@
 #pragma once
 
 #include <array>
+
+#include <gpumem/gpumem.h>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,8 +18,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include "settings.h"  // core/src: the enumerated settings and their tables
 
 namespace gpumem::ui {
 

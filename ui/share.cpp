@@ -15,8 +15,6 @@
 
 #include <gpumem/gpumem.h>
 
-#include "catalogue/user_catalogue.h"  // core/src: data_types.json and gpu_types.json, read as the CLI reads them
-
 namespace gpumem::ui {
 
 namespace {

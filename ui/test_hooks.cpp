@@ -4,12 +4,13 @@
 
 #include "test_hooks.h"
 
+#include <gpumem/gpumem.h>
+
 #include <cstdarg>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "export/export.h"  // core/src: the export formats, whose labels name the combo's entries
 #include "imgui.h"
 #include "imgui_internal.h"
 #include "scenario_state.h"  // kComponentKeys: the explanation's entries

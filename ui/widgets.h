@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cfloat>
+
+#include <gpumem/gpumem.h>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -71,7 +73,7 @@ bool SettingSelectable(const Row& row, std::optional<E>& value)
     return clicked;
 }
 
-// A combo over every value of setting E, from the core's table (core/src/settings.h): each
+// A combo over every value of setting E, from the core's table (gpumem/settings.h): each
 // entry's label, its help as a tooltip. The first entry, "default (<resolved>)", empties `value`
 // so the field is left out and follows its default; an "auto" row is that entry, not listed again.
 template <typename E>

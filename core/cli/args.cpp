@@ -12,10 +12,6 @@
 #include <CLI/CLI.hpp>
 #include <gpumem/gpumem.h>
 
-#include "catalogue/presets.h"  // core/src: edit_distance
-#include "export/export.h"      // core/src: the export formats' table
-#include "settings.h"           // core/src: the settings tables the enumerated flags are checked against
-
 namespace gpumem::cli {
 
 using nlohmann::json;

@@ -7,7 +7,7 @@
 //                              (Debian's libcli11-dev) reads them: one subcommand per command,
 //                              its help generated, and the enumerated flags (--dtype,
 //                              --optimizer, ...) checked against the core's settings tables
-//                              (core/src/settings.h), whose names the help lists
+//                              (gpumem/settings.h), whose names the help lists
 //   build_request(args, read)  Args + the files they name -> the document the core gets: the
 //                              scenario (estimate, quick, maxfit, plan) or the config.json (params)
 //
@@ -22,6 +22,8 @@
 #pragma once
 
 #include <functional>
+
+#include <gpumem/gpumem.h>
 #include <optional>
 #include <string>
 #include <vector>

@@ -9,8 +9,6 @@
 
 #include <gpumem/gpumem.h>
 
-#include "catalogue/user_catalogue.h"
-
 namespace gpumem::cli {
 
 using nlohmann::json;
@@ -366,7 +364,7 @@ bool read_json(const std::string& path, const ReadFile& read, json& doc, bool& f
 
 }  // namespace
 
-// The files read here; what they say is read by the core's reader (catalogue/user_catalogue.h), the
+// The files read here; what they say is read by the core's reader (gpumem/user_catalogue.h), the
 // page's file import's too.
 bool read_config_dir(const std::string& dir, const ReadFile& read, json& dtypes, json& gpus,
                      std::vector<std::string>& notes, std::string& error) {

@@ -1,6 +1,6 @@
 // The settings tables' helpers and their JSON listing (settings.h; gpumem.h: settings()).
 
-#include "settings.h"
+#include "gpumem/settings.h"
 
 #include <algorithm>
 #include <cctype>

@@ -23,7 +23,7 @@ test('docs/scenario.md is what `gpumem settings --markdown` generates', () => {
   const generated = gpumem(['settings', '--markdown']);
   const checkedIn = fs.readFileSync(path.join(repo, 'docs', 'scenario.md'), 'utf8');
   assert.ok(checkedIn === generated,
-    'docs/scenario.md differs from the settings tables (core/src/settings.h); regenerate it with\n' +
+    'docs/scenario.md differs from the settings tables (core/include/gpumem/settings.h); regenerate it with\n' +
     '  build/native/core/cli/gpumem settings --markdown > docs/scenario.md');
 });
 

@@ -10,7 +10,7 @@
 #include <gpumem/gpumem.h>
 
 #include "cli/args.h"
-#include "settings.h"
+#include "gpumem/settings.h"
 
 using nlohmann::json;
 using namespace gpumem::cli;

@@ -1,4 +1,4 @@
-// The settings tables (core/src/settings.h): names round-trip, aliases parse, unknown values are
+// The settings tables (core/include/gpumem/settings.h): names round-trip, aliases parse, unknown values are
 // refused with the allowed names, no spelling is claimed twice, and settings() lists them all.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "scenario/fields.h"
 #include "catalogue/presets.h"
 #include "scenario/tunables.h"
-#include "settings.h"
+#include "gpumem/settings.h"
 
 using nlohmann::json;
 using namespace gpumem::detail;

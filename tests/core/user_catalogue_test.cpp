@@ -1,4 +1,4 @@
-// A user's data_types.json and gpu_types.json (core/src/catalogue/user_catalogue.h), the reader
+// A user's data_types.json and gpu_types.json (core/include/gpumem/user_catalogue.h), the reader
 // `gpumem table --config-dir` and the page's file import share: every shape the files come in,
 // the rows they give, and an error naming the file and the field for each way an entry is wrong.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include <gpumem/gpumem.h>
 
-#include "catalogue/user_catalogue.h"
+#include "gpumem/user_catalogue.h"
 
 using nlohmann::json;
 using namespace gpumem::detail;

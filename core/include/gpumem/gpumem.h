@@ -1,7 +1,10 @@
 // gpumem: how much GPU memory will this run take, and what is taking it?
 //
-// The whole public surface of the estimation core. It includes only the standard library and
-// nlohmann/json; it knows nothing of the CLI, the browser or the GPU.
+// The whole public surface of the estimation core: the CLI, the WebAssembly bindings and the page
+// reach the core through this header alone. It includes only the standard library, nlohmann/json
+// and its two companions: gpumem/settings.h (every enumerated setting's table, which the front ends
+// build their menus and flags from) and gpumem/user_catalogue.h (a user's own GPU and data-type
+// files, read as the CLI and the page read them). It knows nothing of the CLI, the browser or the GPU.
 //
 // [SECTION] Units and conventions
 // [SECTION] Errors as values
@@ -9,7 +12,7 @@
 // [SECTION] Parameter counts
 // [SECTION] The scenario (what to estimate)
 // [SECTION] The estimate (what comes back)
-// [SECTION] Max-fit solvers and the planner (what fits, and the best way to run it)
+// [SECTION] Max-fit, the planner and fit: one search (what fits, and the fastest way to run it)
 // [SECTION] Exporters (the config files and command lines that run a scenario)
 // [SECTION] JSON API (what the CLI, the WebAssembly module and the page call)
 //
@@ -33,6 +36,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "gpumem/settings.h"
+#include "gpumem/user_catalogue.h"
 
 namespace gpumem {
 
@@ -256,7 +262,7 @@ nlohmann::json list_gpus();
 // "about", "bytes_per_param"}, ...]. A scenario adds its own under "formats" in the same shape.
 nlohmann::json list_formats();
 
-// Every enumerated setting of the scenario, from the core's own tables (core/src/settings.h), so
+// Every enumerated setting of the scenario, from the core's own tables (core/include/gpumem/settings.h), so
 // front ends need no copies: {"training.optimizer": {"default": "adamw", "help": "...",
 // "values": [{"name": "adamw", "aliases": ["adamw_torch"], "label": "AdamW (foreach)",
 // "help": "..."}, ...]}, ...}, keyed by the field's dotted path. "name" is what a resolved

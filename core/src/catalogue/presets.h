@@ -43,11 +43,6 @@ std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 // near that long, and the comparisons stay cheap whatever is typed.
 constexpr std::size_t kMaxSuggestLength = 256;
 
-// The number of single-character edits that turn `a` into `b` (Levenshtein) when it is at most
-// `limit`, else `limit + 1`: near misses of a preset id, an alias or a command-line option. Only
-// the band of the table within `limit` of its diagonal is filled, and the work stops once a row
-// is all past `limit`, so it costs O(limit x min(|a|, |b|)) at most, O(1) when the lengths
-// already differ by more.
-std::size_t edit_distance(const std::string& a, const std::string& b, std::size_t limit);
+// edit_distance(): gpumem/settings.h.
 
 }  // namespace gpumem::detail

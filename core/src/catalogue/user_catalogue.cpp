@@ -1,6 +1,6 @@
 // A user's data_types.json and gpu_types.json: see user_catalogue.h.
 
-#include "catalogue/user_catalogue.h"
+#include "gpumem/user_catalogue.h"
 
 #include <algorithm>
 #include <cmath>

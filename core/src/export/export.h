@@ -7,13 +7,9 @@
 
 #include "formats/format.h"
 #include "scenario/fields.h"
-#include "settings.h"
+#include "gpumem/settings.h"
 
 namespace gpumem::detail {
-
-// The formats are the tools' (formats/format.h), read and written by one table each.
-using ExportFormat = ConfigFormat;
-inline constexpr const auto& kExportFormats = kFormats;
 
 // {"format": "vllm", "scenario": {...}, "gpus_per_node": 8, "script": "train.py"} ->
 // {"ok": true, "format", "kind": "json" | "yaml" | "command", "file_name", "text", "notes": [...],

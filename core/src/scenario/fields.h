@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpumem/gpumem.h"
-#include "settings.h"
+#include "gpumem/settings.h"
 
 namespace gpumem::detail {
 

@@ -516,4 +516,51 @@ constexpr WeightFormat weight_format_of(Quantization q) {
     return q == Quantization::Nf4 ? WeightFormat::Nf4 : q == Quantization::Fp4 ? WeightFormat::Fp4 : WeightFormat::Int8;
 }
 
+// The configs and command lines of the tools gpumem reads and writes (gpumem check, export).
+enum class ConfigFormat {
+    Deepspeed,
+    Accelerate,
+    Torchrun,
+    Torchtune,
+    Axolotl,
+    Litgpt,
+    Vllm,
+    LlamaCpp,
+    Sglang,
+    Tgi,
+    TensorrtLlm
+};
+inline constexpr Setting<ConfigFormat> kFormats[] = {
+    {ConfigFormat::Deepspeed, "deepspeed", "ds_config", "DeepSpeed ds_config.json",
+     "the DeepSpeed JSON: micro-batch, accumulation, bf16/fp16, ZeRO stage, offload, bucket sizes, TP/SP/EP sizes"},
+    {ConfigFormat::Accelerate, "accelerate", "", "accelerate config (YAML)",
+     "an accelerate config file for `accelerate launch --config_file`: FSDP, DeepSpeed or DDP"},
+    {ConfigFormat::Torchrun, "torchrun", "hf_trainer", "torchrun + HF Trainer",
+     "a torchrun line with transformers TrainingArguments flags (FSDP, DeepSpeed, optimizer, precision)"},
+    {ConfigFormat::Torchtune, "torchtune", "tune", "torchtune recipe",
+     "a torchtune recipe config (YAML) or a `tune run` line: the recipe, its config and the overrides"},
+    {ConfigFormat::Axolotl, "axolotl", "", "axolotl config (YAML)", "an axolotl config's training keys"},
+    {ConfigFormat::Litgpt, "litgpt", "", "LitGPT config or command",
+     "a litgpt config (YAML) or `litgpt finetune_*` line"},
+    {ConfigFormat::Vllm, "vllm", "", "vllm serve", "a `vllm serve` line with the memory flags of the estimate"},
+    {ConfigFormat::LlamaCpp, "llama.cpp", "llamacpp,llama_server,llama_cli", "llama-server (llama.cpp)",
+     "a `llama-server` line: GPU layers, context, parallel sequences, KV cache type"},
+    {ConfigFormat::Sglang, "sglang", "", "SGLang launch_server",
+     "a `python -m sglang.launch_server` line: mem_fraction_static, context, running requests, TP/DP/EP"},
+    {ConfigFormat::Tgi, "tgi", "text_generation_inference,text_generation_launcher", "text-generation-launcher (TGI)",
+     "a `text-generation-launcher` line: max total and prefill tokens, memory fraction, shards"},
+    {ConfigFormat::TensorrtLlm, "tensorrt_llm", "trtllm,trtllm_serve", "trtllm-serve (TensorRT-LLM)",
+     "a `trtllm-serve` line: KV cache's free-memory fraction, batch, tokens per step, TP/PP/EP"},
+};
+constexpr SettingRows<ConfigFormat> rows(ConfigFormat) { return rows_of(kFormats); }
+using ExportFormat = ConfigFormat;
+inline constexpr const auto& kExportFormats = kFormats;
+
+// The number of single-character edits that turn `a` into `b` (Levenshtein) when it is at most
+// `limit`, else `limit + 1`: near misses of a preset id, an alias or a command-line option. Only
+// the band of the table within `limit` of its diagonal is filled, and the work stops once a row
+// is all past `limit`, so it costs O(limit x min(|a|, |b|)) at most, O(1) when the lengths
+// already differ by more.
+std::size_t edit_distance(const std::string& a, const std::string& b, std::size_t limit);
+
 }  // namespace gpumem::detail
