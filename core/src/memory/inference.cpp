@@ -272,10 +272,19 @@ struct Serving {
 //   cub DeviceRadixSort::SortPairs' alternates (4 + 8); one row, the alternates only (4 + 8).
 // - FlashInfer's kernel (0.10.0 to 0.11.0; flashinfer.sampling.top_k_top_p_sampling_from_logits): the
 //   caller's logits (a) + the fp32 copy (4) + the top-k masked logits (4) + their softmax (4); no sort.
+// - The V0 engine (0.8/0.9 with VLLM_USE_V1=0; vllm/model_executor/layers/sampler.py Sampler.forward and
+//   _apply_top_k_top_p, _sample_with_torch, _multinomial): the dummy requests sample with top_p 0.99 and
+//   top_k vocab - 1 (vllm/worker/model_runner.py profile_run), so the logits go through logits.sort like the
+//   native family above, then, with the sort's outputs still alive, the top-k mask (bool, 1), the sorted
+//   softmax and its cumsum (4 + 4), the top-p mask (1) and the re-scattered logits (4): a + 30 bytes; then
+//   softmax and log_softmax (4 + 4) and _multinomial's copy of the rows and its exponential noise (4 + 4) over
+//   the fp32 logits: a + 20. The peak is the larger of the sort's and the scatter's.
 double vllm_sampler_bytes_per_logit(VllmSampler family, double a, double rows) {
     if (family == VllmSampler::FlashInfer) return a + 4 + 4 + 4;
     const double scratch = rows >= 128 ? 8 + 4 + 8 : rows >= 2 ? 8 + 8 + 4 + 4 + 8 : 4 + 8;
-    return a + 4 + (4 + 8) + scratch;
+    const double sort = a + 4 + (4 + 8) + scratch;
+    if (family == VllmSampler::V0) return std::max(sort, a + 4 + (4 + 8) + 1 + 4 + 4 + 1 + 4);
+    return sort;
 }
 
 // The largest context one sequence can have in `pool` bytes (vLLM's "estimated maximum model length"):
@@ -328,7 +337,10 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
     const double GiB = static_cast<double>(kGiB);
     const bool tp = sc.parallel.tp > 1;
     const std::string& version = sc.inference.engine_version;  // validated by vllm_family: 0.MINOR[.PATCH]
-    const bool before_snapshot_fix = version == "0.10" || version.rfind("0.10.", 0) == 0;
+    // V0 takes its snapshot (Worker.init_device's baseline_snapshot, vllm/worker/worker.py, 0.8/0.9) before
+    // init_worker_distributed_environment, as V1 did before 0.11.
+    const bool v0 = vllm_family(version) == VllmSampler::V0;
+    const bool before_snapshot_fix = v0 || version == "0.10" || version.rfind("0.10.", 0) == 0;
     const double per_connection = kNcclLlBytes + kNcclLl128Bytes + kNcclSimpleBytes;
     const double communicators = tp ? (before_snapshot_fix ? 2 : 1) : 0;
     // CustomAllreduce._SUPPORTED_WORLD_SIZES: 2, 4, 6, 8.
@@ -340,11 +352,12 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
         {{"libraries' code and handles mapped on first use (measured on one H100: no source sizes it)",
           {{"GiB", 0.16}, {"bytes per GiB", GiB}}},
          {"NCCL ring buffers (TP > 1): the communicators created after the init snapshot",
-          {{"communicators: torch's device group (+ vLLM's PyNccl before 0.11)", communicators},
+          {{"communicators: torch's device group (+ vLLM's PyNccl in V0 and before 0.11)", communicators},
            {"channels (NCCL's topology search on H100 NVSwitch)", kNcclChannelsH100},
            {"ring connections per channel", 1},
            {"bytes per connection: LL + LL128 + SIMPLE", per_connection, "B"}}},
-         {"custom all-reduce IPC buffers (TP > 1, before 0.11): 2 x max_size 8 MiB", {{"bytes", custom_ar, "B"}}}},
+         {"custom all-reduce IPC buffers (TP > 1, V0 and before 0.11): 2 x max_size 8 MiB",
+          {{"bytes", custom_ar, "B"}}}},
         "vllm/utils memory_profiling (non_torch_increase); vllm/v1/worker/gpu_worker.py init_device; NVIDIA/nccl "
         "src/init.cc, src/transport/p2p.cc @v2.27.3-1; vllm/distributed/device_communicators/custom_all_reduce.py");
 }
@@ -356,6 +369,14 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
 // leaves after the weights, the step's torch peak increase and the memory that grew outside torch
 // (vllm/utils memory_profiling). CUDA graphs are captured after the KV cache is allocated
 // (GPUModelRunner.capture_model): outside the request.
+// The V0 engine (0.8/0.9 with VLLM_USE_V1=0) budgets the same way (vllm/worker/worker.py
+// Worker.determine_num_available_blocks: total x gpu_memory_utilization - memory_profiling's
+// non_kv_cache_memory, i.e. weights + torch peak increase + non-torch increase; read in a copy of 0.8.4,
+// WenhaoHe02/vllm_0_8_4 @0590de0f, and matched by the V0 logs' "the rest of the memory reserved for KV
+// Cache"), and captures its graphs after the cache too (Worker._warm_up_model). Its profile run differs
+// (vllm/worker/model_runner.py GPUModelRunnerBase.profile_run / _dummy_run): max_num_seqs dummy prompts
+// sharing max_num_batched_tokens tokens, each sampled once by the V0 sampler; and its step defaults
+// (scenario.cpp read_engine_settings).
 void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
@@ -376,19 +397,32 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                               {"hidden size", static_cast<double>(m.hidden_size), "elements"},
                               {"bytes per element", a, "B"}},
                              "vllm/v1/worker/gpu_model_runner.py profile_run (hidden_states)");
+    const char* per_logit =
+        family == VllmSampler::Native ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
+        : family == VllmSampler::V0
+            ? "bytes per logit (V0 sampler): logits + fp32 copy + sort values/indices + max(the sort's scratch, "
+              "top-k/top-p masks + sorted softmax + cumsum + re-scattered logits)"
+            : "bytes per logit: logits + fp32 copy + top-k masked logits + softmax (FlashInfer)";
+    const char* sampler_source =
+        family == VllmSampler::Native
+            ? "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; vllm/v1/sample/ops/"
+              "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten/src/ATen/native/cuda/SortStable.cu"
+        : family == VllmSampler::V0
+            ? "vllm/worker/model_runner.py profile_run (top_p 0.99, top_k vocab - 1); "
+              "vllm/model_executor/layers/sampler.py Sampler.forward, _apply_top_k_top_p, _multinomial (V0)"
+            : "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; topk_topp_sampler.py "
+              "flashinfer_sample (top_k_top_p_sampling_from_logits)";
     double sampler =
         ex.product("profile_sampler", "the dummy sampler run's peak: vocabulary-wide logits and top-k/top-p buffers",
-                   {{"dummy requests: min(max_num_seqs, max_num_batched_tokens)", reqs, "sequences"},
-                    {"vocabulary (all-gathered on every TP rank)", static_cast<double>(m.vocab_size), "elements"},
-                    {family == VllmSampler::Native
-                         ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
-                         : "bytes per logit: logits + fp32 copy + top-k masked logits + softmax (FlashInfer)",
-                     vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
-                   family == VllmSampler::Native
-                       ? "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; vllm/v1/sample/ops/"
-                         "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten/src/ATen/native/cuda/SortStable.cu"
-                       : "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; topk_topp_sampler.py "
-                         "flashinfer_sample (top_k_top_p_sampling_from_logits)");
+                   {{family == VllmSampler::V0 ? "dummy prompts, one sampled row each: min(max_num_seqs, "
+                                                 "max_num_batched_tokens)"
+                                               : "dummy requests: min(max_num_seqs, max_num_batched_tokens)",
+                     reqs, "sequences"},
+                    {family == VllmSampler::V0 ? "vocabulary (whole, on the rank that samples)"
+                                               : "vocabulary (all-gathered on every TP rank)",
+                     static_cast<double>(m.vocab_size), "elements"},
+                    {per_logit, vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
+                   sampler_source);
     double peak =
         ex.rule("vllm_activation_peak", "the profile step's torch peak increase", std::max(forward, held + sampler),
                 "max(forward working set, held hidden states + sampler peak)",
@@ -439,6 +473,11 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     why["vllm_non_torch_bytes"] = non_torch;
     why["vllm_cuda_graph_bytes"] = graphs;
     why["vllm_sampler_native"] = family == VllmSampler::Native ? 1 : 0;
+    why["vllm_v0_engine"] = family == VllmSampler::V0 ? 1 : 0;
+    if (family == VllmSampler::V0)
+        out.warnings.push_back("vLLM " + x.engine_version +
+                               " is estimated as its V0 engine (VLLM_USE_V1=0); its default V1 engine budgets "
+                               "differently and gpumem follows V1 from 0.10 on");
     const auto gib = [](double bytes) {
         char s[32];
         std::snprintf(s, sizeof s, "%.2f GiB", bytes / static_cast<double>(kGiB));
