@@ -154,6 +154,13 @@ TEST(VllmBudget, TheV0EngineOf08And09HasItsOwnDefaultsProfileAndSampler) {
                   {"inference", {{"engine", "vllm"}, {"engine_version", version}, {"max_num_seqs", seqs}}}};
         return run(s)["explain"]["figures"]["profile_sampler"]["value"].get<double>();
     };
+    // A check against vLLM's own log of its V0 profile run (PR #10511, 2024-12-13: `vllm serve
+    // meta-llama/Meta-Llama-3-8B` on one H100, max_model_len 8192, so 8192 tokens in 256 dummy prompts; the same
+    // vocabulary and hidden size as Llama 3.1 8B): "PyTorch activation peak memory 1.26GiB". That log predates
+    // 0.8 (its non-torch figure follows older accounting and is not compared); the profile run and the sampler's
+    // sort have the structure read at 0.8/0.9. gpumem: 8192 x 4096 x 2 B + 256 x 128,256 x 38 B = 1.22 GiB.
+    json llama3 = vllm({{"engine_version", "0.8"}, {"context_len", 8192}});
+    EXPECT_NEAR(note(llama3, "vllm_activation_peak_bytes") / kGiB, 1.26, 0.05 * 1.26);
     EXPECT_NEAR(sampler("0.9", 1), 1 * kVocab * 32, 1);
     EXPECT_NEAR(sampler("0.12", 1), 1 * kVocab * 30, 1);
     EXPECT_NEAR(sampler("0.9", 64), 64 * kVocab * (2 + 4 + 12 + 32), 1);

@@ -55,24 +55,39 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
         // The checkpoint's own layout, tensor by tensor (model/quantized.cpp): packed values, their
         // scales and zero points, and what its ignore list leaves in the checkpoint's dtype.
         // vLLM repacks some layouts as it loads them (Marlin drops GPTQ's g_idx and symmetric qzeros;
-        // channel scales load as fp32): model/quantized.cpp, Residency::Vllm.
+        // channel scales load as fp32): model/quantized.cpp, Residency::Vllm. SGLang and TGI convert GPTQ
+        // to Marlin the same way (Residency::Marlin); the rest they hold as stored.
         const bool vllm = x.engine == InferenceEngine::Vllm;
+        const bool marlin = x.engine == InferenceEngine::Sglang || x.engine == InferenceEngine::Tgi;
+        const char* engine = x.engine == InferenceEngine::Sglang ? "SGLang" : "TGI";
+        const std::string what = vllm     ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
+                                 : marlin ? std::string("the parameters on this GPU as ") + engine +
+                                                " holds them after loading the checkpoint"
+                                          : "the parameters on this GPU as the checkpoint stores them";
+        const char* rule =
+            vllm     ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
+                       "points; the rest in the checkpoint's dtype), less what vLLM's loading drops (Marlin: GPTQ's "
+                       "symmetric qzeros and g_idx without act-order) plus what it adds (sort indices, fp32 channel "
+                       "scales)"
+            : marlin ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
+                       "points; the rest in the checkpoint's dtype), less what GPTQ's conversion to Marlin drops "
+                       "(symmetric qzeros; g_idx without act-order) plus its int32 sort indices with act-order"
+                     : "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized "
+                       "Linear layers: packed values + scales + zero points; the rest in the checkpoint's dtype)";
         w.bytes = out.explain.rule(
-            "weights",
-            vllm ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
-                 : "the parameters on this GPU as the checkpoint stores them",
-            vllm ? w.shard.vllm_bytes() : w.shard.checkpoint_bytes(),
-            vllm ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
-                   "points; the rest in the checkpoint's dtype), less what vLLM's loading drops (Marlin: GPTQ's "
-                   "symmetric qzeros and g_idx without act-order) plus what it adds (sort indices, fp32 channel "
-                   "scales)"
-                 : "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized Linear "
-                   "layers: packed values + scales + zero points; the rest in the checkpoint's dtype)",
+            "weights", what.c_str(),
+            vllm     ? w.shard.vllm_bytes()
+            : marlin ? w.shard.marlin_bytes()
+                     : w.shard.checkpoint_bytes(),
+            rule,
             {{"parameters", total_params, "params"},
              {"quantized layers' parameters", in_format, "params"},
              {"the checkpoint's bytes on this GPU", w.shard.checkpoint_bytes(), "B"}},
-            "the checkpoint's quantization_config: each format's tensor layout as its writer stores it, and "
-            "vLLM's process_weights_after_loading (core/src/model/quantized.cpp cites each)");
+            marlin ? "the checkpoint's quantization_config: each format's tensor layout as its writer stores it; "
+                     "SGLang gptq_kernels.py GPTQMarlinLinearKernel / TGI marlin/gptq.py repack_gptq_for_marlin "
+                     "(core/src/model/quantized.cpp marlin_resident)"
+                   : "the checkpoint's quantization_config: each format's tensor layout as its writer stores it, "
+                     "and vLLM's process_weights_after_loading (core/src/model/quantized.cpp cites each)");
         out.assumptions["weight_bytes_per_param"] = total_params > 0 ? w.bytes / total_params : 0;
         out.assumptions["params_in_weight_format"] = in_format;
         return w;
