@@ -399,11 +399,13 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     Explanation& ex = out.explain;
     const double weights = v.w.bytes, a = v.w.a, GiB = static_cast<double>(kGiB);
     const VllmSampler family = vllm_family(x.engine_version).value_or(VllmSampler::Native);
+    const bool v0 = family == VllmSampler::V0;
     const double total = static_cast<double>(sc.hardware.cuda_total_bytes);
     double budget = ex.product(
         "vllm_requested_memory", "what vLLM requests: gpu_memory_utilization x the CUDA total",
         {{"gpu_memory_utilization", x.gpu_memory_utilization}, {"the card's total as CUDA reports it", total, "bytes"}},
-        "vllm/v1/worker/gpu_worker.py determine_available_memory (requested_memory)");
+        v0 ? "vllm/worker/worker.py determine_num_available_blocks (memory_for_current_instance)"
+           : "vllm/v1/worker/gpu_worker.py determine_available_memory (requested_memory)");
     const double tokens = static_cast<double>(x.max_num_batched_tokens);
     const double reqs = std::min(static_cast<double>(x.max_num_seqs), tokens);
     double forward = v.fwd.recorded(ex, "profile_forward", "the profile step's forward working set", tokens, 0, false);
@@ -411,7 +413,8 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                              {{"tokens of the step (max_num_batched_tokens)", tokens, "tokens"},
                               {"hidden size", static_cast<double>(m.hidden_size), "elements"},
                               {"bytes per element", a, "B"}},
-                             "vllm/v1/worker/gpu_model_runner.py profile_run (hidden_states)");
+                             v0 ? "vllm/worker/model_runner.py execute_model (hidden_or_intermediate_states)"
+                                : "vllm/v1/worker/gpu_model_runner.py profile_run (hidden_states)");
     const char* per_logit =
         family == VllmSampler::Native ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
         : family == VllmSampler::V0
@@ -429,12 +432,11 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
               "flashinfer_sample (top_k_top_p_sampling_from_logits)";
     double sampler =
         ex.product("profile_sampler", "the dummy sampler run's peak: vocabulary-wide logits and top-k/top-p buffers",
-                   {{family == VllmSampler::V0 ? "dummy prompts, one sampled row each: min(max_num_seqs, "
-                                                 "max_num_batched_tokens)"
-                                               : "dummy requests: min(max_num_seqs, max_num_batched_tokens)",
+                   {{v0 ? "dummy prompts, one sampled row each: min(max_num_seqs, "
+                          "max_num_batched_tokens)"
+                        : "dummy requests: min(max_num_seqs, max_num_batched_tokens)",
                      reqs, "sequences"},
-                    {family == VllmSampler::V0 ? "vocabulary (whole, on the rank that samples)"
-                                               : "vocabulary (all-gathered on every TP rank)",
+                    {v0 ? "vocabulary (whole, on the rank that samples)" : "vocabulary (all-gathered on every TP rank)",
                      static_cast<double>(m.vocab_size), "elements"},
                     {per_logit, vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
                    sampler_source);
@@ -444,7 +446,7 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                 {{"forward working set", forward, "bytes"},
                  {"held hidden states", held, "bytes"},
                  {"sampler peak", sampler, "bytes"}},
-                "vllm/v1/worker/gpu_model_runner.py profile_run");
+                v0 ? "vllm/worker/model_runner.py profile_run" : "vllm/v1/worker/gpu_model_runner.py profile_run");
     double non_torch = vllm_non_torch(sc, ex);
     double graphs = ex.product(
         "vllm_cuda_graphs", "CUDA graph capture, after the KV cache: outside the request",
@@ -465,7 +467,8 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                               {"weights", weights, "bytes"},
                               {"profile activation peak", peak, "bytes"},
                               {"non-torch increase", non_torch, "bytes"}},
-                             "vllm/v1/worker/gpu_worker.py determine_available_memory");
+                             v0 ? "vllm/worker/worker.py determine_num_available_blocks (available_kv_cache_memory)"
+                                : "vllm/v1/worker/gpu_worker.py determine_available_memory");
     // What the process holds once serving: the CUDA context, the non-torch memory, and the allocator's
     // tensors (weights, the KV pool, the profile peak's cached blocks, the graphs' pools) with its slack on
     // what it hands out piecemeal (the peak's and the graphs'; the weights and the pool are few large
@@ -488,8 +491,8 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     why["vllm_non_torch_bytes"] = non_torch;
     why["vllm_cuda_graph_bytes"] = graphs;
     why["vllm_sampler_native"] = family == VllmSampler::Native ? 1 : 0;
-    why["vllm_v0_engine"] = family == VllmSampler::V0 ? 1 : 0;
-    if (family == VllmSampler::V0)
+    why["vllm_v0_engine"] = v0 ? 1 : 0;
+    if (v0)
         out.warnings.push_back("vLLM " + x.engine_version +
                                " is estimated as its V0 engine (VLLM_USE_V1=0); its default V1 engine budgets "
                                "differently and gpumem follows V1 from 0.10 on");
