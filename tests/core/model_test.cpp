@@ -914,6 +914,33 @@ TEST(Quantized, VllmMarlinDropsGptqZerosAndGIdx) {
     EXPECT_EQ(vllm_bytes(llama31_8b_with(awq)), counted(llama31_8b_with(awq)).checkpoint_bytes);
 }
 
+TEST(Quantized, SglangAndTgiMarlinResidencyIsGptqOnly) {
+    // Residency::Marlin (SGLang, TGI): GPTQ's conversion to Marlin as vLLM's, with and without act-order ...
+    auto marlin_bytes = [](const json& config) {
+        gpumem::ModelSpec m = *gpumem::read_hf_config(config).model;
+        std::uint64_t total = 0;
+        for (std::uint64_t b : gpumem::detail::checkpoint_tensor_bytes(m, gpumem::detail::list_tensors(m),
+                                                                       gpumem::detail::Residency::Marlin))
+            total += b;
+        return total;
+    };
+    json gptq = {{"quant_method", "gptq"}, {"bits", 4}, {"group_size", 128}, {"desc_act", false}, {"sym", true}};
+    EXPECT_EQ(marlin_bytes(llama31_8b_with(gptq)), kLinear / 2 + kLinear / 64 + kRestBytes);
+    gptq["desc_act"] = true;
+    EXPECT_EQ(marlin_bytes(llama31_8b_with(gptq)), vllm_bytes(llama31_8b_with(gptq)));
+    gptq["sym"] = false;  // asymmetric GPTQ is not Marlin's in either
+    EXPECT_EQ(marlin_bytes(llama31_8b_with(gptq)), counted(llama31_8b_with(gptq)).checkpoint_bytes);
+    // ... but none of vLLM's other changes: compressed-tensors' channel scales and gpt-oss's mxfp4 experts stay
+    // as stored.
+    json w = {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true}};
+    json a = {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}};
+    const json fp8 = llama31_8b_with(compressed("float-quantized", w, a));
+    EXPECT_EQ(marlin_bytes(fp8), counted(fp8).checkpoint_bytes);
+    EXPECT_NE(vllm_bytes(fp8), counted(fp8).checkpoint_bytes);
+    const json oss = (*gpumem::find_preset("openai/gpt-oss-20b"))["config"];
+    EXPECT_EQ(marlin_bytes(oss), counted(oss).checkpoint_bytes);
+}
+
 TEST(Quantized, Fp8BlockScalesAndBitsandbytes) {
     // quant_method fp8, 128 x 128 blocks: e4m3 weights and an fp32 weight_scale_inv per block; blocks a
     // layer: q 32x32, k and v 8x32, o 32x32, gate and up 112x32, down 32x112 = 13,312. lm_head kept.

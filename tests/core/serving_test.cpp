@@ -177,4 +177,22 @@ TEST(Serving, SettingsOfOtherEnginesAreNotListedAsDefaults) {
     EXPECT_FALSE(r["scenario"]["inference"].contains("free_gpu_memory_fraction"));
 }
 
+TEST(Serving, SglangAndTgiHoldGptqAsMarlinDoes) {
+    // Qwen2.5-7B-Instruct-GPTQ-Int4 (4 bits, group 128, symmetric, no act-order): SGLang (GPTQMarlinLinearKernel)
+    // and TGI (repack_gptq_for_marlin) convert it to Marlin as vLLM does: qweight and scales repacked at their
+    // size, the symmetric qzeros and g_idx replaced by empty tensors. A layer's Linears (hidden 3584,
+    // intermediate 18944, 4 kv heads of 128): g_idx 6 x 3584 + 18944 int32 = 161,792 B; qzeros in x out / 256
+    // = (2 x 3584^2 + 2 x 3584 x 512 + 3 x 3584 x 18944) / 256 = 910,336 B; 28 layers.
+    auto weights = [](const char* engine) {
+        json r = run({{"model", {{"preset", "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4"}}},
+                      {"mode", "inference"},
+                      {"inference", {{"engine", engine}}}});
+        return r["per_gpu"]["components"]["weights"].get<double>();
+    };
+    const double dropped = 28.0 * (161792 + 910336);
+    EXPECT_DOUBLE_EQ(weights("transformers") - weights("sglang"), dropped);
+    EXPECT_DOUBLE_EQ(weights("tgi"), weights("sglang"));
+    EXPECT_DOUBLE_EQ(weights("vllm"), weights("sglang"));
+}
+
 }  // namespace

@@ -55,24 +55,39 @@ Weights stored_weights(const Scenario& sc, Breakdown& out) {
         // The checkpoint's own layout, tensor by tensor (model/quantized.cpp): packed values, their
         // scales and zero points, and what its ignore list leaves in the checkpoint's dtype.
         // vLLM repacks some layouts as it loads them (Marlin drops GPTQ's g_idx and symmetric qzeros;
-        // channel scales load as fp32): model/quantized.cpp, Residency::Vllm.
+        // channel scales load as fp32): model/quantized.cpp, Residency::Vllm. SGLang and TGI convert GPTQ
+        // to Marlin the same way (Residency::Marlin); the rest they hold as stored.
         const bool vllm = x.engine == InferenceEngine::Vllm;
+        const bool marlin = x.engine == InferenceEngine::Sglang || x.engine == InferenceEngine::Tgi;
+        const char* engine = x.engine == InferenceEngine::Sglang ? "SGLang" : "TGI";
+        const std::string what = vllm     ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
+                                 : marlin ? std::string("the parameters on this GPU as ") + engine +
+                                                " holds them after loading the checkpoint"
+                                          : "the parameters on this GPU as the checkpoint stores them";
+        const char* rule =
+            vllm     ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
+                       "points; the rest in the checkpoint's dtype), less what vLLM's loading drops (Marlin: GPTQ's "
+                       "symmetric qzeros and g_idx without act-order) plus what it adds (sort indices, fp32 channel "
+                       "scales)"
+            : marlin ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
+                       "points; the rest in the checkpoint's dtype), less what GPTQ's conversion to Marlin drops "
+                       "(symmetric qzeros; g_idx without act-order) plus its int32 sort indices with act-order"
+                     : "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized "
+                       "Linear layers: packed values + scales + zero points; the rest in the checkpoint's dtype)";
         w.bytes = out.explain.rule(
-            "weights",
-            vllm ? "the parameters on this GPU as vLLM holds them after loading the checkpoint"
-                 : "the parameters on this GPU as the checkpoint stores them",
-            vllm ? w.shard.vllm_bytes() : w.shard.checkpoint_bytes(),
-            vllm ? "the checkpoint's bytes on this GPU (quantized Linear layers: packed values + scales + zero "
-                   "points; the rest in the checkpoint's dtype), less what vLLM's loading drops (Marlin: GPTQ's "
-                   "symmetric qzeros and g_idx without act-order) plus what it adds (sort indices, fp32 channel "
-                   "scales)"
-                 : "sum over the tensors on this GPU of the bytes the checkpoint stores for each (quantized Linear "
-                   "layers: packed values + scales + zero points; the rest in the checkpoint's dtype)",
+            "weights", what.c_str(),
+            vllm     ? w.shard.vllm_bytes()
+            : marlin ? w.shard.marlin_bytes()
+                     : w.shard.checkpoint_bytes(),
+            rule,
             {{"parameters", total_params, "params"},
              {"quantized layers' parameters", in_format, "params"},
              {"the checkpoint's bytes on this GPU", w.shard.checkpoint_bytes(), "B"}},
-            "the checkpoint's quantization_config: each format's tensor layout as its writer stores it, and "
-            "vLLM's process_weights_after_loading (core/src/model/quantized.cpp cites each)");
+            marlin ? "the checkpoint's quantization_config: each format's tensor layout as its writer stores it; "
+                     "SGLang gptq_kernels.py GPTQMarlinLinearKernel / TGI marlin/gptq.py repack_gptq_for_marlin "
+                     "(core/src/model/quantized.cpp marlin_resident)"
+                   : "the checkpoint's quantization_config: each format's tensor layout as its writer stores it, "
+                     "and vLLM's process_weights_after_loading (core/src/model/quantized.cpp cites each)");
         out.assumptions["weight_bytes_per_param"] = total_params > 0 ? w.bytes / total_params : 0;
         out.assumptions["params_in_weight_format"] = in_format;
         return w;
@@ -272,10 +287,19 @@ struct Serving {
 //   cub DeviceRadixSort::SortPairs' alternates (4 + 8); one row, the alternates only (4 + 8).
 // - FlashInfer's kernel (0.10.0 to 0.11.0; flashinfer.sampling.top_k_top_p_sampling_from_logits): the
 //   caller's logits (a) + the fp32 copy (4) + the top-k masked logits (4) + their softmax (4); no sort.
+// - The V0 engine (0.8/0.9 with VLLM_USE_V1=0; vllm/model_executor/layers/sampler.py Sampler.forward and
+//   _apply_top_k_top_p, _sample_with_torch, _multinomial): the dummy requests sample with top_p 0.99 and
+//   top_k vocab - 1 (vllm/worker/model_runner.py profile_run), so the logits go through logits.sort like the
+//   native family above, then, with the sort's outputs still alive, the top-k mask (bool, 1), the sorted
+//   softmax and its cumsum (4 + 4), the top-p mask (1) and the re-scattered logits (4): a + 30 bytes; then
+//   softmax and log_softmax (4 + 4) and _multinomial's copy of the rows and its exponential noise (4 + 4) over
+//   the fp32 logits: a + 20. The peak is the larger of the sort's and the scatter's.
 double vllm_sampler_bytes_per_logit(VllmSampler family, double a, double rows) {
     if (family == VllmSampler::FlashInfer) return a + 4 + 4 + 4;
     const double scratch = rows >= 128 ? 8 + 4 + 8 : rows >= 2 ? 8 + 8 + 4 + 4 + 8 : 4 + 8;
-    return a + 4 + (4 + 8) + scratch;
+    const double sort = a + 4 + (4 + 8) + scratch;
+    if (family == VllmSampler::V0) return std::max(sort, a + 4 + (4 + 8) + 1 + 4 + 4 + 1 + 4);
+    return sort;
 }
 
 // The largest context one sequence can have in `pool` bytes (vLLM's "estimated maximum model length"):
@@ -328,7 +352,10 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
     const double GiB = static_cast<double>(kGiB);
     const bool tp = sc.parallel.tp > 1;
     const std::string& version = sc.inference.engine_version;  // validated by vllm_family: 0.MINOR[.PATCH]
-    const bool before_snapshot_fix = version == "0.10" || version.rfind("0.10.", 0) == 0;
+    // V0 takes its snapshot (Worker.init_device's baseline_snapshot, vllm/worker/worker.py, 0.8/0.9) before
+    // init_worker_distributed_environment, as V1 did before 0.11.
+    const bool v0 = vllm_family(version) == VllmSampler::V0;
+    const bool before_snapshot_fix = v0 || version == "0.10" || version.rfind("0.10.", 0) == 0;
     const double per_connection = kNcclLlBytes + kNcclLl128Bytes + kNcclSimpleBytes;
     const double communicators = tp ? (before_snapshot_fix ? 2 : 1) : 0;
     // CustomAllreduce._SUPPORTED_WORLD_SIZES: 2, 4, 6, 8.
@@ -340,11 +367,12 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
         {{"libraries' code and handles mapped on first use (measured on one H100: no source sizes it)",
           {{"GiB", 0.16}, {"bytes per GiB", GiB}}},
          {"NCCL ring buffers (TP > 1): the communicators created after the init snapshot",
-          {{"communicators: torch's device group (+ vLLM's PyNccl before 0.11)", communicators},
+          {{"communicators: torch's device group (+ vLLM's PyNccl in V0 and before 0.11)", communicators},
            {"channels (NCCL's topology search on H100 NVSwitch)", kNcclChannelsH100},
            {"ring connections per channel", 1},
            {"bytes per connection: LL + LL128 + SIMPLE", per_connection, "B"}}},
-         {"custom all-reduce IPC buffers (TP > 1, before 0.11): 2 x max_size 8 MiB", {{"bytes", custom_ar, "B"}}}},
+         {"custom all-reduce IPC buffers (TP > 1, V0 and before 0.11): 2 x max_size 8 MiB",
+          {{"bytes", custom_ar, "B"}}}},
         "vllm/utils memory_profiling (non_torch_increase); vllm/v1/worker/gpu_worker.py init_device; NVIDIA/nccl "
         "src/init.cc, src/transport/p2p.cc @v2.27.3-1; vllm/distributed/device_communicators/custom_all_reduce.py");
 }
@@ -356,6 +384,14 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
 // leaves after the weights, the step's torch peak increase and the memory that grew outside torch
 // (vllm/utils memory_profiling). CUDA graphs are captured after the KV cache is allocated
 // (GPUModelRunner.capture_model): outside the request.
+// The V0 engine (0.8/0.9 with VLLM_USE_V1=0) budgets the same way (vllm/worker/worker.py
+// Worker.determine_num_available_blocks: total x gpu_memory_utilization - memory_profiling's
+// non_kv_cache_memory, i.e. weights + torch peak increase + non-torch increase; read in a copy of 0.8.4,
+// WenhaoHe02/vllm_0_8_4 @0590de0f, and matched by the V0 logs' "the rest of the memory reserved for KV
+// Cache"), and captures its graphs after the cache too (Worker._warm_up_model). Its profile run differs
+// (vllm/worker/model_runner.py GPUModelRunnerBase.profile_run / _dummy_run): max_num_seqs dummy prompts
+// sharing max_num_batched_tokens tokens, each sampled once by the V0 sampler; and its step defaults
+// (scenario.cpp read_engine_settings).
 void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     const ModelSpec& m = sc.model;
     const InferenceSettings& x = sc.inference;
@@ -363,11 +399,13 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     Explanation& ex = out.explain;
     const double weights = v.w.bytes, a = v.w.a, GiB = static_cast<double>(kGiB);
     const VllmSampler family = vllm_family(x.engine_version).value_or(VllmSampler::Native);
+    const bool v0 = family == VllmSampler::V0;
     const double total = static_cast<double>(sc.hardware.cuda_total_bytes);
     double budget = ex.product(
         "vllm_requested_memory", "what vLLM requests: gpu_memory_utilization x the CUDA total",
         {{"gpu_memory_utilization", x.gpu_memory_utilization}, {"the card's total as CUDA reports it", total, "bytes"}},
-        "vllm/v1/worker/gpu_worker.py determine_available_memory (requested_memory)");
+        v0 ? "vllm/worker/worker.py determine_num_available_blocks (memory_for_current_instance)"
+           : "vllm/v1/worker/gpu_worker.py determine_available_memory (requested_memory)");
     const double tokens = static_cast<double>(x.max_num_batched_tokens);
     const double reqs = std::min(static_cast<double>(x.max_num_seqs), tokens);
     double forward = v.fwd.recorded(ex, "profile_forward", "the profile step's forward working set", tokens, 0, false);
@@ -375,27 +413,40 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                              {{"tokens of the step (max_num_batched_tokens)", tokens, "tokens"},
                               {"hidden size", static_cast<double>(m.hidden_size), "elements"},
                               {"bytes per element", a, "B"}},
-                             "vllm/v1/worker/gpu_model_runner.py profile_run (hidden_states)");
+                             v0 ? "vllm/worker/model_runner.py execute_model (hidden_or_intermediate_states)"
+                                : "vllm/v1/worker/gpu_model_runner.py profile_run (hidden_states)");
+    const char* per_logit =
+        family == VllmSampler::Native ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
+        : family == VllmSampler::V0
+            ? "bytes per logit (V0 sampler): logits + fp32 copy + sort values/indices + max(the sort's scratch, "
+              "top-k/top-p masks + sorted softmax + cumsum + re-scattered logits)"
+            : "bytes per logit: logits + fp32 copy + top-k masked logits + softmax (FlashInfer)";
+    const char* sampler_source =
+        family == VllmSampler::Native
+            ? "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; vllm/v1/sample/ops/"
+              "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten/src/ATen/native/cuda/SortStable.cu"
+        : family == VllmSampler::V0
+            ? "vllm/worker/model_runner.py profile_run (top_p 0.99, top_k vocab - 1); "
+              "vllm/model_executor/layers/sampler.py Sampler.forward, _apply_top_k_top_p, _multinomial (V0)"
+            : "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; topk_topp_sampler.py "
+              "flashinfer_sample (top_k_top_p_sampling_from_logits)";
     double sampler =
         ex.product("profile_sampler", "the dummy sampler run's peak: vocabulary-wide logits and top-k/top-p buffers",
-                   {{"dummy requests: min(max_num_seqs, max_num_batched_tokens)", reqs, "sequences"},
-                    {"vocabulary (all-gathered on every TP rank)", static_cast<double>(m.vocab_size), "elements"},
-                    {family == VllmSampler::Native
-                         ? "bytes per logit: logits + fp32 copy + sort values/indices + the sort's scratch"
-                         : "bytes per logit: logits + fp32 copy + top-k masked logits + softmax (FlashInfer)",
-                     vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
-                   family == VllmSampler::Native
-                       ? "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; vllm/v1/sample/ops/"
-                         "topk_topp_sampler.py apply_top_k_top_p (logits.sort); aten/src/ATen/native/cuda/SortStable.cu"
-                       : "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run; topk_topp_sampler.py "
-                         "flashinfer_sample (top_k_top_p_sampling_from_logits)");
+                   {{v0 ? "dummy prompts, one sampled row each: min(max_num_seqs, "
+                          "max_num_batched_tokens)"
+                        : "dummy requests: min(max_num_seqs, max_num_batched_tokens)",
+                     reqs, "sequences"},
+                    {v0 ? "vocabulary (whole, on the rank that samples)" : "vocabulary (all-gathered on every TP rank)",
+                     static_cast<double>(m.vocab_size), "elements"},
+                    {per_logit, vllm_sampler_bytes_per_logit(family, a, reqs), "B"}},
+                   sampler_source);
     double peak =
         ex.rule("vllm_activation_peak", "the profile step's torch peak increase", std::max(forward, held + sampler),
                 "max(forward working set, held hidden states + sampler peak)",
                 {{"forward working set", forward, "bytes"},
                  {"held hidden states", held, "bytes"},
                  {"sampler peak", sampler, "bytes"}},
-                "vllm/v1/worker/gpu_model_runner.py profile_run");
+                v0 ? "vllm/worker/model_runner.py profile_run" : "vllm/v1/worker/gpu_model_runner.py profile_run");
     double non_torch = vllm_non_torch(sc, ex);
     double graphs = ex.product(
         "vllm_cuda_graphs", "CUDA graph capture, after the KV cache: outside the request",
@@ -416,7 +467,8 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                               {"weights", weights, "bytes"},
                               {"profile activation peak", peak, "bytes"},
                               {"non-torch increase", non_torch, "bytes"}},
-                             "vllm/v1/worker/gpu_worker.py determine_available_memory");
+                             v0 ? "vllm/worker/worker.py determine_num_available_blocks (available_kv_cache_memory)"
+                                : "vllm/v1/worker/gpu_worker.py determine_available_memory");
     // What the process holds once serving: the CUDA context, the non-torch memory, and the allocator's
     // tensors (weights, the KV pool, the profile peak's cached blocks, the graphs' pools) with its slack on
     // what it hands out piecemeal (the peak's and the graphs'; the weights and the pool are few large
@@ -439,6 +491,11 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     why["vllm_non_torch_bytes"] = non_torch;
     why["vllm_cuda_graph_bytes"] = graphs;
     why["vllm_sampler_native"] = family == VllmSampler::Native ? 1 : 0;
+    why["vllm_v0_engine"] = v0 ? 1 : 0;
+    if (v0)
+        out.warnings.push_back("vLLM " + x.engine_version +
+                               " is estimated as its V0 engine (VLLM_USE_V1=0); its default V1 engine budgets "
+                               "differently and gpumem follows V1 from 0.10 on");
     const auto gib = [](double bytes) {
         char s[32];
         std::snprintf(s, sizeof s, "%.2f GiB", bytes / static_cast<double>(kGiB));

@@ -45,11 +45,14 @@ std::array<std::uint64_t, 14> fingerprint(const ModelSpec& m) {
 }  // namespace
 
 Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp,
-               std::uint64_t ep, const std::vector<std::uint64_t>* stored, const std::vector<std::uint64_t>* vllm) {
+               std::uint64_t ep, const std::vector<std::uint64_t>* stored, const std::vector<std::uint64_t>* vllm,
+               const std::vector<std::uint64_t>* marlin) {
     Shard s;
-    double emb = 0, head = 0, emb_bytes = 0, head_bytes = 0, emb_vllm = 0, head_vllm = 0;
+    double emb = 0, head = 0, emb_bytes = 0, head_bytes = 0, emb_vllm = 0, head_vllm = 0, emb_marlin = 0,
+           head_marlin = 0;
     const bool with_bytes = stored && stored->size() == tensors.size();
     const bool with_vllm = vllm && vllm->size() == tensors.size();
+    const bool with_marlin = marlin && marlin->size() == tensors.size();
     std::size_t k = 0;
     const double L = static_cast<double>(std::max<std::uint64_t>(1, m.num_layers));
     const LayerCounts counts(m);
@@ -60,6 +63,7 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
         // The stored bytes over the layers holding it, as the mean layer's share (scales split with the weight).
         double b = with_bytes ? static_cast<double>((*stored)[k]) / split : 0;
         double bv = with_vllm ? static_cast<double>((*vllm)[k]) / split : 0;
+        double bm = with_marlin ? static_cast<double>((*marlin)[k]) / split : 0;
         ++k;
         if (t.in_layers() && t.is_matrix()) s.largest_layer_matrix = std::max(s.largest_layer_matrix, n);
         s.largest_tensor = std::max(s.largest_tensor, n);
@@ -69,6 +73,7 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
             s.layer_params += n;
             s.layer_bytes += b / L;
             s.vllm_layer_bytes += bv / L;
+            s.marlin_layer_bytes += bm / L;
             // MoE routers stay in full precision under every quantization scheme (and are tiny).
             if (t.is_matrix() && t.name.rfind("router", 0) != 0) s.linear_params += n;
             if (t.is_matrix() && t.expert) s.expert_params += n;
@@ -77,10 +82,12 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
             emb += n;
             emb_bytes += b;
             emb_vllm += bv;
+            emb_marlin += bm;
         } else {
             head += n;  // final norm and lm_head live on the last stage
             head_bytes += b;
             head_vllm += bv;
+            head_marlin += bm;
         }
     }
     s.scale = declared_scale(m);
@@ -92,6 +99,9 @@ Shard shard_of(const ModelSpec& m, const std::vector<Tensor>& tensors, std::uint
     s.non_layer_bytes = pp == 1 ? emb_bytes + head_bytes : std::max(emb_bytes, head_bytes + tied_copy_bytes);
     double tied_copy_vllm = m.tie_word_embeddings ? emb_vllm : 0;
     s.vllm_non_layer_bytes = pp == 1 ? emb_vllm + head_vllm : std::max(emb_vllm, head_vllm + tied_copy_vllm);
+    double tied_copy_marlin = m.tie_word_embeddings ? emb_marlin : 0;
+    s.marlin_non_layer_bytes =
+        pp == 1 ? emb_marlin + head_marlin : std::max(emb_marlin, head_marlin + tied_copy_marlin);
     s.linear_params *= s.layers;
     s.expert_params *= s.layers;
     s.attention_linear_params *= s.layers;
@@ -109,6 +119,7 @@ ModelCache& cache_of(const Scenario& s) {
         if (s.model.quantization) {
             c->stored = checkpoint_tensor_bytes(s.model, c->tensors);
             c->vllm = checkpoint_tensor_bytes(s.model, c->tensors, Residency::Vllm);
+            c->marlin = checkpoint_tensor_bytes(s.model, c->tensors, Residency::Marlin);
         }
         s.cache = std::move(c);
     }
@@ -122,7 +133,7 @@ Shard shard_of(const Scenario& s, std::uint64_t tp, std::uint64_t pp, std::uint6
     auto key = pack_layout(tp, pp, ep);
     auto it = c.shards.find(key);
     if (it != c.shards.end()) return it->second;
-    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep, &c.stored, &c.vllm);
+    return c.shards[key] = shard_of(s.model, c.tensors, tp, pp, ep, &c.stored, &c.vllm, &c.marlin);
 }
 
 }  // namespace gpumem::detail

@@ -28,7 +28,8 @@ struct Shard {
     double largest_tensor = 0;           // the largest tensor of the model, one GPU's part
     double layer_bytes = 0;      // the checkpoint's stored bytes of one layer on one GPU (checkpoint_tensor_bytes)
     double non_layer_bytes = 0;  // and of embeddings / head / final norm on the heaviest stage
-    double vllm_layer_bytes = 0, vllm_non_layer_bytes = 0;  // the same once vLLM has loaded them (Residency::Vllm)
+    double vllm_layer_bytes = 0, vllm_non_layer_bytes = 0;      // the same once vLLM has loaded them (Residency::Vllm)
+    double marlin_layer_bytes = 0, marlin_non_layer_bytes = 0;  // as SGLang and TGI load them (Residency::Marlin)
     double scale = 1;  // a model known only by size: its declared total over its guessed shape's (declared_scale)
     double total() const { return layers * layer_params + non_layer_params; }
     // The parameters one GPU holds: total(), scaled to the declared size for a model known only by it.
@@ -37,12 +38,13 @@ struct Shard {
     // the cache computes for quantized checkpoints only).
     double checkpoint_bytes() const { return layers * layer_bytes + non_layer_bytes; }
     double vllm_bytes() const { return layers * vllm_layer_bytes + vllm_non_layer_bytes; }
+    double marlin_bytes() const { return layers * marlin_layer_bytes + marlin_non_layer_bytes; }
 };
-// `stored` and `vllm`, when given, hold checkpoint_tensor_bytes(model, tensors) for the checkpoint and
-// for vLLM's residency.
+// `stored`, `vllm` and `marlin`, when given, hold checkpoint_tensor_bytes(model, tensors) for the checkpoint,
+// for vLLM's residency and for Marlin's (SGLang, TGI).
 Shard shard_of(const ModelSpec& model, const std::vector<Tensor>& tensors, std::uint64_t tp, std::uint64_t pp,
                std::uint64_t ep, const std::vector<std::uint64_t>* stored = nullptr,
-               const std::vector<std::uint64_t>* vllm = nullptr);
+               const std::vector<std::uint64_t>* vllm = nullptr, const std::vector<std::uint64_t>* marlin = nullptr);
 
 // layer_count() for each Layers kind, counted once (it walks the per-layer MoE flags). Every kind
 // is filled in a loop, so a kind added to Layers is counted without touching this.
@@ -73,6 +75,7 @@ struct ModelCache {
     std::vector<Tensor> tensors;
     std::vector<std::uint64_t> stored;                // checkpoint_tensor_bytes(model, tensors); quantized only
     std::vector<std::uint64_t> vllm;                  // the same, Residency::Vllm
+    std::vector<std::uint64_t> marlin;                // the same, Residency::Marlin
     std::unordered_map<std::uint64_t, Shard> shards;  // by packed (tp, pp, ep)
     std::optional<Optimizer> optimizer;               // the optimizer and state dtype `states` is for
     double state_dtype = -1;

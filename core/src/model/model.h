@@ -69,7 +69,8 @@ bool quantization_exact(const ModelSpec::Quantization& q);
 // the layers holding it (one copy for a model-level tensor): the checkpoint's dtype, or the packed
 // values, scales and zero points of the layout its quantization_config gives it (quantized.cpp).
 // Residency::Vllm: the bytes once vLLM has loaded them (Marlin's repacking drops or adds tensors).
-enum class Residency { Checkpoint, Vllm };
+// Residency::Marlin: GPTQ's Marlin repacking alone, as SGLang and TGI load it (quantized.cpp marlin_resident).
+enum class Residency { Checkpoint, Vllm, Marlin };
 std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& model, const std::vector<Tensor>& tensors,
                                                    Residency where = Residency::Checkpoint);
 

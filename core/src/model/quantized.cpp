@@ -190,6 +190,26 @@ std::uint64_t scale_count(const Scheme& s, std::uint64_t out, std::uint64_t in) 
 // tensor of 2 x intermediate rows, so each holds half the padded rows. Expert biases become fp32.
 std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 
+// GPTQ through Marlin, the part of the above that SGLang and TGI share with vLLM: a symmetric 4- or 8-bit
+// checkpoint with group -1/32/64/128 converts (SGLang GPTQMarlinConfig.override_quantization_method and
+// is_gptq_marlin_compatible, python/sglang/srt/layers/quantization/gptq/gptq.py @0cdfa2f8; TGI
+// can_use_gptq_marlin, server/text_generation_server/layers/marlin/gptq.py @1629d0bb); qweight and scales are
+// repacked at the same size, the symmetric qzeros become an empty tensor (TGI does not load them), and g_idx
+// becomes an empty tensor without act-order, or stays sorted with an int32 sort index per input column beside
+// it (SGLang GPTQMarlinLinearKernel.process_weights_after_loading, hardware_backend/gpu/quantization/
+// gptq_kernels.py @11dc314b; TGI repack_gptq_for_marlin's perm). Act-order with one group is taken as none
+// (GPTQMarlinConfig; TGI: desc_act and groupsize != -1). Both need sm80; the card is not checked, as for vLLM.
+std::uint64_t marlin_resident(Layout layout, const Quant& q, const Scheme& s, std::uint64_t stored, std::uint64_t out,
+                              std::uint64_t in) {
+    if (layout != Layout::Gptq) return stored;
+    const std::uint64_t g = q.group_size;
+    const bool marlin = s.symmetric && (s.bits == 4 || s.bits == 8) && (g == 0 || g == 32 || g == 64 || g == 128);
+    if (!marlin) return stored;
+    const std::uint64_t groups = ceil_div(in, g ? g : in);
+    const std::uint64_t qzeros = groups * ceil_div(out * s.bits, 32) * 4;
+    return stored - qzeros - (q.desc_act ? 0 : in * 4) + (q.desc_act ? in * 4 : 0);
+}
+
 std::uint64_t vllm_resident(Layout layout, const Quant& q, const Scheme& s, std::uint64_t stored, std::uint64_t out,
                             std::uint64_t in, std::uint64_t d, const Tensor& t) {
     if (layout == Layout::MxFp4 && q.method == "mxfp4" && t.expert) {
@@ -197,14 +217,7 @@ std::uint64_t vllm_resident(Layout layout, const Quant& q, const Scheme& s, std:
         const std::uint64_t rows = fused ? round_up(2 * out, 256) / 2 : round_up(out, 256);
         return stored + rows * round_up(ceil_div(in, 32), 2);
     }
-    if (layout == Layout::Gptq) {
-        const std::uint64_t g = q.group_size;
-        const bool marlin = s.symmetric && (s.bits == 4 || s.bits == 8) && (g == 0 || g == 32 || g == 64 || g == 128);
-        if (!marlin) return stored;
-        const std::uint64_t groups = ceil_div(in, g ? g : in);
-        const std::uint64_t qzeros = groups * ceil_div(out * s.bits, 32) * 4;
-        return stored - qzeros - (q.desc_act ? 0 : in * 4) + (q.desc_act ? in * 4 : 0);
-    }
+    if (layout == Layout::Gptq) return marlin_resident(layout, q, s, stored, out, in);
     // compressed-tensors' group act-order through Marlin: g_idx stays, g_idx_sort_indices joins it.
     if (layout == Layout::PackedInt && s.g_idx) return stored + in * 4;
     if ((layout == Layout::Float8 || layout == Layout::Int8) && q.method == "compressed-tensors" &&
@@ -353,7 +366,8 @@ std::vector<std::uint64_t> checkpoint_tensor_bytes(const ModelSpec& m, const std
             const Scheme& s = q->schemes[scheme];
             const Layout layout = layout_of(*q, s);
             const std::uint64_t stored = quantized_bytes(layout, *q, s, t.rows, t.cols, d);
-            return where == Residency::Vllm ? vllm_resident(layout, *q, s, stored, t.rows, t.cols, d, t) : stored;
+            if (where == Residency::Vllm) return vllm_resident(layout, *q, s, stored, t.rows, t.cols, d, t);
+            return where == Residency::Marlin ? marlin_resident(layout, *q, s, stored, t.rows, t.cols) : stored;
         };
         std::uint64_t total = 0;
         if (!per_layer || at.empty()) {

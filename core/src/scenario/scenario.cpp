@@ -641,18 +641,39 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const bool big_card = static_cast<double>(s.hardware.cuda_total_bytes) >= 70.0 * static_cast<double>(kGiB) &&
                           card_name.find("a100") == std::string::npos;
-    x.max_num_batched_tokens =
-        vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{big_card ? 8192u : 2048u},
-                   "inference.max_num_batched_tokens", "vllm serve's default for this card");
-    x.max_num_seqs = vllm.apply(r.uint("max_num_seqs", 1, 1 << 20), std::uint64_t{big_card ? 1024u : 256u},
-                                "inference.max_num_seqs", "vllm serve's default for this card");
     x.engine_version = vllm.apply(x.engine == InferenceEngine::Vllm ? r.string("engine_version") : std::nullopt,
                                   std::string(kVllmDefaultVersion), "inference.engine_version",
                                   "the newest vLLM family gpumem follows");
-    if (!vllm_family(x.engine_version))
+    const auto family = vllm_family(x.engine_version);
+    if (!family)
         r.fail("engine_version",
-               "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.10 on (the V1 engine), e.g. \"0.11.0\"",
+               "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.8 on (0.8 and 0.9: the V0 engine, "
+               "VLLM_USE_V1=0; 0.10 on: V1), e.g. \"0.11.0\"",
                r.get("engine_version"));
+    if (family == VllmSampler::V0) {
+        // The V0 engine (vllm/engine/arg_utils.py EngineArgs._set_default_args_v0 and vllm/config.py
+        // SchedulerConfig.__post_init__, 0.8/0.9): 256 sequences a step; chunked prefill on by default only for
+        // a max_model_len above 32K on CUDA when the model is neither multimodal nor MLA and has no sliding
+        // window (spec decoding, LoRA and pooling also keep it off; gpumem models none of them). With it,
+        // 2048 tokens a step (DEFAULT_MAX_NUM_BATCHED_TOKENS); without, max(max_model_len, 2048).
+        const ModelSpec& m = s.model;
+        const bool multimodal = !m.vision_tower.empty() || !m.vision_model_type.empty();
+        const bool chunked = x.context_len > 32768 && !multimodal && m.kv_lora_rank == 0 && m.sliding_window == 0;
+        x.max_num_batched_tokens =
+            vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24),
+                       chunked ? std::uint64_t{2048} : std::max<std::uint64_t>(x.context_len, 2048),
+                       "inference.max_num_batched_tokens",
+                       chunked ? "vLLM V0 with chunked prefill (max_model_len > 32K): 2048"
+                               : "vLLM V0 without chunked prefill: max(max_model_len, 2048)");
+        x.max_num_seqs = vllm.apply(r.uint("max_num_seqs", 1, 1 << 20), std::uint64_t{256}, "inference.max_num_seqs",
+                                    "vLLM V0's default");
+    } else {
+        x.max_num_batched_tokens =
+            vllm.apply(r.uint("max_num_batched_tokens", 1, 1 << 24), std::uint64_t{big_card ? 8192u : 2048u},
+                       "inference.max_num_batched_tokens", "vllm serve's default for this card");
+        x.max_num_seqs = vllm.apply(r.uint("max_num_seqs", 1, 1 << 20), std::uint64_t{big_card ? 1024u : 256u},
+                                    "inference.max_num_seqs", "vllm serve's default for this card");
+    }
     x.block_size = vllm.apply(r.uint("block_size", 1, 1 << 16), std::uint64_t{16}, "inference.block_size");
     if (auto layers = r.get("gpu_layers")) {
         if (layers->is_number_integer() && layers->get<std::int64_t>() == -1) x.gpu_layers = -1;
@@ -1103,8 +1124,11 @@ std::optional<VllmSampler> vllm_family(const std::string& version) {
     auto given = release_parts(version);
     if (!given) return std::nullopt;
     const std::vector<unsigned>& parts = *given;
-    if (parts[0] != 0 || parts[1] < 10) return std::nullopt;
+    if (parts[0] != 0 || parts[1] < 8) return std::nullopt;
     const unsigned minor = parts[1], patch = parts.size() == 3 ? parts[2] : 0;
+    // 0.8 and 0.9 ship both engines (V1 the default from 0.8.0, V0 with VLLM_USE_V1=0); gpumem follows V0 there,
+    // as read in vllm/worker/worker.py and vllm/engine/arg_utils.py of those releases (memory/inference.cpp).
+    if (minor < 10) return VllmSampler::V0;
     if (minor < 11 || (minor == 11 && patch == 0)) return VllmSampler::FlashInfer;
     return VllmSampler::Native;
 }

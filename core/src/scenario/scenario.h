@@ -57,10 +57,11 @@ struct TrainingSettings {
     Compile compile = Compile::None;
 };
 
-// vLLM's release families whose budgets differ: how its profile run samples (memory/inference.cpp vllm()).
-enum class VllmSampler { FlashInfer, Native };
+// vLLM's release families whose budgets differ (memory/inference.cpp vllm()): the V0 engine of 0.8 and 0.9
+// (VLLM_USE_V1=0: its own profile run, sampler and scheduler defaults), then V1's by how its profile run samples.
+enum class VllmSampler { V0, FlashInfer, Native };
 inline constexpr const char* kVllmDefaultVersion = "0.12";
-// The family of a vLLM release "0.MINOR[.PATCH]" (0.10 on); nullopt for anything else.
+// The family of a vLLM release "0.MINOR[.PATCH]" (0.8 on); nullopt for anything else.
 std::optional<VllmSampler> vllm_family(const std::string& version);
 // SGLang's release families whose default mem_fraction_static differs (scenario.cpp sglang_mem_fraction_static):
 // a reserve by card size and TP x PP (sglang PR #7054), then one from chunked_prefill_size and the largest CUDA
