@@ -188,7 +188,7 @@ const std::vector<Flag>& scenario_flags() {
         {"--max-num-seqs", "/inference/max_num_seqs", Flag::Int, kInference,
          "inference.max_num_seqs: sequences per step, the profile run's sampler rows (vLLM)"},
         {"--engine-version", "/inference/engine_version", Flag::Text, kInference,
-         "inference.engine_version: the vLLM (from 0.8; 0.8 and 0.9 as their V0 engine; default 0.12) or SGLang "
+         "inference.engine_version: the vLLM (from 0.10, default 0.12; 0.8-v0 / 0.9-v0: the V0 engine) or SGLang "
          "(default 0.5.3) release whose budget applies"},
         {"--gpu-layers", "/inference/gpu_layers", Flag::Int, kInference,
          "inference.gpu_layers: layers on the GPU (llama.cpp)"},

@@ -68,28 +68,30 @@ test('estimate prints the serving capacity and vLLM\'s verdict when one sequence
   const pool = (v) => JSON.parse(spawnSync(cli, [...args, '--engine-version', v, '--json'], { encoding: 'utf8' }).stdout)
     .serving.kv_cache_bytes;
   assert.ok(pool('0.11.0') > pool('0.12'));
-  for (const v of ['0.7', '0.6.6', '1.0', 'latest']) {
+  // A bare 0.8 or 0.9 ran V1 by default, which gpumem does not follow at those releases: refused, with
+  // the V0 spelling named.
+  for (const v of ['0.7', '0.6.6', '1.0', 'latest', '0.9', '0.8.5', '0.7-v0', '0.10-v0']) {
     const bad = spawnSync(cli, [...args, '--engine-version', v], { encoding: 'utf8' });
     assert.notEqual(bad.status, 0, v);
-    assert.match(bad.stdout + bad.stderr, /inference\.engine_version.*from 0\.8 on \(0\.8 and 0\.9: the V0 engine/s, v);
+    assert.match(bad.stdout + bad.stderr, /inference\.engine_version.*from 0\.10 on.*"0\.8-v0" \/ "0\.9\.2-v0" for the V0 engine/s, v);
   }
 });
 
-// vLLM 0.8 and 0.9 as their V0 engine (VLLM_USE_V1=0): V0's step defaults (256 sequences; max(max_model_len,
-// 2048) tokens without chunked prefill), said in a warning and in --explain.
-test('engine_version 0.8 and 0.9 estimate vLLM\'s V0 engine with its defaults', () => {
+// vLLM 0.8 and 0.9's V0 engine (VLLM_USE_V1=0), spelled "0.9-v0": V0's step defaults (256 sequences;
+// max(max_model_len, 2048) tokens without chunked prefill), said in a warning and in --explain.
+test('engine_version 0.8-v0 and 0.9-v0 estimate vLLM\'s V0 engine with its defaults', () => {
   const args = ['estimate', '--model', 'meta-llama/Llama-3.1-8B', '--mode', 'inference', '--inference-engine', 'vllm',
     '--context-len', '8192'];
-  for (const v of ['0.8', '0.8.5', '0.9', '0.9.2']) {
+  for (const v of ['0.8-v0', '0.8.5-v0', '0.9-v0', '0.9.2-v0']) {
     const run = spawnSync(cli, [...args, '--engine-version', v, '--json'], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     const r = JSON.parse(run.stdout);
     assert.equal(r.scenario.inference.engine_version, v);
     assert.equal(r.scenario.inference.max_num_seqs, 256, v);
     assert.equal(r.scenario.inference.max_num_batched_tokens, 8192, v);
-    assert.ok(r.warnings.some((w) => /V0 engine \(VLLM_USE_V1=0\)/.test(w)), v);
+    assert.ok(r.warnings.some((w) => /the V0 engine \(VLLM_USE_V1=0\)/.test(w)), v);
   }
-  const explained = spawnSync(cli, [...args, '--engine-version', '0.9', '--explain'], { encoding: 'utf8' });
+  const explained = spawnSync(cli, [...args, '--engine-version', '0.9-v0', '--explain'], { encoding: 'utf8' });
   assert.equal(explained.status, 0, explained.stderr);
   assert.match(explained.stdout, /V0 sampler/);
   assert.match(explained.stdout, /vllm\/model_executor\/layers\/sampler\.py/);

@@ -121,24 +121,24 @@ TEST(VllmBudget, TheProfileRunsSamplerPeakByReleaseFamily) {
 }
 
 TEST(VllmBudget, TheV0EngineOf08And09HasItsOwnDefaultsProfileAndSampler) {
-    // 0.8 and 0.9 as their V0 engine (VLLM_USE_V1=0). EngineArgs._set_default_args_v0: 256 sequences; chunked
-    // prefill only above a max_model_len of 32K, then SchedulerConfig's 2048 tokens a step, else
+    // 0.8 and 0.9's V0 engine (VLLM_USE_V1=0), spelled "0.9-v0". EngineArgs._set_default_args_v0: 256 sequences;
+    // chunked prefill only above a max_model_len of 32K, then SchedulerConfig's 2048 tokens a step, else
     // max(max_model_len, 2048).
     auto defaults = [](const char* version, int context) {
         json r = vllm({{"engine_version", version}, {"context_len", context}});
         return std::make_pair(r["scenario"]["inference"]["max_num_batched_tokens"].get<int>(),
                               r["scenario"]["inference"]["max_num_seqs"].get<int>());
     };
-    EXPECT_EQ(defaults("0.8.5", 4096), std::make_pair(4096, 256));
-    EXPECT_EQ(defaults("0.9", 8192), std::make_pair(8192, 256));
-    EXPECT_EQ(defaults("0.9.2", 1000), std::make_pair(2048, 256));
-    EXPECT_EQ(defaults("0.8", 32768), std::make_pair(32768, 256));
-    EXPECT_EQ(defaults("0.8", 65536), std::make_pair(2048, 256));
+    EXPECT_EQ(defaults("0.8.5-v0", 4096), std::make_pair(4096, 256));
+    EXPECT_EQ(defaults("0.9-v0", 8192), std::make_pair(8192, 256));
+    EXPECT_EQ(defaults("0.9.2-v0", 1000), std::make_pair(2048, 256));
+    EXPECT_EQ(defaults("0.8-v0", 32768), std::make_pair(32768, 256));
+    EXPECT_EQ(defaults("0.8-v0", 65536), std::make_pair(2048, 256));
     EXPECT_EQ(defaults("0.10", 4096), std::make_pair(8192, 1024));  // V1's card rule from 0.10
     // The profile run: 256 dummy prompts sharing 4096 tokens, each sampled once: the held hidden states
     // (4096 x 4096 x 2 B) + 256 rows x 128,256 logits x 38 B (the sort's path for 128 rows or more, as in V1's
     // native sampler), above the forward's working set.
-    json r = vllm({{"engine_version", "0.8.5"}});
+    json r = vllm({{"engine_version", "0.8.5-v0"}});
     EXPECT_NEAR(note(r, "vllm_activation_peak_bytes"), 4096.0 * 4096 * 2 + 256 * kVocab * 38, 1);
     EXPECT_EQ(note(r, "vllm_v0_engine"), 1);
     EXPECT_TRUE(std::any_of(r["warnings"].begin(), r["warnings"].end(), [](const json& w) {
@@ -159,14 +159,14 @@ TEST(VllmBudget, TheV0EngineOf08And09HasItsOwnDefaultsProfileAndSampler) {
     // vocabulary and hidden size as Llama 3.1 8B): "PyTorch activation peak memory 1.26GiB". That log predates
     // 0.8 (its non-torch figure follows older accounting and is not compared); the profile run and the sampler's
     // sort have the structure read at 0.8/0.9. gpumem: 8192 x 4096 x 2 B + 256 x 128,256 x 38 B = 1.22 GiB.
-    json llama3 = vllm({{"engine_version", "0.8"}, {"context_len", 8192}});
+    json llama3 = vllm({{"engine_version", "0.8-v0"}, {"context_len", 8192}});
     EXPECT_NEAR(note(llama3, "vllm_activation_peak_bytes") / kGiB, 1.26, 0.05 * 1.26);
-    EXPECT_NEAR(sampler("0.9", 1), 1 * kVocab * 32, 1);
+    EXPECT_NEAR(sampler("0.9-v0", 1), 1 * kVocab * 32, 1);
     EXPECT_NEAR(sampler("0.12", 1), 1 * kVocab * 30, 1);
-    EXPECT_NEAR(sampler("0.9", 64), 64 * kVocab * (2 + 4 + 12 + 32), 1);
+    EXPECT_NEAR(sampler("0.9-v0", 64), 64 * kVocab * (2 + 4 + 12 + 32), 1);
     // The snapshot precedes the distributed init (Worker.init_device): vLLM's PyNccl communicator and the
     // custom all-reduce's buffers grow in the profile run, as before V1's 0.11.
-    json v0 = vllm({{"engine_version", "0.9.2"}}, {{"num_gpus", 2}}, {{"tensor_parallel_size", 2}});
+    json v0 = vllm({{"engine_version", "0.9.2-v0"}}, {{"num_gpus", 2}}, {{"tensor_parallel_size", 2}});
     json v1 = vllm({{"engine_version", "0.10.2"}}, {{"num_gpus", 2}}, {{"tensor_parallel_size", 2}});
     EXPECT_NEAR(note(v0, "vllm_non_torch_bytes"), note(v1, "vllm_non_torch_bytes"), 1);
     EXPECT_GT(note(v0, "vllm_non_torch_bytes"),

@@ -494,7 +494,7 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     why["vllm_v0_engine"] = v0 ? 1 : 0;
     if (v0)
         out.warnings.push_back("vLLM " + x.engine_version +
-                               " is estimated as its V0 engine (VLLM_USE_V1=0); its default V1 engine budgets "
+                               ": the V0 engine (VLLM_USE_V1=0) of that release; its default V1 engine budgets "
                                "differently and gpumem follows V1 from 0.10 on");
     const auto gib = [](double bytes) {
         char s[32];

@@ -647,8 +647,9 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
     const auto family = vllm_family(x.engine_version);
     if (!family)
         r.fail("engine_version",
-               "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.8 on (0.8 and 0.9: the V0 engine, "
-               "VLLM_USE_V1=0; 0.10 on: V1), e.g. \"0.11.0\"",
+               "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.10 on (the V1 engine), e.g. "
+               "\"0.11.0\", or \"0.8-v0\" / \"0.9.2-v0\" for the V0 engine of 0.8 and 0.9 (VLLM_USE_V1=0; their "
+               "default V1 engine is not followed at those releases)",
                r.get("engine_version"));
     if (family == VllmSampler::V0) {
         // The V0 engine (vllm/engine/arg_utils.py EngineArgs._set_default_args_v0 and vllm/config.py
@@ -1121,14 +1122,19 @@ std::optional<SglangReserve> sglang_family(const std::string& version) {
 }
 
 std::optional<VllmSampler> vllm_family(const std::string& version) {
-    auto given = release_parts(version);
+    // "0.8-v0", "0.9.2-v0": the V0 engine those releases run with VLLM_USE_V1=0, as read in
+    // vllm/worker/worker.py and vllm/engine/arg_utils.py (memory/inference.cpp). Their default is V1,
+    // which gpumem follows only from 0.10 on: a bare "0.8" or "0.9" is refused (the reader says why).
+    const std::string suffix = "-v0";
+    const bool v0 =
+        version.size() > suffix.size() && version.compare(version.size() - suffix.size(), suffix.size(), suffix) == 0;
+    auto given = release_parts(v0 ? version.substr(0, version.size() - suffix.size()) : version);
     if (!given) return std::nullopt;
     const std::vector<unsigned>& parts = *given;
-    if (parts[0] != 0 || parts[1] < 8) return std::nullopt;
+    if (parts[0] != 0) return std::nullopt;
     const unsigned minor = parts[1], patch = parts.size() == 3 ? parts[2] : 0;
-    // 0.8 and 0.9 ship both engines (V1 the default from 0.8.0, V0 with VLLM_USE_V1=0); gpumem follows V0 there,
-    // as read in vllm/worker/worker.py and vllm/engine/arg_utils.py of those releases (memory/inference.cpp).
-    if (minor < 10) return VllmSampler::V0;
+    if (v0) return minor == 8 || minor == 9 ? std::optional<VllmSampler>(VllmSampler::V0) : std::nullopt;
+    if (minor < 10) return std::nullopt;
     if (minor < 11 || (minor == 11 && patch == 0)) return VllmSampler::FlashInfer;
     return VllmSampler::Native;
 }

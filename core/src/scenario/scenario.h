@@ -61,7 +61,8 @@ struct TrainingSettings {
 // (VLLM_USE_V1=0: its own profile run, sampler and scheduler defaults), then V1's by how its profile run samples.
 enum class VllmSampler { V0, FlashInfer, Native };
 inline constexpr const char* kVllmDefaultVersion = "0.12";
-// The family of a vLLM release "0.MINOR[.PATCH]" (0.8 on); nullopt for anything else.
+// The family of a vLLM release "0.MINOR[.PATCH]" (0.10 on), or "0.8[.PATCH]-v0" / "0.9[.PATCH]-v0" (the V0
+// engine of those releases); nullopt for anything else.
 std::optional<VllmSampler> vllm_family(const std::string& version);
 // SGLang's release families whose default mem_fraction_static differs (scenario.cpp sglang_mem_fraction_static):
 // a reserve by card size and TP x PP (sglang PR #7054), then one from chunked_prefill_size and the largest CUDA
