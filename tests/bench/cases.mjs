@@ -66,6 +66,8 @@ export function scenarioOf(c, cli) {
   if (/lit-?gpt/i.test(x.framework || '')) training.framework = 'litgpt';
   else if (/torchtune/i.test(x.framework || '')) training.framework = 'torchtune';
   else if (/torchtitan/i.test(x.framework || '')) training.framework = 'torchtitan';
+  // A release family whose allocations differ from today's (training.framework_version), named by the case.
+  if (x.framework_version) training.framework_version = x.framework_version;
   if (x.double_quant != null && training.method === 'qlora') training.double_quant = !!x.double_quant;
   if (x.lora_dropout != null && training.lora) training.lora = { ...training.lora, dropout: x.lora_dropout };
   // torchtune's compile: True compiles the model and, since its recipes compile the loss (with the

@@ -45,6 +45,24 @@ TEST(Scenario, CheckpointingLevelsMapToOurModes) {
     EXPECT_EQ(bad["errors"][0]["field"], "training.activation_checkpointing");
 }
 
+TEST(Scenario, AFrameworkReleaseNeedsItsFramework) {
+    // training.framework_version names a release family of one framework: torchtune_0.1 under another
+    // framework is refused naming the field; an unknown family is refused with the families listed.
+    json doc = {{"model", {{"preset", "meta-llama/Llama-2-7b-hf"}}},
+                {"training", {{"framework", "transformers"}, {"framework_version", "torchtune_0.1"}}}};
+    json bad = gpumem::estimate(doc);
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.framework_version");
+    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("torchtune"), std::string::npos);
+    doc["training"]["framework"] = "torchtune";
+    EXPECT_TRUE(gpumem::estimate(doc)["ok"].get<bool>());
+    doc["training"]["framework_version"] = "0.9";
+    bad = gpumem::estimate(doc);
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.framework_version");
+    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("current, torchtune_0.1"), std::string::npos);
+}
+
 TEST(Scenario, EngineAndShardingNamesAndNullStages) {
     json doc = seed001_config();
     doc["engine"] = {{"type", "pytorch_ddp"}, {"zero_stage", nullptr}};

@@ -36,6 +36,12 @@ Figures evaluate(const Scenario& s) {
                          "PyTorch CUDACachingAllocator: reserved exceeds allocated (block rounding, splits); fitted to "
                          "the published reserved-vs-allocated pairs");
     f.reserved = f.allocated + f.slack;
+    if (f.breakdown.reserved_floor > f.reserved)
+        f.reserved = ex.rule("reserved_at_load", "reserved: the segments cached while the model loaded",
+                             f.breakdown.reserved_floor, "max(allocated at the peak + slack, the load-time peak)",
+                             {{"allocated at the peak + slack", f.reserved, "bytes"},
+                              {"load-time peak kept cached", f.breakdown.reserved_floor, "bytes"}},
+                             "PyTorch CUDACachingAllocator keeps freed segments until empty_cache()");
     f.context = ex.product("cuda_context", "the CUDA context and kernels, outside the allocator",
                            {{"cuda_context_gib (tunable)", s.tunable(Tunable::CudaContextGib), "GiB"}, per_gib},
                            "nvidia-smi minus torch.cuda.memory_reserved on an idle process (docs/memory-model.md)");

@@ -335,6 +335,13 @@ void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<doub
     std::vector<std::string> quiet;
     Defaults q{quiet};
     x.framework = read_setting(r, d, kFrameworkField);
+    x.framework_version = read_setting(r, q, kFrameworkVersionField);
+    if (x.framework_version == FrameworkVersion::Torchtune01 && x.framework != Framework::Torchtune)
+        r.fail("framework_version",
+               std::string("\"torchtune_0.1\" is a torchtune release: it needs training.framework \"torchtune\" (this "
+                           "scenario's is \"") +
+                   name(x.framework) + "\")",
+               r.get("framework_version"));
     const bool litgpt = x.framework == Framework::Litgpt;
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
     if (x.method == Method::Lora || x.method == Method::Qlora)
@@ -1021,6 +1028,7 @@ json Scenario::to_json() const {
         out["training"]["compile"] = name(t.compile);
         out["training"]["untie_embeddings"] = t.untie_embeddings;
         out["training"]["framework"] = name(t.framework);
+        out["training"]["framework_version"] = name(t.framework_version);
         out["training"]["retains_previous_step"] = t.retains_previous_step;
         if (t.method == Method::Qlora) out["training"]["double_quant"] = t.double_quant;
         if (parallel.pp > 1) out["training"]["pipeline_microbatches"] = parallel.pipeline_microbatches;
