@@ -556,6 +556,22 @@ TEST(Training, AutocastCachesTheCastWeightsThroughTheLoss) {
     EXPECT_DOUBLE_EQ(pure["assumptions"]["autocast_weight_cache_bytes"].get<double>(), 0);
 }
 
+TEST(Training, TorchtitanLossParallelHoldsFourFp32ShardsInBackward) {
+    // torchtitan with TP computes the cross-entropy with DTensor's loss_parallel ops on the vocab shard: the fused
+    // nll + log_softmax backward holds the saved result, zeros_like, exp and their sum/product: 4 x 4 B per logit
+    // of this GPU's shard (Llama-3.1-8B: 128,256 / 2), more than the plain loss's 2 + 3 x 4.
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 2}, {"tensor_parallel_size", 2}}}};
+    const double TV = 1024.0 * 128256 / 2;
+    EXPECT_DOUBLE_EQ(at_phase(run(s), "loss", "logits"), 16 * TV);
+    s["training"]["framework"] = "transformers";
+    EXPECT_DOUBLE_EQ(at_phase(run(s), "loss", "logits"), 14 * TV);
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over

@@ -843,6 +843,19 @@ Logits logits_and_loss(const Scenario& sc, double tokens, Breakdown& out) {
         l.peak = ex.sum("logits_loss", "the logits, their gradient and the log-sum-exp",
                         {{"logits and their gradient", {{"copies", 2}, logit, T, vocab}}, {"log-sum-exp", {fp32, T}}},
                         inductor);
+    } else if (t.loss == Loss::Standard && t.framework == Framework::Torchtitan && sc.parallel.tp > 1) {
+        // torchtitan under tensor parallelism computes the loss in loss_parallel(): the output is vocab-sharded and
+        // DTensor's own ops run the cross-entropy on this GPU's shard (torch/distributed/tensor/parallel/loss.py).
+        // Forward: the loss_fn's fp32 copy of the logits, then _log_softmax's shifted = x - max and exp(shifted),
+        // then the result, beside the compute-dtype logits: (β + 3 x 4) at its high point, the result kept. The
+        // loop deletes the logits before backward (train.py: del pred); the fused nll + log_softmax backward
+        // holds the saved result, zeros_like(x), exp(x), their sum and its product with the gradient: 4 x 4.
+        const char* lp = "torch/distributed/tensor/parallel/loss.py _log_softmax, _nll_loss_and_log_softmax_backward";
+        l.forward = ex.product("logits_forward", "the logits and the loss-parallel log-softmax's fp32 output",
+                               {{"bytes per logit: compute dtype + fp32 log-softmax", a + 4, "B"}, T, vocab}, lp);
+        l.peak = ex.product(
+            "logits_loss", "loss parallel: the larger of its forward and backward working sets",
+            {{"bytes per logit: max(compute dtype + 3 x fp32, 4 x fp32)", std::max(a + 12, 16.0), "B"}, T, vocab}, lp);
     } else if (t.loss == Loss::Standard && torchtune_01(t)) {
         // torchtune 0.1: the model itself returns fp32 logits (TransformerDecoder.forward: self.output(h).float(),
         // the compute-dtype output freed at once), the recipe shifts them into a new fp32 tensor
