@@ -572,6 +572,22 @@ TEST(Training, TorchtitanLossParallelHoldsFourFp32ShardsInBackward) {
     EXPECT_DOUBLE_EQ(at_phase(run(s), "loss", "logits"), 14 * TV);
 }
 
+TEST(Training, PerOpSelectiveCheckpointingKeepsTheOddNumberedMatmuls) {
+    // torchtitan's op policy counts the layer's aten.mm calls and recomputes every second one: of wq, wk, wv, wo,
+    // w1, w3, w2 it keeps wq, wv, w1 and w2. Llama-3.1-8B, bf16, per token and layer: the input 2 x 4,096, the
+    // attention output 2 x 4,096 and log-sum-exp 4 x 32, and 2 x (4,096 + 1,024 + 14,336 + 4,096).
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    t["activation_checkpointing"] = "selective";
+    json r = run({{"model", kLlama8B},
+                  {"training", t},
+                  {"engine", {{"type", "fsdp"}}},
+                  {"parallelism", {{"data_parallel_size", 8}}},
+                  {"explain", true}});
+    EXPECT_DOUBLE_EQ(r["explain"]["figures"]["saved_bytes_per_token_per_layer"]["value"].get<double>(),
+                     2 * 4096.0 + 2 * 4096 + 4 * 32 + 2 * (4096 + 1024 + 14336 + 4096));
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over

@@ -105,17 +105,21 @@ struct LayerActivations {
 };
 
 // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's "op"
-// mode): the layer input, the attention kernel's output and log-sum-exp, and every other matmul
-// output (q, k, v, o and the MLP's) are kept per token; everything else is recomputed.
+// mode): the layer input, the attention kernel's output and log-sum-exp, and the odd-numbered matmul outputs
+// of the layer in the order they run (the policy counts aten.mm calls per layer and recomputes every second
+// one: torchtitan/parallelisms/parallelize_llama.py _apply_ac_to_transformer_block @9dec370): wq (1st), wv
+// (3rd), w1 (5th) and w2 (7th) of a gated block, whose MLP runs w2(silu(w1(x)) * w3(x)); wq, wv and fc1 of a
+// plain one. A mixture of experts keeps half of its matmul outputs, on average; everything else is recomputed.
 double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_part, double q, double kv, double heads,
                               double I) {
-    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
-    double matmuls = q + 2 * kv + h_part;
+    double matmuls = q + kv;  // wq and wv of q, k, v, o
     if (m.num_experts)
-        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
-                   static_cast<double>(m.num_experts_per_tok);
-    else matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
-    return a * h_part + a * q + 4 * heads + a * matmuls / 2;
+        matmuls = (q + 2 * kv + h_part +
+                   ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
+                       static_cast<double>(m.num_experts_per_tok)) /
+                  2;
+    else matmuls += m.gated_mlp ? I + h_part : I;
+    return a * h_part + a * q + 4 * heads + a * matmuls;
 }
 
 // LoRA and QLoRA: what the adapters of one layer keep per token, added to `per_token` one adapter at
