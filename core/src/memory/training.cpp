@@ -935,7 +935,10 @@ double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st
     return ex.product("optimizer_step_temporary", "the foreach step's temporary, the size of one state",
                       {{"one state's bytes (the states ÷ their number)", per_state, "bytes"},
                        {"copies (tunable optimizer_step_temp_copies)", sc.tunable(Tunable::OptimizerStepTempCopies)}},
-                      "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq");
+                      torchtune_01(t) ? "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq "
+                                        "(torchtune 0.1 configs: torch.optim.AdamW, not fused; "
+                                        "recipes/configs/llama2/7B_full.yaml @fef3ed10d)"
+                                      : "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq");
 }
 
 // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
