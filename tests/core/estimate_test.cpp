@@ -588,6 +588,22 @@ TEST(Training, PerOpSelectiveCheckpointingKeepsTheOddNumberedMatmuls) {
                      2 * 4096.0 + 2 * 4096 + 4 * 32 + 2 * (4096 + 1024 + 14336 + 4096));
 }
 
+TEST(Training, TorchtitanSequenceParallelSavesTheGatheredInputs) {
+    // torchtitan's TP plan all-gathers the sequence before attention and the feed-forward: their linears save the
+    // whole input, 2 x 4,096 bf16 per token for each of the two, where a rank's share (4,096 / 2) is what Megatron
+    // keeps. Llama-3.1-8B, TP 2 with sequence parallelism, no checkpointing: 2 x 2 x (4,096 - 2,048) more bytes.
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 2}, {"tensor_parallel_size", 2}, {"sequence_parallel", true}}}};
+    const double titan = run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>();
+    s["training"]["framework"] = "transformers";
+    const double plain = run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>();
+    EXPECT_DOUBLE_EQ(titan - plain, 2 * 2 * (4096.0 - 2048));
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over

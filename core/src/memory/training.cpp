@@ -176,6 +176,12 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
     if (t.compile != Compile::None) norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
     out.norms = norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
+    // torchtitan's tensor-parallel plan gathers the sequence before attention and the feed-forward
+    // (parallelize_llama.py @9dec370: PrepareModuleInput, Shard(1) -> Replicate()): the colwise linears read, and
+    // save for their weight gradients, the whole sequence's input rather than this rank's share of it. (Megatron
+    // saves the share and gathers it again in backward.)
+    if (sp && tp > 1 && t.framework == Framework::Torchtitan)
+        out.norms += static_cast<double>(m.norms_per_layer == 1 ? 1 : 2) * a * (h - h_part);
     // Sandwich norms (gemma2/3: post_attention_layernorm and post_feedforward_layernorm, litgpt's post_attention_norm
     // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
     // the residual add (saves nothing) instead of a matmul.
