@@ -76,6 +76,7 @@ json settings_document() {
     add(out, kLossField);
     add(out, kQuantizationField);
     add(out, kFrameworkField);
+    add(out, kFrameworkVersionField);
     add(out, kCompileField);
     add(out, kLoraTargetsField, json::array({"q_proj", "v_proj"}));
     add(out, kWeightFormatField);

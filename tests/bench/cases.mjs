@@ -66,6 +66,8 @@ export function scenarioOf(c, cli) {
   if (/lit-?gpt/i.test(x.framework || '')) training.framework = 'litgpt';
   else if (/torchtune/i.test(x.framework || '')) training.framework = 'torchtune';
   else if (/torchtitan/i.test(x.framework || '')) training.framework = 'torchtitan';
+  // A release family whose allocations differ from today's (training.framework_version), named by the case.
+  if (x.framework_version) training.framework_version = x.framework_version;
   if (x.double_quant != null && training.method === 'qlora') training.double_quant = !!x.double_quant;
   if (x.lora_dropout != null && training.lora) training.lora = { ...training.lora, dropout: x.lora_dropout };
   // torchtune's compile: True compiles the model and, since its recipes compile the loss (with the
@@ -85,14 +87,10 @@ export function scenarioOf(c, cli) {
   // The HF Trainer of 2022 ran on PyTorch 1.x, whose zero_grad() kept the gradients allocated, and
   // stepped with transformers' own AdamW (optim "adamw_hf", its default then), a Python loop over the
   // parameters whose only temporary is one parameter's sqrt (at most the word embeddings here, 0.12
-  // GiB), not the multi-tensor step's state-sized one. A CUDA context the source measured is used as is.
-  const overheads = { ...(scenario.overheads || {}) };
-  if (/HF Trainer .*2022/.test(x.framework || '')) {
-    overheads.zero_grad_set_to_none = 0;
-    overheads.optimizer_step_temp_copies = 0;
-  }
-  const context = (c.notes || '').match(/CUDA context ~(\d+) MiB/);
-  if (context) overheads.cuda_context_gib = Number(context[1]) / 1024;
-  if (Object.keys(overheads).length) scenario.overheads = overheads;
+  // GiB), not the multi-tensor step's state-sized one; CUDA loaded every kernel module at start (the
+  // 1343 MiB context the same source measures). That release family is what a user names with
+  // training.framework_version "transformers_2022" (docs/memory-model.md, Frameworks).
+  if (/HF Trainer .*2022/.test(x.framework || '')) training.framework_version = 'transformers_2022';
+  if (scenario.overheads) scenario.overheads = { ...scenario.overheads };
   return scenario;
 }

@@ -468,6 +468,142 @@ TEST(Training, TorchtuneFsdpGathersTheOutputProjectionAsItsOwnUnit) {
     EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp_unsharded_gradient_bytes"].get<double>(), 128256.0 * 4096 * 2);
 }
 
+// torchtune 0.1 (spring 2024), Llama-2-7B (vocabulary 32,000, hidden 4,096, MLP 11,008): the release family
+// whose recipes allocated differently from today's.
+const json kLlama2_7B = {{"preset", "meta-llama/Llama-2-7b-hf"}};
+
+TEST(Training, Torchtune01FsdpIsFsdp1WithAForeachAdamw) {
+    // full_finetune_distributed @fef3ed10d: FSDP1 with one unit per decoder layer, so the root unit (2 x 32,000 x
+    // 4,096 + 4,096 = 262,148,096 parameters) stays gathered in bf16 after forward; tok_embeddings and output are
+    // no units of their own (today's custom_sharded_layers), and the config's torch.optim.AdamW is not fused: its
+    // foreach step allocates one state-sized temporary, 6,738,415,616 / 4 ranks x 2 B.
+    json t = kPureBf16;
+    t["framework"] = "torchtune";
+    t["framework_version"] = "torchtune_0.1";
+    json s = {{"model", kLlama2_7B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 4}}}};
+    json r = run(s);
+    EXPECT_EQ(r["scenario"]["training"]["framework_version"], "torchtune_0.1");
+    EXPECT_DOUBLE_EQ(r["assumptions"]["fsdp1_root_gathered_bytes"].get<double>(), (2 * 32000.0 * 4096 + 4096) * 2);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["optimizer_step_temp_bytes"].get<double>(), 6738415616.0 / 4 * 2);
+    s["training"].erase("framework_version");  // today's torchtune: fused AdamW, FSDP2
+    json now = run(s);
+    EXPECT_EQ(now["scenario"]["training"]["framework_version"], "current");
+    EXPECT_DOUBLE_EQ(now["assumptions"]["optimizer_step_temp_bytes"].get<double>(), 0);
+    EXPECT_FALSE(now["assumptions"].contains("fsdp1_root_gathered_bytes"));
+}
+
+TEST(Training, Torchtune01ModelReturnsFp32LogitsTheRecipeHolds) {
+    // TransformerDecoder.forward returned self.output(h).float() and the recipe held its shifted .contiguous()
+    // copy: forward keeps 4 + 4 (log_softmax) bytes per logit, the loss's gradient 4 + 3 x 4.
+    json t = kPureBf16;
+    t["framework"] = "torchtune";
+    t["framework_version"] = "torchtune_0.1";
+    json s = {{"model", kLlama2_7B}, {"training", t}};
+    json r = run(s);
+    const double TV = 1024.0 * 32000;
+    EXPECT_DOUBLE_EQ(at_phase(r, "forward", "logits"), 8 * TV);
+    EXPECT_DOUBLE_EQ(at_phase(r, "loss", "logits"), 16 * TV);
+    s["training"].erase("framework_version");
+    EXPECT_DOUBLE_EQ(at_phase(run(s), "loss", "logits"), 14 * TV);  // bf16 logits + 3 fp32 copies
+}
+
+TEST(Training, Torchtune01QloraReservesTheNf4QuantizationPeakOfLoading) {
+    // torchao's NF4 (a7670be58), Llama-2-7B's largest quantized matrix 4,096 x 11,008 = 45,088,768 elements:
+    // quantizing it at load takes two new segments of 32 B per element beside every weight and the segments
+    // q_proj's quantization (4,096^2 x 68 B) left cached; the recipe's reserved peak keeps them. Each matmul's
+    // get_original_weight holds 14 B per element (bitsandbytes': the bf16 matrix, 2 B).
+    json t = kPureBf16;
+    t["method"] = "qlora";
+    t["seq_len"] = 512;
+    t["batch_size"] = 2;
+    t["activation_checkpointing"] = "full";
+    t["framework"] = "torchtune";
+    t["framework_version"] = "torchtune_0.1";
+    json s = {{"model", kLlama2_7B}, {"training", t}};
+    json r = run(s);
+    const double matrix = 4096.0 * 11008;
+    const double weights = at_phase(r, "forward", "weights");
+    const double load = weights + 64 * matrix + 68 * 4096.0 * 4096;
+    EXPECT_DOUBLE_EQ(r["assumptions"]["nf4_load_peak_bytes"].get<double>(), load);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 14 * matrix);
+    EXPECT_NEAR(r["per_gpu"]["peak_reserved_bytes"].get<double>(), load, 1);
+    EXPECT_LT(r["per_gpu"]["peak_allocated_bytes"].get<double>(), load);
+    s["training"].erase("framework_version");
+    json now = run(s);
+    EXPECT_FALSE(now["assumptions"].contains("nf4_load_peak_bytes"));
+    EXPECT_DOUBLE_EQ(now["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 2 * matrix);
+}
+
+TEST(Training, AutocastCachesTheCastWeightsThroughTheLoss) {
+    // bf16 autocast over fp32 weights: every linear's bf16 copy is cached until autocast exits. Llama-2-7B:
+    // 32 x (4 x 4,096^2 + 3 x 4,096 x 11,008) + the untied head 32,000 x 4,096 = 6,607,077,376 parameters x 2 B,
+    // alive in forward and loss, and as saved tensors at the start of backward without checkpointing.
+    json t = {{"dtype", "bf16"}, {"precision", "amp_fp32_weights"}, {"seq_len", 256}};
+    json s = {{"model", kLlama2_7B}, {"training", t}};
+    json r = run(s);
+    const double cache = (32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008) + 32000.0 * 4096) * 2;
+    EXPECT_DOUBLE_EQ(r["assumptions"]["autocast_weight_cache_bytes"].get<double>(), cache);
+    // FSDP casts its parameters itself (its mixed precision): no autocast cache.
+    s["engine"] = {{"type", "fsdp"}};
+    s["parallelism"] = {{"data_parallel_size", 2}};
+    json f = run(s);
+    EXPECT_DOUBLE_EQ(f["assumptions"]["autocast_weight_cache_bytes"].get<double>(), 0);
+    // Pure bf16 has nothing to cast.
+    json pure = run({{"model", kLlama2_7B}, {"training", kPureBf16}});
+    EXPECT_DOUBLE_EQ(pure["assumptions"]["autocast_weight_cache_bytes"].get<double>(), 0);
+}
+
+TEST(Training, TorchtitanLossParallelHoldsFourFp32ShardsInBackward) {
+    // torchtitan with TP computes the cross-entropy with DTensor's loss_parallel ops on the vocab shard: the fused
+    // nll + log_softmax backward holds the saved result, zeros_like, exp and their sum/product: 4 x 4 B per logit
+    // of this GPU's shard (Llama-3.1-8B: 128,256 / 2), more than the plain loss's 2 + 3 x 4.
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 2}, {"tensor_parallel_size", 2}}}};
+    const double TV = 1024.0 * 128256 / 2;
+    EXPECT_DOUBLE_EQ(at_phase(run(s), "loss", "logits"), 16 * TV);
+    s["training"]["framework"] = "transformers";
+    EXPECT_DOUBLE_EQ(at_phase(run(s), "loss", "logits"), 14 * TV);
+}
+
+TEST(Training, PerOpSelectiveCheckpointingKeepsTheOddNumberedMatmuls) {
+    // torchtitan's op policy counts the layer's aten.mm calls and recomputes every second one: of wq, wk, wv, wo,
+    // w1, w3, w2 it keeps wq, wv, w1 and w2. Llama-3.1-8B, bf16, per token and layer: the input 2 x 4,096, the
+    // attention output 2 x 4,096 and log-sum-exp 4 x 32, and 2 x (4,096 + 1,024 + 14,336 + 4,096).
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    t["activation_checkpointing"] = "selective";
+    json r = run({{"model", kLlama8B},
+                  {"training", t},
+                  {"engine", {{"type", "fsdp"}}},
+                  {"parallelism", {{"data_parallel_size", 8}}},
+                  {"explain", true}});
+    EXPECT_DOUBLE_EQ(r["explain"]["figures"]["saved_bytes_per_token_per_layer"]["value"].get<double>(),
+                     2 * 4096.0 + 2 * 4096 + 4 * 32 + 2 * (4096 + 1024 + 14336 + 4096));
+}
+
+TEST(Training, TorchtitanSequenceParallelSavesTheGatheredInputs) {
+    // torchtitan's TP plan all-gathers the sequence before attention and the feed-forward: their linears save the
+    // whole input, 2 x 4,096 bf16 per token for each of the two, where a rank's share (4,096 / 2) is what Megatron
+    // keeps. Llama-3.1-8B, TP 2 with sequence parallelism, no checkpointing: 2 x 2 x (4,096 - 2,048) more bytes.
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 2}, {"tensor_parallel_size", 2}, {"sequence_parallel", true}}}};
+    const double titan = run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>();
+    s["training"]["framework"] = "transformers";
+    const double plain = run(s)["assumptions"]["activation_bytes_per_token_per_layer"].get<double>();
+    EXPECT_DOUBLE_EQ(titan - plain, 2 * 2 * (4096.0 - 2048));
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over

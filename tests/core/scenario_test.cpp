@@ -45,6 +45,43 @@ TEST(Scenario, CheckpointingLevelsMapToOurModes) {
     EXPECT_EQ(bad["errors"][0]["field"], "training.activation_checkpointing");
 }
 
+TEST(Scenario, AFrameworkReleaseNeedsItsFramework) {
+    // training.framework_version names a release family of one framework: torchtune_0.1 under another
+    // framework is refused naming the field; an unknown family is refused with the families listed.
+    json doc = {{"model", {{"preset", "meta-llama/Llama-2-7b-hf"}}},
+                {"training", {{"framework", "transformers"}, {"framework_version", "torchtune_0.1"}}}};
+    json bad = gpumem::estimate(doc);
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.framework_version");
+    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("torchtune"), std::string::npos);
+    doc["training"]["framework"] = "torchtune";
+    EXPECT_TRUE(gpumem::estimate(doc)["ok"].get<bool>());
+    doc["training"]["framework_version"] = "0.9";
+    bad = gpumem::estimate(doc);
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.framework_version");
+    EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("current, transformers_2022, torchtune_0.1"),
+              std::string::npos);
+}
+
+TEST(Scenario, Transformers2022SetsPyTorch1sDefaultsWhichOverheadsOverride) {
+    // PyTorch 1.x under the Trainer of 2022: zero_grad keeps the gradients, adamw_hf has no foreach temporary,
+    // and the CUDA context with every kernel module loaded measured 1343 MiB (perf_train_gpu_one.mdx, V100).
+    json doc = {{"model", {{"preset", "bert-large-uncased"}}},
+                {"training", {{"framework_version", "transformers_2022"}}}};
+    json r = gpumem::estimate(doc);
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump(2);
+    EXPECT_EQ(r["scenario"]["overheads"]["zero_grad_set_to_none"], 0);
+    EXPECT_EQ(r["scenario"]["overheads"]["optimizer_step_temp_copies"], 0);
+    EXPECT_DOUBLE_EQ(r["scenario"]["overheads"]["cuda_context_gib"].get<double>(), 1343.0 / 1024);
+    doc["overheads"] = {{"cuda_context_gib", 0.4}};
+    EXPECT_DOUBLE_EQ(gpumem::estimate(doc)["scenario"]["overheads"]["cuda_context_gib"].get<double>(), 0.4);
+    doc["training"]["framework"] = "litgpt";
+    json bad = gpumem::estimate(doc);
+    ASSERT_FALSE(bad["ok"].get<bool>());
+    EXPECT_EQ(bad["errors"][0]["field"], "training.framework_version");
+}
+
 TEST(Scenario, EngineAndShardingNamesAndNullStages) {
     json doc = seed001_config();
     doc["engine"] = {{"type", "pytorch_ddp"}, {"zero_stage", nullptr}};

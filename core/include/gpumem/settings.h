@@ -188,6 +188,20 @@ inline constexpr Setting<Framework> kFrameworks[] = {
     {Framework::Torchtitan, "torchtitan", "", "torchtitan", "torchtitan's trainer"},
 };
 
+// The release family of the training loop, where one changed what it allocates. "current" is the behaviour
+// the rest of the model follows (each framework as of its newest release gpumem tracks).
+enum class FrameworkVersion { Current, Transformers2022, Torchtune01 };
+inline constexpr Setting<FrameworkVersion> kFrameworkVersions[] = {
+    {FrameworkVersion::Current, "current", "latest", "current release", "the framework as gpumem models it today"},
+    {FrameworkVersion::Transformers2022, "transformers_2022", "transformers_torch1",
+     "Transformers on PyTorch 1.x (2022)",
+     "PyTorch 1.x: zero_grad keeps the gradients, adamw_hf steps one tensor at a time, every CUDA kernel module "
+     "loaded at start (a 1.3 GiB context)"},
+    {FrameworkVersion::Torchtune01, "torchtune_0.1", "torchtune_0.1.0,torchtune_0.1.1", "torchtune 0.1 (spring 2024)",
+     "torchtune v0.1.x (Apr-May 2024): FSDP1, foreach AdamW, fp32 logits from the model, torchao NF4 quantized "
+     "at load"},
+};
+
 enum class Compile { None, Layers, LayersAndLoss };
 inline constexpr Setting<Compile> kCompiles[] = {
     {Compile::None, "none", "", "off (eager)", "no torch.compile; also false"},
@@ -352,6 +366,9 @@ inline constexpr Field<Quantization> kQuantizationField{"training.quantization",
                                                         "for qlora: how the frozen base is stored"};
 inline constexpr Field<Framework> kFrameworkField{"training.framework", Framework::Transformers,
                                                   "the training loop, which sets the defaults of its own habits"};
+inline constexpr Field<FrameworkVersion> kFrameworkVersionField{
+    "training.framework_version", FrameworkVersion::Current,
+    "the release family of training.framework whose allocations apply (each value names its framework)"};
 inline constexpr Field<Compile> kCompileField{"training.compile", Compile::None,
                                               "torch.compile; true/false are read as layers_and_loss/none"};
 inline constexpr Field<LoraTarget> kLoraTargetsField{
@@ -397,6 +414,7 @@ constexpr SettingRows<Attention> rows(Attention) { return rows_of(kAttentions); 
 constexpr SettingRows<Loss> rows(Loss) { return rows_of(kLosses); }
 constexpr SettingRows<Quantization> rows(Quantization) { return rows_of(kQuantizations); }
 constexpr SettingRows<Framework> rows(Framework) { return rows_of(kFrameworks); }
+constexpr SettingRows<FrameworkVersion> rows(FrameworkVersion) { return rows_of(kFrameworkVersions); }
 constexpr SettingRows<Compile> rows(Compile) { return rows_of(kCompiles); }
 constexpr SettingRows<InferenceEngine> rows(InferenceEngine) { return rows_of(kInferenceEngines); }
 constexpr SettingRows<KvCacheDtype> rows(KvCacheDtype) { return rows_of(kKvCacheDtypes); }

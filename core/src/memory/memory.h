@@ -147,6 +147,9 @@ struct Breakdown {
     double claimed = 0;            // an engine that claims a fixed share of the card (vLLM): the device total
     bool engine_fits = true;       // false when the engine cannot hold the requested load
     double trainable_params = 0;   // training: parameters this GPU trains, before data-parallel sharding
+    // Reserved bytes the caching allocator still holds from before the step (a load-time transient it cached,
+    // as torchtune 0.1's NF4 quantization): reserved is at least this even where the step allocates less.
+    double reserved_floor = 0;
     Messages warnings;
     Explanation explain;  // each figure's factors, and each phase's components as sums of figures
 };

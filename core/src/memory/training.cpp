@@ -14,6 +14,11 @@ namespace {
 // Bytes of an fp32 element (settings.h): master copies, fp32 weights and gradients, LoRA adapters.
 constexpr double kFp32 = storage_bytes(Dtype::Fp32);
 
+// torchtune v0.1.x (spring 2024), whose recipes allocated differently from today's (settings.h FrameworkVersion).
+bool torchtune_01(const TrainingSettings& t) {
+    return t.framework == Framework::Torchtune && t.framework_version == FrameworkVersion::Torchtune01;
+}
+
 struct Recipe {
     double weight = 2, grad = 2, master = 0;  // bytes per trainable parameter
     double frozen_weight = 2;                 // bytes per frozen parameter
@@ -100,17 +105,21 @@ struct LayerActivations {
 };
 
 // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's "op"
-// mode): the layer input, the attention kernel's output and log-sum-exp, and every other matmul
-// output (q, k, v, o and the MLP's) are kept per token; everything else is recomputed.
+// mode): the layer input, the attention kernel's output and log-sum-exp, and the odd-numbered matmul outputs
+// of the layer in the order they run (the policy counts aten.mm calls per layer and recomputes every second
+// one: torchtitan/parallelisms/parallelize_llama.py _apply_ac_to_transformer_block @9dec370): wq (1st), wv
+// (3rd), w1 (5th) and w2 (7th) of a gated block, whose MLP runs w2(silu(w1(x)) * w3(x)); wq, wv and fc1 of a
+// plain one. A mixture of experts keeps half of its matmul outputs, on average; everything else is recomputed.
 double op_selective_per_token(const ModelSpec& m, double a, double tp, double h_part, double q, double kv, double heads,
                               double I) {
-    // matmul outputs per token: q, k, v, o_proj (h), then gate and up (or fc1) and down (h).
-    double matmuls = q + 2 * kv + h_part;
+    double matmuls = q + kv;  // wq and wv of q, k, v, o
     if (m.num_experts)
-        matmuls += ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
-                   static_cast<double>(m.num_experts_per_tok);
-    else matmuls += (m.gated_mlp ? 2 : 1) * I + h_part;
-    return a * h_part + a * q + 4 * heads + a * matmuls / 2;
+        matmuls = (q + 2 * kv + h_part +
+                   ((m.gated_mlp ? 2 : 1) * static_cast<double>(m.moe_intermediate_size) / tp + h_part) *
+                       static_cast<double>(m.num_experts_per_tok)) /
+                  2;
+    else matmuls += m.gated_mlp ? I + h_part : I;
+    return a * h_part + a * q + 4 * heads + a * matmuls;
 }
 
 // LoRA and QLoRA: what the adapters of one layer keep per token, added to `per_token` one adapter at
@@ -167,6 +176,12 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // AOTAutograd", dev-discuss.pytorch.org, 2022; the same two tensors a hand-fused RMSNorm kernel saves).
     if (t.compile != Compile::None) norm = a * h_part + (m.norm == ModelSpec::Norm::RMS ? 4 : 8);
     out.norms = norm * static_cast<double>(m.norms_per_layer == 1 ? 1 : 2);
+    // torchtitan's tensor-parallel plan gathers the sequence before attention and the feed-forward
+    // (parallelize_llama.py @9dec370: PrepareModuleInput, Shard(1) -> Replicate()): the colwise linears read, and
+    // save for their weight gradients, the whole sequence's input rather than this rank's share of it. (Megatron
+    // saves the share and gathers it again in backward.)
+    if (sp && tp > 1 && t.framework == Framework::Torchtitan)
+        out.norms += static_cast<double>(m.norms_per_layer == 1 ? 1 : 2) * a * (h - h_part);
     // Sandwich norms (gemma2/3: post_attention_layernorm and post_feedforward_layernorm, litgpt's post_attention_norm
     // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
     // the residual add (saves nothing) instead of a matmul.
@@ -346,6 +361,17 @@ double qlora_bytes_per_param(const Scenario& sc, const Params& p, States& st, Br
         {{"elements of the largest matrix", std::max(p.largest_layer_matrix, p.head_copy), "elements"},
          {"bytes per element (compute dtype)", compute_bytes(t.dtype), "B"}},
         "bitsandbytes MatMul4Bit: F.dequantize_4bit(B).to(A.dtype) in forward and backward");
+    if (torchtune_01(t)) {
+        // torchtune 0.1 quantizes with torchao's NF4Tensor (a7670be58, the release torchtune 0.1 pinned):
+        // linear_nf4's forward and backward call weight.to(bf16), i.e. get_original_weight(), which holds at
+        // once both nibble index tensors as int64 (4 + 4 B per element), their two bf16 lookups (1 + 1), the
+        // two scaled halves (1 + 1) and the stacked result (2): 14 bytes per element of the matrix.
+        st.dequant_temp = out.explain.product(
+            "qlora_dequantized_matrix", "the largest quantized matrix, dequantized for its matmul (torchao NF4)",
+            {{"elements of the largest matrix", std::max(p.largest_layer_matrix, p.head_copy), "elements"},
+             {"bytes per element alive in get_original_weight", 14, "B"}},
+            "torchao/dtypes/nf4tensor.py NF4Tensor.get_original_weight @a7670be58 (linear_nf4: weight.to(dtype))");
+    }
     out.assumptions["qlora_dequantized_matrix_bytes"] = st.dequant_temp;
     return bytes4;
 }
@@ -462,7 +488,12 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
     const ModelSpec& m = sc.model;
     const TrainingSettings& t = sc.training;
     const double a = compute_bytes(t.dtype), tp = static_cast<double>(sc.parallel.tp);
-    if (t.framework == Framework::Litgpt) {
+    const bool tt01 = torchtune_01(t);
+    if (t.framework == Framework::Litgpt || tt01) {
+        // torchtune 0.1's distributed recipes wrap the model in FSDP1 the same way: FullyShardedDataParallel with
+        // ModuleWrapPolicy({TransformerDecoderLayer}) (lora_fsdp_wrap_policy adds the adapters), FULL_SHARD,
+        // mixed_precision=None, so the root unit holds tok_embeddings, norm and output
+        // (recipes/full_finetune_distributed.py, lora_finetune_distributed.py @fef3ed10d).
         // litgpt shards through Lightning Fabric's FSDPStrategy, which is FSDP1 (FullyShardedDataParallel) with
         // auto_wrap_policy={Block}: every Block is a unit and the root unit holds what is left, the embeddings,
         // the final norm and the lm_head. FSDP1 does not free the root's unsharded parameters after forward
@@ -481,7 +512,8 @@ void root_units(const Scenario& sc, const Params& p, const States& st, EngineByt
         // micro-batch (FULL_SHARD still frees the parameters: _should_free_in_backward). litgpt's loops call it
         // on every micro-batch but the last (finetune/full.py, lora.py: fabric.no_backward_sync(model,
         // enabled=is_accumulating)).
-        if (t.gradient_accumulation_steps > 1)
+        // torchtune 0.1 calls loss.backward() on every micro-batch without no_sync: FSDP1 reduce-scatters each one.
+        if (t.gradient_accumulation_steps > 1 && !tt01)
             e.nosync_grads = ex.product("fsdp1_no_sync_gradients",
                                         "every unsharded gradient, kept by no_sync while gradients accumulate",
                                         {{"trained parameters on this GPU", p.trainable, "params"},
@@ -543,7 +575,8 @@ void gathered_units(const Scenario& sc, const Params& p, const States& st, Engin
     // fully_shard on each such module): with a 128k vocabulary the output unit (vocab x hidden) outweighs a
     // decoder layer, and it is the running unit at the start of backward, beside the prefetched last layer.
     double running_unit = layer_gpu;
-    if (type == EngineType::Fsdp && t.framework == Framework::Torchtune && !p.adapters && sc.parallel.pp == 1)
+    if (type == EngineType::Fsdp && t.framework == Framework::Torchtune && !torchtune_01(t) && !p.adapters &&
+        sc.parallel.pp == 1)
         running_unit = std::max(layer_gpu, static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp);
     e.gathered = ex.sum(
         "gathered_layers", "the running unit and the prefetched one, gathered in the compute dtype",
@@ -820,6 +853,34 @@ Logits logits_and_loss(const Scenario& sc, double tokens, Breakdown& out) {
         l.peak = ex.sum("logits_loss", "the logits, their gradient and the log-sum-exp",
                         {{"logits and their gradient", {{"copies", 2}, logit, T, vocab}}, {"log-sum-exp", {fp32, T}}},
                         inductor);
+    } else if (t.loss == Loss::Standard && t.framework == Framework::Torchtitan && sc.parallel.tp > 1) {
+        // torchtitan under tensor parallelism computes the loss in loss_parallel(): the output is vocab-sharded and
+        // DTensor's own ops run the cross-entropy on this GPU's shard (torch/distributed/tensor/parallel/loss.py).
+        // Forward: the loss_fn's fp32 copy of the logits, then _log_softmax's shifted = x - max and exp(shifted),
+        // then the result, beside the compute-dtype logits: (β + 3 x 4) at its high point, the result kept. The
+        // loop deletes the logits before backward (train.py: del pred); the fused nll + log_softmax backward
+        // holds the saved result, zeros_like(x), exp(x), their sum and its product with the gradient: 4 x 4.
+        const char* lp = "torch/distributed/tensor/parallel/loss.py _log_softmax, _nll_loss_and_log_softmax_backward";
+        l.forward = ex.product("logits_forward", "the logits and the loss-parallel log-softmax's fp32 output",
+                               {{"bytes per logit: compute dtype + fp32 log-softmax", a + 4, "B"}, T, vocab}, lp);
+        l.peak = ex.product(
+            "logits_loss", "loss parallel: the larger of its forward and backward working sets",
+            {{"bytes per logit: max(compute dtype + 3 x fp32, 4 x fp32)", std::max(a + 12, 16.0), "B"}, T, vocab}, lp);
+    } else if (t.loss == Loss::Standard && torchtune_01(t)) {
+        // torchtune 0.1: the model itself returns fp32 logits (TransformerDecoder.forward: self.output(h).float(),
+        // the compute-dtype output freed at once), the recipe shifts them into a new fp32 tensor
+        // (logits[..., :-1, :].contiguous()) that its `logits` variable holds through the backward, and
+        // cross_entropy keeps log_softmax's fp32 output. At the loss's gradient: the held logits beside
+        // loss_fp32_copies fp32 tensors (torchtune/modules/transformer.py, recipes/*_finetune_*.py @fef3ed10d).
+        const char* tt = "torchtune 0.1 TransformerDecoder: self.output(h).float(); recipe: shifted .contiguous() copy";
+        l.forward = ex.product("logits_forward", "the model's fp32 logits (shifted copy) and log_softmax's output",
+                               {{"bytes per logit: fp32 logits + fp32 log-softmax", 8, "B"}, T, vocab}, tt);
+        l.peak = ex.product(
+            "logits_loss", "the held fp32 logits and the loss's fp32 copies at its gradient",
+            {{"bytes per logit: fp32 logits + 4 x fp32 copies (tunable loss_fp32_copies)", 4 + 4 * copies, "B"},
+             T,
+             vocab},
+            tt);
     } else if (t.loss == Loss::Standard) {
         l.forward =
             ex.product("logits_forward", "the logits and log_softmax's saved fp32 output",
@@ -863,7 +924,9 @@ Logits logits_and_loss(const Scenario& sc, double tokens, Breakdown& out) {
 
 // The foreach Adam-family step's temporary: one tensor the size of the second moment, on the GPU's
 // share of the state. DeepSpeed and Megatron step with their own fused Adam kernels: no temporary.
-// So does torchtune, whose recipes' configs build torch.optim.AdamW with fused=True.
+// So does torchtune, whose recipes' configs build torch.optim.AdamW with fused=True; torchtune 0.1's configs
+// built it without (recipes/configs/llama2/7B_full.yaml @fef3ed10d: _component_: torch.optim.AdamW, lr only), and
+// torch 2.2 then steps with the foreach implementation on CUDA tensors.
 double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st, Explanation& ex) {
     const TrainingSettings& t = sc.training;
     const EngineType type = sc.engine.type;
@@ -871,14 +934,17 @@ double optimizer_step_temp(const Scenario& sc, const Params& p, const States& st
     bool foreach_adam = opt == Optimizer::Adam || opt == Optimizer::Adamw || opt == Optimizer::Nadam ||
                         opt == Optimizer::Radam || opt == Optimizer::Amsgrad || opt == Optimizer::Adabelief;
     bool torch_optimizer = (type == EngineType::None || type == EngineType::Ddp || type == EngineType::Fsdp) &&
-                           t.framework != Framework::Torchtune;
+                           (t.framework != Framework::Torchtune || torchtune_01(t));
     if (t.optimizer_in_backward) return 0;  // each parameter steps alone from its gradient hook
     if (!foreach_adam || !torch_optimizer || sc.engine.offload_optimizer != Offload::None) return 0;
     double per_state = p.trainable > 0 ? st.states / (opt == Optimizer::Amsgrad ? 3 : 2) : 0;
     return ex.product("optimizer_step_temporary", "the foreach step's temporary, the size of one state",
                       {{"one state's bytes (the states ÷ their number)", per_state, "bytes"},
                        {"copies (tunable optimizer_step_temp_copies)", sc.tunable(Tunable::OptimizerStepTempCopies)}},
-                      "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq");
+                      torchtune_01(t) ? "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq "
+                                        "(torchtune 0.1 configs: torch.optim.AdamW, not fused; "
+                                        "recipes/configs/llama2/7B_full.yaml @fef3ed10d)"
+                                      : "torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq");
 }
 
 // A loop that keeps the previous step's loss and logits referenced (litgpt) holds, through the next
@@ -910,6 +976,29 @@ double retained_previous_step(const Scenario& sc, const Params& p, const Activat
         "litgpt's loops keep the loss referenced; bitsandbytes MatMul4Bit saves its input on ctx");
     why["previous_step_retained_bytes"] = retained;
     return retained;
+}
+
+// torch.autocast over fp32 weights (precision amp_fp32_weights without an engine that casts them itself):
+// autocast casts each fp32 leaf weight a matmul reads to the compute dtype once and caches the copy until the
+// outermost autocast region exits (aten/src/ATen/autocast_mode.cpp cached_cast: fp32 leaves that require grad),
+// so by the loss every linear's copy is alive: the layers' linear matrices and an untied head, in the compute
+// dtype. FSDP and DeepSpeed cast the weights themselves (their mixed-precision parameters); adapters train
+// over a base already in the compute dtype.
+double autocast_weight_cache(const Scenario& sc, const Params& p, Explanation& ex) {
+    const TrainingSettings& t = sc.training;
+    const EngineType type = sc.engine.type;
+    if (t.precision != Precision::AmpFp32Weights || p.adapters || t.dtype == Dtype::Fp32) return 0;
+    if (type != EngineType::None && type != EngineType::Ddp) return 0;
+    const ModelSpec& m = sc.model;
+    const double head = m.tie_word_embeddings && p.head_copy == 0
+                            ? 0
+                            : static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) /
+                                  static_cast<double>(sc.parallel.tp);
+    return ex.product(
+        "autocast_weight_cache", "autocast's compute-dtype copies of the fp32 linear weights",
+        {{"linear weights on this GPU (layers' matrices + an untied head)", p.shard.linear_params + head, "params"},
+         {"bytes per element (compute dtype)", compute_bytes(t.dtype), "B"}},
+        "aten/src/ATen/autocast_mode.cpp cached_cast (cleared when the outermost autocast exits)");
 }
 
 // The step as a timeline (steady state; zero_grad(set_to_none=True) unless the tunable says otherwise):
@@ -969,14 +1058,15 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
     const Term gathered{"gathered_layers", e.gathered}, dequant{"qlora_dequantized_matrix", st.dequant_temp};
     const Term root{"fsdp_root_gathered", e.fsdp1_root};
     const Term retained{"previous_step_retained", retained_previous_step(sc, p, x, out)};
+    const Term cast{"autocast_weight_cache", autocast_weight_cache(sc, p, ex)};
     const std::initializer_list<Term> forward_grads = {{"fsdp1_no_sync_gradients", nosync},
                                                        {"gradients", accumulated},
                                                        {"fsdp_pipeline_unsharded_gradients", pp_grads}};
     const double live_fwd = accumulated + pp_grads + nosync;
     phase("forward", {weights}, forward_grads, {master, states}, {acts}, {{"logits_forward", logits.forward}},
-          {persistent, gathered, dequant, retained, root});
+          {persistent, gathered, dequant, retained, root, cast});
     phase("loss", {weights}, forward_grads, {master, states}, {acts}, {{"logits_loss", logits.peak}},
-          {persistent, gathered, root});
+          {persistent, gathered, root, cast});
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
     double head_grads = std::min(grads_peak, grads * (p.shard.non_layer_params / std::max(1.0, p.P_gpu)));
@@ -993,8 +1083,19 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
             "max(the gradients alive through the forward, the head's and embeddings' gradients)",
             {{"alive through the forward", live_fwd, "bytes"}, {"the head's and embeddings'", head_grads, "bytes"}},
             "autograd computes the head's gradients first");
+        // Without checkpointing each linear saved its cast weight for its input gradient: all alive as backward
+        // starts (autocast's cache is gone, the saved copies are not); with it, none outlive the forward.
+        const Term saved_cast{"autocast_weight_cache",
+                              t.activation_checkpointing == Checkpointing::None ? cast.bytes : 0.0};
         phase("backward", {weights}, {{"gradients_at_backward_start", at_start}}, {master, states},
-              {acts, recompute, work}, {}, back_temp);
+              {acts, recompute, work}, {},
+              {persistent,
+               gathered,
+               dequant,
+               {"fsdp_unsharded_gradients", e.fsdp_unsharded_grads},
+               root,
+               {"fsdp_root_output_gradient", e.root_grads_backward},
+               saved_cast});
     } else {
         const double one_layer = ex.product("activations_one_layer", "the last layer's saved tensors, as backward ends",
                                             {{"saved tensors of every layer in flight", x.acts, "bytes"},
@@ -1012,10 +1113,42 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
         phase("optimizer_step", {weights}, {{"gradients", grads}}, {master, states}, {}, {},
               {persistent, gathered, {"optimizer_step_temporary", step_temp}});
     why["optimizer_step_temp_bytes"] = step_temp;
+    why["autocast_weight_cache_bytes"] = cast.bytes;
     if (paged)
         out.warnings.push_back(
             "paged optimizer state (" + std::to_string(static_cast<long long>(opt_total / 1048576)) +
             " MiB) lives in CUDA unified memory: on the GPU, but not in torch's allocated/reserved figures");
+}
+
+// torchtune 0.1's QLoRA loads the checkpoint into NF4 parameters through its copy_ override
+// (torchtune/utils/_register_nf4_dispatch_ops.py inplace_copy @fef3ed10d: to_nf4(src.to(device))), which quantizes
+// each bf16 matrix on the GPU beside the weights already there. torchao's quantize_tensor_nearest (a7670be58) then
+// holds, per element of the matrix: the bf16 source (2 B), its block-scaled copy (2 B), and the distance to each of
+// the 16 NF4 codes in bf16, twice ((value - nf4) and its .abs(): 2 x 16 x 2 B). load_state_dict walks the modules
+// in registration order, attention (q_proj first) before the MLP, so when the largest (MLP) matrix comes, the
+// caching allocator holds q_proj's 68 B per element as cached segments too small for its two distance tensors,
+// which get segments of their own; its 4 B per element fit in the cached ones. The recipe never empties the cache
+// and its memory_stats_log resets the peaks only to the reserved bytes then held, so the reserved peak it reports
+// is at least the load's.
+void nf4_load_peak(const Scenario& sc, const Params& p, const States& st, Breakdown& out) {
+    const ModelSpec& m = sc.model;
+    const double largest = std::max(p.largest_layer_matrix, p.head_copy);
+    const double q_proj =
+        std::min(largest, static_cast<double>(m.hidden_size) * static_cast<double>(m.num_attention_heads * m.head_dim) /
+                              static_cast<double>(sc.parallel.tp));
+    const bool apart = q_proj < largest;  // the same shape reuses its own cached segments
+    out.reserved_floor = out.explain.sum(
+        "nf4_load_peak", "the peak while torchao quantized the checkpoint, kept cached",
+        {{"the weights on the GPU", {{"weights", st.weights, "bytes"}}},
+         {"the largest matrix's two distance tensors",
+          {{"elements of the largest matrix", largest, "elements"},
+           {"bytes per element: 16 codes x bf16 x 2 tensors", apart ? 64.0 : 68.0, "B"}}},
+         {"q_proj's quantization, cached before it",
+          {{"elements of q_proj", apart ? q_proj : 0.0, "elements"},
+           {"bytes per element: source 2 + scaled 2 + 2 x 32", 68, "B"}}}},
+        "torchao/dtypes/nf4tensor.py NF4Tensor.from_tensor, quantize_tensor_nearest @a7670be58; torchtune "
+        "inplace_copy @fef3ed10d; CUDACachingAllocator keeps segments until empty_cache()");
+    out.assumptions["nf4_load_peak_bytes"] = out.reserved_floor;
 }
 
 }  // namespace
@@ -1034,6 +1167,7 @@ Breakdown training_memory(const Scenario& sc) {
     const Activations x = activations(sc, p, out);
     const Logits logits = logits_and_loss(sc, x.tokens, out);
     step_timeline(sc, p, st, e, x, logits, out);
+    if (torchtune_01(sc.training) && sc.training.method == Method::Qlora) nf4_load_peak(sc, p, st, out);
     if (sc.training.dtype == Dtype::Fp8)
         out.warnings.push_back(
             "fp8 training is modelled with bf16 weights and activations (Transformer Engine keeps fp8 copies only "

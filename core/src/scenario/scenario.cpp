@@ -335,6 +335,31 @@ void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<doub
     std::vector<std::string> quiet;
     Defaults q{quiet};
     x.framework = read_setting(r, d, kFrameworkField);
+    x.framework_version = read_setting(r, q, kFrameworkVersionField);
+    const Framework family_of = x.framework_version == FrameworkVersion::Torchtune01        ? Framework::Torchtune
+                                : x.framework_version == FrameworkVersion::Transformers2022 ? Framework::Transformers
+                                                                                            : x.framework;
+    if (family_of != x.framework)
+        r.fail("framework_version",
+               std::string("\"") + name(x.framework_version) + "\" is a release of " + name(family_of) +
+                   ": it needs training.framework \"" + name(family_of) + "\" (this scenario's is \"" +
+                   name(x.framework) + "\")",
+               r.get("framework_version"));
+    if (x.framework_version == FrameworkVersion::Transformers2022) {
+        // The defaults of PyTorch 1.x under the Trainer of 2022, which "overheads" may still override (read after):
+        // Optimizer.zero_grad(set_to_none=False) kept the gradients allocated (True is the default from torch 2.0);
+        // the Trainer's default optim "adamw_hf" (transformers.optimization.AdamW) steps one parameter at a time,
+        // no state-sized foreach temporary; and CUDA loaded every kernel module of libtorch_cuda, cuBLAS and cuDNN
+        // when the context was made (lazy loading, CUDA_MODULE_LOADING=LAZY, is PyTorch's default from 2.0 on
+        // CUDA 11.7+): transformers' docs/source/en/perf_train_gpu_one.mdx (2022) measures 1343 MiB of GPU memory
+        // used after one tiny tensor on a V100-SXM2-16GB.
+        s.overheads[Tunable::ZeroGradSetToNone] = 0;
+        s.overheads[Tunable::OptimizerStepTempCopies] = 0;
+        s.overheads[Tunable::CudaContextGib] = 1343.0 / 1024;
+        s.defaults_applied.push_back(
+            "overheads.zero_grad_set_to_none = 0, optimizer_step_temp_copies = 0, cuda_context_gib = 1.31 "
+            "(transformers_2022: PyTorch 1.x zero_grad, adamw_hf, every CUDA module loaded at start)");
+    }
     const bool litgpt = x.framework == Framework::Litgpt;
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
     if (x.method == Method::Lora || x.method == Method::Qlora)
@@ -1043,6 +1068,7 @@ json Scenario::to_json() const {
         out["training"]["compile"] = name(t.compile);
         out["training"]["untie_embeddings"] = t.untie_embeddings;
         out["training"]["framework"] = name(t.framework);
+        out["training"]["framework_version"] = name(t.framework_version);
         out["training"]["retains_previous_step"] = t.retains_previous_step;
         if (t.method == Method::Qlora) out["training"]["double_quant"] = t.double_quant;
         if (parallel.pp > 1) out["training"]["pipeline_microbatches"] = parallel.pipeline_microbatches;

@@ -48,6 +48,8 @@ struct TrainingSettings {
     // The training loop: "transformers" (HF Trainer / PEFT, the default), "litgpt", "torchtune",
     // "torchtitan". Sets the defaults of the framework-specific facts above and below.
     Framework framework = Framework::Transformers;
+    // The framework's release family where one allocated differently (settings.h FrameworkVersion).
+    FrameworkVersion framework_version = FrameworkVersion::Current;
     // The loop keeps the previous step's loss (and so its autograd graph) and logits referenced while the
     // next forward runs (litgpt's fit loop rebinds `loss` and `logits` only after the next forward).
     bool retains_previous_step = false;
