@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "band/band.h"
 #include "memory/memory.h"
 #include "throughput/throughput.h"
 
@@ -283,6 +284,13 @@ json detail::estimate_result(const Scenario& scenario) {
     double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
     json assumptions = assumptions_json(s, f);
     json params = parameters_json(s, assumptions);
+    // The error band from the calibration's runs when it has some, else the bundled validation set's.
+    json resolved = s.to_json();
+    const bool own = s.calibration && !s.calibration->runs.empty();
+    const std::string key = detail::scenario_key(resolved);
+    detail::Band band =
+        detail::error_band(s, own ? s.calibration->runs : detail::bundled_band_runs(), key, f.device, cap);
+    band.origin = own ? "calibration" : "validation";
     json result = {{"ok", true},
                    {"version", version()},
                    {"model", model_json(s)},
@@ -292,12 +300,14 @@ json detail::estimate_result(const Scenario& scenario) {
                      {"peak_reserved_bytes", bytes(f.reserved)},
                      {"device_total_bytes", bytes(f.device)},
                      {"capacity_bytes", s.hardware.gpu_memory_bytes},
+                     {"band", detail::band_json(band, detail::band_class(s), f.device, key)},
                      {"components", components},
                      {"peak_phase", tl[f.peak].name},
                      {"timeline", timeline}}},
                    {"host_bytes", bytes(f.breakdown.host_bytes)},
                    {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
                    {"fits", f.fits},
+                   {"verdict", detail::verdict(band, cap, f.fits)},
                    {"serving", f.breakdown.serving.doc()},
                    {"throughput", detail::throughput_json(s, f)},
                    {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
@@ -305,7 +315,7 @@ json detail::estimate_result(const Scenario& scenario) {
                    {"warnings", warnings},
                    {"defaults_applied", s.defaults_applied},
                    {"assumptions", assumptions},
-                   {"scenario", s.to_json()}};
+                   {"scenario", resolved}};
     if (s.explain) result["explain"] = explain_json(s, f);
     return result;
 }
