@@ -36,7 +36,7 @@ export function bandRuns(cli) {
     const figure = fieldOf[c.measured.metric];
     const band = r.per_gpu.band;
     runs.push({ id: c.id, source: documentOf(c.source), ...band.class, figure,
-      ratio: Math.round(c.measured.gib * GiB / r.per_gpu[figure] * 1e4) / 1e4, key: band.scenario_key });
+      ratio: Math.round(c.measured.gib * GiB / r.per_gpu[figure] * 1e4) / 1e4, key: r.scenario_key });
   });
   return runs;
 }

@@ -71,9 +71,11 @@ test('calibrate records leave-one-out residuals; --calibration draws the band fr
   assert.equal(cal.residuals.length, 4);
   const out = gpumem(['estimate', '--scenario', '-', '--calibration', calFile], JSON.stringify(base.scenario));
   assert.equal(out.status, 0, out.stderr);
-  assert.match(out.stdout, /error band: .*all 4 of your calibration's runs: /);
+  // The scenario is record r0's own: its run is left out, the other three draw the band.
+  assert.match(out.stdout, /error band: .*all 3 of your calibration's runs: /);
   const j = JSON.parse(gpumem(['estimate', '--scenario', '-', '--calibration', calFile, '--json'], JSON.stringify(base.scenario)).stdout);
   assert.equal(j.per_gpu.band.origin, 'calibration');
+  assert.equal(j.per_gpu.band.excluded_self, 1);
   assert.ok(j.per_gpu.band.high_bytes - j.per_gpu.band.low_bytes <
     base.per_gpu.band.high_bytes - base.per_gpu.band.low_bytes, 'the user\'s runs narrow the band');
 });

@@ -142,7 +142,7 @@ TEST(Band, NoRunsIsSaidAndNeverNaN) {
     EXPECT_DOUBLE_EQ(b.high, 40e9);
     EXPECT_DOUBLE_EQ(b.oom_share, 0);
     EXPECT_FALSE(b.note.empty());
-    json j = gpumem::detail::band_json(b, gpumem::detail::band_class(read.scenario), 40e9, "");
+    json j = gpumem::detail::band_json(b, gpumem::detail::band_class(read.scenario), 40e9);
     EXPECT_FALSE(j.dump().find("NaN") != std::string::npos || j.dump().find("null") != std::string::npos) << j.dump();
     // A point of zero bytes (nothing to hold) gives a zero band, not a division.
     gpumem::detail::Band z =
@@ -152,17 +152,18 @@ TEST(Band, NoRunsIsSaidAndNeverNaN) {
 }
 
 TEST(Band, ACaseNeverVouchesForItself) {
-    const std::string key = run(kLora)["per_gpu"]["band"]["scenario_key"];
+    const std::string key = run(kLora)["scenario_key"];
     EXPECT_EQ(key.size(), 16u);
     json runs = json::array();
     for (int i = 0; i < 9; ++i) runs.push_back(lora_run("r" + std::to_string(i), 1.0 + 0.01 * i));
     runs.push_back(lora_run("self", 3.0, key));  // this very scenario, measured far off
-    json b = run(with_runs(kLora, runs))["per_gpu"]["band"];
+    json r = run(with_runs(kLora, runs));
+    json b = r["per_gpu"]["band"];
     EXPECT_EQ(b["excluded_self"], 1);
     EXPECT_EQ(b["runs"], 9);
     EXPECT_DOUBLE_EQ(b["ratio_high"].get<double>(), 1.08);
     // The key does not depend on the calibration the scenario carries.
-    EXPECT_EQ(b["scenario_key"], key);
+    EXPECT_EQ(r["scenario_key"], key);
 }
 
 TEST(Band, ACalibrationNarrowsTheBandToTheUsersRuns) {
@@ -236,6 +237,19 @@ TEST(Band, BadResidualsNameTheField) {
     json bad3 = gpumem::estimate(with_runs(kLora, "all of them"));
     ASSERT_FALSE(bad3["ok"].get<bool>());
     EXPECT_EQ(bad3["errors"][0]["field"], "calibration.residuals");
+}
+
+TEST(Band, TheSearchFacingBandMatchesTheEstimates) {
+    // error_band(s, point, capacity), for a search over candidates: the estimate's band when no run is its own.
+    json r = run(kLora);
+    gpumem::detail::ScenarioRead read = gpumem::detail::read_scenario(kLora);
+    ASSERT_TRUE(read.issues.empty());
+    const double point = r["per_gpu"]["device_total_bytes"].get<double>();
+    gpumem::detail::Band b =
+        gpumem::detail::error_band(read.scenario, point, r["per_gpu"]["capacity_bytes"].get<double>());
+    EXPECT_EQ(b.origin, "validation");
+    EXPECT_EQ(b.runs, r["per_gpu"]["band"]["runs"].get<std::size_t>());
+    EXPECT_NEAR(b.high, r["per_gpu"]["band"]["high_bytes"].get<double>(), 1.0);
 }
 
 TEST(Band, VerdictHasThreeStates) {

@@ -287,7 +287,8 @@ nlohmann::json settings();
 //    "stack", "method", "gpus"}, "class_label", "class_runs", "level": "class" | "mode_method" | "mode" |
 //    "all" | "none", "too_few_runs", "excluded_self" (runs that are this very scenario: left out),
 //    "origin": "validation" | "calibration", "oom_share" (of those runs, the share that would not have fit
-//    this card), "note", "scenario_key"}
+//    this card), "note"}. "scenario_key": 16 hex digits naming the resolved scenario (without its calibration);
+// a run with the same key is this very scenario and is left out of its band.
 // The runs are the bundled validation set's (presets/error_bands.json), or a calibration's "residuals" when
 // the scenario carries one ("calibration": {"name", "hash", "residuals": [{"id", "mode", "stack", "method",
 // "gpus", "ratio", "key"}]}, as apply_calibration puts it).

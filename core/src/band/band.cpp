@@ -130,7 +130,21 @@ Band error_band(const Scenario& s, const std::vector<BandRun>& runs, const std::
     return b;
 }
 
-json band_json(const Band& b, const BandRun& cls, double point, const std::string& key) {
+const std::vector<BandRun>& band_runs(const Scenario& s, std::string* origin) {
+    const bool own = s.calibration && !s.calibration->runs.empty();
+    if (origin) *origin = own ? "calibration" : "validation";
+    return own ? s.calibration->runs : bundled_band_runs();
+}
+
+Band error_band(const Scenario& s, double point, double capacity) {
+    std::string origin;
+    const std::vector<BandRun>& runs = band_runs(s, &origin);
+    Band b = error_band(s, runs, "", point, capacity);
+    b.origin = origin;
+    return b;
+}
+
+json band_json(const Band& b, const BandRun& cls, double point) {
     return {{"figure", "device_total_bytes"},
             {"point_bytes", whole(point)},
             {"low_bytes", whole(b.low)},
@@ -148,8 +162,7 @@ json band_json(const Band& b, const BandRun& cls, double point, const std::strin
             {"excluded_self", b.excluded},
             {"origin", b.origin},
             {"oom_share", rounded(b.oom_share, 1e4)},
-            {"note", b.note},
-            {"scenario_key", key}};
+            {"note", b.note}};
 }
 
 std::string verdict(const Band& b, double capacity, bool point_fits) {

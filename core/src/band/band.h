@@ -46,10 +46,17 @@ struct Band {
 Band error_band(const Scenario& s, const std::vector<BandRun>& runs, const std::string& key, double point,
                 double capacity);
 
+// The same from the runs the scenario draws on (its calibration's when it carries some, else the bundled), with
+// origin set and nothing left out: what a search over candidate scenarios calls (fit keeps a change whose
+// band's top, `high`, fits). Cheap: no JSON, a pass over the runs.
+Band error_band(const Scenario& s, double point, double capacity);
+// The runs a scenario's band is drawn from, and their origin ("calibration" | "validation").
+const std::vector<BandRun>& band_runs(const Scenario& s, std::string* origin = nullptr);
+
 // The result's "per_gpu.band" and "verdict" ("fits": the band's top fits; "borderline": the point fits, the top
-// does not; "does_not_fit"). `key`: scenario_key, shown so the generator can record it. `point_fits`: the point's
+// does not; "does_not_fit"). `point_fits`: the point's
 // verdict (the card and the engine's own budget).
-json band_json(const Band& b, const BandRun& cls, double point, const std::string& key);
+json band_json(const Band& b, const BandRun& cls, double point);
 std::string verdict(const Band& b, double capacity, bool point_fits);
 
 }  // namespace gpumem::detail

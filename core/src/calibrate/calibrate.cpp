@@ -281,7 +281,7 @@ json fit_calibration(std::vector<Record>& records, const json& request) {
             json run = band["class"];
             run["id"] = r.id;
             run["ratio"] = std::round(r.measured / predicted * 1e4) / 1e4;
-            run["key"] = band["scenario_key"];
+            run["key"] = e["scenario_key"];
             residuals.push_back(run);
         }
     }

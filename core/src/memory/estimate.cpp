@@ -286,11 +286,11 @@ json detail::estimate_result(const Scenario& scenario) {
     json params = parameters_json(s, assumptions);
     // The error band from the calibration's runs when it has some, else the bundled validation set's.
     json resolved = s.to_json();
-    const bool own = s.calibration && !s.calibration->runs.empty();
     const std::string key = detail::scenario_key(resolved);
-    detail::Band band =
-        detail::error_band(s, own ? s.calibration->runs : detail::bundled_band_runs(), key, f.device, cap);
-    band.origin = own ? "calibration" : "validation";
+    std::string origin;
+    const std::vector<detail::BandRun>& runs = detail::band_runs(s, &origin);
+    detail::Band band = detail::error_band(s, runs, key, f.device, cap);
+    band.origin = origin;
     json result = {{"ok", true},
                    {"version", version()},
                    {"model", model_json(s)},
@@ -300,7 +300,7 @@ json detail::estimate_result(const Scenario& scenario) {
                      {"peak_reserved_bytes", bytes(f.reserved)},
                      {"device_total_bytes", bytes(f.device)},
                      {"capacity_bytes", s.hardware.gpu_memory_bytes},
-                     {"band", detail::band_json(band, detail::band_class(s), f.device, key)},
+                     {"band", detail::band_json(band, detail::band_class(s), f.device)},
                      {"components", components},
                      {"peak_phase", tl[f.peak].name},
                      {"timeline", timeline}}},
@@ -315,7 +315,8 @@ json detail::estimate_result(const Scenario& scenario) {
                    {"warnings", warnings},
                    {"defaults_applied", s.defaults_applied},
                    {"assumptions", assumptions},
-                   {"scenario", resolved}};
+                   {"scenario", resolved},
+                   {"scenario_key", key}};
     if (s.explain) result["explain"] = explain_json(s, f);
     return result;
 }
