@@ -99,14 +99,18 @@ void ShowSummaryPanel(AppState& state)
                       FormatBytes(r.band_low_bytes).c_str(), FormatBytes(r.band_high_bytes).c_str(),
                       r.band_runs < 9 ? "all" : "80 % of", static_cast<unsigned long long>(r.band_runs),
                       own ? "of your calibration's runs" : "measured runs",
-                      r.band_level == "class" ? " like this" : ", too few like this", r.band_oom_share * 100.0);
-        TextNotice("##band", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), band);
-        ImGui::SameLine();
+                      r.band_level == "class"         ? " like this"
+                      : r.band_level == "mode_method" ? " of the same mode and method, too few like this"
+                      : r.band_level == "mode"        ? " of the same mode, too few like this"
+                                                      : ", too few like this",
+                      r.band_oom_share * 100.0);
         HelpMarker(r.band_note.empty()
                        ? "Measured / estimated of the published runs of the same mode, framework or engine, method "
                          "and single or multi-GPU (tests/data/validation), this run left out; the band holds 80 % "
                          "of them, scaled onto this estimate. A calibration draws it from your own runs."
                        : r.band_note.c_str());
+        ImGui::SameLine();
+        TextNotice("##band", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), band);
     }
 
     // What the link set that changes the verdict or the figures, and the way back to the defaults.
@@ -301,7 +305,7 @@ void ShowBreakdownPanel(AppState& state)
     }
 
     const int bars = std::min(state.scenario.hardware.num_gpus, kMaxBars);
-    if (BeginStackedBars("##per_gpu", std::max(capacity, total) * 1.05))
+    if (BeginStackedBars("##per_gpu", std::max({capacity, total, ToGiB(state.view.band_high_bytes)}) * 1.05))
     {
         SetupStackedBarsItems(labels, colors, kComponentCount);
         for (int g = 0; g < bars; g++)
