@@ -138,6 +138,10 @@ std::string band_text(const json& r, bool gb) {
     const std::size_t runs = b["runs"];
     const bool own = b["origin"] == "calibration";
     if (level == "none") return text + "no measured runs to draw a band from)";
+    if (b.value("engine_claim", false))
+        return text +
+               "the engine's claim on the card: nvidia-smi shows it whatever the estimate's error, which "
+               "moves the KV pool instead)";
     const std::string what = std::to_string(runs) + (own ? " of your calibration's runs" : " measured runs");
     text += (runs < 9 ? "all " : "80 % of ") + what;
     if (level == "class") text += " like this";

@@ -252,6 +252,17 @@ TEST(Band, TheSearchFacingBandMatchesTheEstimates) {
     EXPECT_NEAR(b.high, r["per_gpu"]["band"]["high_bytes"].get<double>(), 1.0);
 }
 
+TEST(Band, AnEngineThatClaimsTheCardIsJudgedByItsClaim) {
+    // vLLM claims gpu_memory_utilization of the card: nvidia-smi shows that, the model's error moves the KV pool.
+    json r = run({{"model", kLlama8B}, {"mode", "inference"}, {"inference", {{"engine", "vllm"}}}});
+    const json& b = r["per_gpu"]["band"];
+    EXPECT_EQ(b["low_bytes"], r["per_gpu"]["device_total_bytes"]);
+    EXPECT_EQ(b["high_bytes"], r["per_gpu"]["device_total_bytes"]);
+    EXPECT_EQ(r["verdict"], "fits");
+    EXPECT_TRUE(b["engine_claim"].get<bool>());
+    EXPECT_NE(b["note"].get<std::string>().find("claims this share of the card"), std::string::npos) << b["note"];
+}
+
 TEST(Band, VerdictHasThreeStates) {
     gpumem::detail::Band b;
     b.low = 70e9;

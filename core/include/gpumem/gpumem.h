@@ -287,7 +287,9 @@ nlohmann::json settings();
 //    "stack", "method", "gpus"}, "class_label", "class_runs", "level": "class" | "mode_method" | "mode" |
 //    "all" | "none", "too_few_runs", "excluded_self" (runs that are this very scenario: left out),
 //    "origin": "validation" | "calibration", "oom_share" (of those runs, the share that would not have fit
-//    this card), "note"}. "scenario_key": 16 hex digits naming the resolved scenario (without its calibration);
+//    this card), "engine_claim" (an engine that claims its share of the card at start-up, as vLLM: nvidia-smi shows the
+//    claim, so the band is the point), "note"}. "scenario_key": 16 hex digits naming the resolved scenario (without its
+//    calibration);
 // a run with the same key is this very scenario and is left out of its band.
 // The runs are the bundled validation set's (presets/error_bands.json), or a calibration's "residuals" when
 // the scenario carries one ("calibration": {"name", "hash", "residuals": [{"id", "mode", "stack", "method",

@@ -144,6 +144,17 @@ Band error_band(const Scenario& s, double point, double capacity) {
     return b;
 }
 
+void pin_to_claim(Band& b, double point, double capacity) {
+    b.engine_claim = true;
+    b.low = b.high = point;
+    b.ratio_low = b.ratio_high = 1;
+    b.oom_share = point > capacity ? 1 : 0;
+    b.note =
+        "the engine claims this share of the card at start-up: nvidia-smi shows the claim whatever the "
+        "estimate's error, which moves its KV pool instead" +
+        (b.note.empty() ? std::string() : "; " + b.note);
+}
+
 json band_json(const Band& b, const BandRun& cls, double point) {
     return {{"figure", "device_total_bytes"},
             {"point_bytes", whole(point)},
@@ -162,6 +173,7 @@ json band_json(const Band& b, const BandRun& cls, double point) {
             {"excluded_self", b.excluded},
             {"origin", b.origin},
             {"oom_share", rounded(b.oom_share, 1e4)},
+            {"engine_claim", b.engine_claim},
             {"note", b.note}};
 }
 

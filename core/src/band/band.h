@@ -42,6 +42,7 @@ struct Band {
     std::string label;                     // the class as text: "training, torchtune, lora, 1 GPU"
     std::string origin;                    // "validation" | "calibration"
     std::string note;                      // why a coarser class, or no band
+    bool engine_claim = false;             // pinned to an engine\'s claim (pin_to_claim)
 };
 Band error_band(const Scenario& s, const std::vector<BandRun>& runs, const std::string& key, double point,
                 double capacity);
@@ -50,6 +51,10 @@ Band error_band(const Scenario& s, const std::vector<BandRun>& runs, const std::
 // origin set and nothing left out: what a search over candidate scenarios calls (fit keeps a change whose
 // band's top, `high`, fits). Cheap: no JSON, a pass over the runs.
 Band error_band(const Scenario& s, double point, double capacity);
+// An engine that claims its share of the card at start-up (vLLM, SGLang, TGI, TensorRT-LLM: Breakdown::claimed)
+// shows that claim in nvidia-smi whatever the model's error, which moves its KV pool instead: the band on its
+// device total is the point (ratios 1), said in the note; the point's fit decides.
+void pin_to_claim(Band& b, double point, double capacity);
 // The runs a scenario's band is drawn from, and their origin ("calibration" | "validation").
 const std::vector<BandRun>& band_runs(const Scenario& s, std::string* origin = nullptr);
 

@@ -291,6 +291,7 @@ json detail::estimate_result(const Scenario& scenario) {
     const std::vector<detail::BandRun>& runs = detail::band_runs(s, &origin);
     detail::Band band = detail::error_band(s, runs, key, f.device, cap);
     band.origin = origin;
+    if (f.breakdown.claimed > 0) detail::pin_to_claim(band, f.device, cap);
     json result = {{"ok", true},
                    {"version", version()},
                    {"model", model_json(s)},
