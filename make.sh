@@ -6,6 +6,7 @@
 #   ./make.sh test               every test: native, WebAssembly, CLI, native-vs-WASM parity, browser
 #   ./make.sh site               only build the site into build/wasm/site (what Pages deploys)
 #   ./make.sh bench              benchmarks: accuracy against measured peaks, speed, page budgets
+#   ./make.sh bands              regenerate presets/error_bands.json (the error band's runs) after a memory-model change
 #
 # `test` keeps going after a failed stage, prints a summary and ends with the line
 # "N passed, N failed" (counting stages); it exits non-zero when any stage failed.
@@ -41,6 +42,9 @@ commands:
                      near-miss times against input size (input.mjs), the
                      planner's evaluations per second and plan times (planner.mjs), and
                      the page's budgets: transfer size, time to first frame, memory (page.mjs)
+  bands              build the CLI, then regenerate presets/error_bands.json: measured / estimated of each
+                     validation case, the runs every estimate's error band is drawn from
+                     (tests/bench/bands.mjs --write; tests/cli/bands.test.mjs fails while it is stale)
   -h, --help         this text
 EOF
 }
@@ -271,6 +275,9 @@ cmd_bench() {
   cmake --build build/wasm --target gpumem_planner_bench -j"$jobs"
   banner "accuracy: tests/bench/validation.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/validation.mjs
+  banner "error band: held-out coverage (tests/bench/band_coverage.mjs)"
+  local band_ok=1
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/band_coverage.mjs || band_ok=0
   banner "serving: tests/bench/serving.mjs"
   GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/serving.mjs
   banner "throughput: tests/bench/throughput.mjs"
@@ -285,6 +292,7 @@ cmd_bench() {
     GPUMEM_WASM="$root/build/wasm/wasm/gpumem.js" node tests/bench/planner.mjs
   banner "page: tests/bench/page.mjs"
   GPUMEM_SITE_DIR="$root/build/wasm/site" node tests/bench/page.mjs
+  [ "$band_ok" = 1 ] || { echo "make.sh bench: the error band's held-out coverage is outside 70-90 % (above)" >&2; return 1; }
 }
 
 cmd_test() {
@@ -312,6 +320,13 @@ cmd_test() {
   echo
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]
+}
+
+cmd_bands() {
+  [ $# -eq 0 ] || { echo "make.sh bands: unexpected argument '$1'" >&2; usage >&2; exit 2; }
+  bootstrap
+  native_build
+  GPUMEM_CLI="$root/build/native/core/cli/gpumem" node tests/bench/bands.mjs --write
 }
 
 cmd_site() {
@@ -346,6 +361,7 @@ case ${1:-} in
   test)  shift; cmd_test "$@" ;;
   site)  shift; cmd_site "$@" ;;
   bench) shift; cmd_bench "$@" ;;
+  bands) shift; cmd_bands "$@" ;;
   fuzz)  shift; bootstrap; fuzz_run "${1:-600}" ;;
   -h|--help|help) usage ;;
   "") usage >&2; exit 2 ;;

@@ -70,10 +70,16 @@ void ShowSummaryPanel(AppState& state)
     ImGui::AlignTextToFramePadding();
     TextNotice("##headline_card", ImGui::GetStyleColorVec4(ImGuiCol_Text), CapacityText(state).c_str());
 
-    char verdict[96];
-    std::snprintf(verdict, sizeof(verdict), "%s: %.0f %% of %s.", r.fits ? "Fits" : "Does not fit", utilization * 100.0,
-                  FormatBytes(r.capacity_bytes).c_str());
-    TextNotice("##verdict", UtilizationColor(r.fits ? utilization : 1.0), verdict);
+    // The verdict in three states, coloured: the band's top fits (green), only the point fits (amber), or the
+    // point does not fit (red).
+    const bool borderline = r.verdict == "borderline";
+    char verdict[160];
+    std::snprintf(verdict, sizeof(verdict), "%s: %.0f %% of %s.",
+                  !r.fits      ? "Does not fit"
+                  : borderline ? "Borderline (the estimate fits, the top of its error band does not)"
+                               : "Fits",
+                  utilization * 100.0, FormatBytes(r.capacity_bytes).c_str());
+    TextNotice("##verdict", UtilizationColor(!r.fits ? 1.0 : borderline ? 0.9 : std::min(utilization, 0.79)), verdict);
     if (r.gpus_needed)
     {
         ImGui::SameLine();
@@ -82,6 +88,29 @@ void ShowSummaryPanel(AppState& state)
         HelpMarker(
             "The fewest GPUs of this model that would hold the job with the same settings, "
             "sharding what the engine shards.");
+    }
+
+    // The error band: where measured runs like this one landed, against this estimate.
+    if (r.band_high_bytes > r.band_low_bytes)
+    {
+        const bool own = r.band_origin == "calibration";
+        char band[256];
+        std::snprintf(band, sizeof(band), "Error band: %s - %s (%s %llu %s%s); %.0f %% of them would not have fit.",
+                      FormatBytes(r.band_low_bytes).c_str(), FormatBytes(r.band_high_bytes).c_str(),
+                      r.band_runs < 9 ? "all" : "80 % of", static_cast<unsigned long long>(r.band_runs),
+                      own ? "of your calibration's runs" : "measured runs",
+                      r.band_level == "class"         ? " like this"
+                      : r.band_level == "mode_method" ? " of the same mode and method, too few like this"
+                      : r.band_level == "mode"        ? " of the same mode, too few like this"
+                                                      : ", too few like this",
+                      r.band_oom_share * 100.0);
+        HelpMarker(r.band_note.empty()
+                       ? "Measured / estimated of the published runs of the same mode, framework or engine, method "
+                         "and single or multi-GPU (tests/data/validation), this run left out; the band holds 80 % "
+                         "of them, scaled onto this estimate. A calibration draws it from your own runs."
+                       : r.band_note.c_str());
+        ImGui::SameLine();
+        TextNotice("##band", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), band);
     }
 
     // What the link set that changes the verdict or the figures, and the way back to the defaults.
@@ -276,14 +305,15 @@ void ShowBreakdownPanel(AppState& state)
     }
 
     const int bars = std::min(state.scenario.hardware.num_gpus, kMaxBars);
-    if (BeginStackedBars("##per_gpu", std::max(capacity, total) * 1.05))
+    if (BeginStackedBars("##per_gpu", std::max({capacity, total, ToGiB(state.view.band_high_bytes)}) * 1.05))
     {
         SetupStackedBarsItems(labels, colors, kComponentCount);
         for (int g = 0; g < bars; g++)
         {
             char name[16];
             std::snprintf(name, sizeof(name), "GPU %d", g);
-            PlotStackedBar(name, values, kComponentCount, capacity);
+            PlotStackedBar(name, values, kComponentCount, capacity, ToGiB(state.view.band_low_bytes),
+                           ToGiB(state.view.band_high_bytes));
         }
         EndStackedBars();
     }

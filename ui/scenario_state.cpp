@@ -349,6 +349,18 @@ void ReadPerGpu(ResultView& view, const json& per_gpu)
     if (const json* phase = Find(per_gpu, "peak_phase"); phase != nullptr && phase->is_string())
         view.peak_phase = phase->get<std::string>();
     view.components = Components(Find(per_gpu, "components"));
+    if (const json* band = Find(per_gpu, "band"); band != nullptr && band->is_object())
+    {
+        view.band_low_bytes = Bytes(*band, "low_bytes");
+        view.band_high_bytes = Bytes(*band, "high_bytes");
+        view.band_runs = Bytes(*band, "runs");
+        view.band_class_runs = Bytes(*band, "class_runs");
+        view.band_level = Text(band->value("level", json("")));
+        view.band_origin = Text(band->value("origin", json("")));
+        view.band_note = Text(band->value("note", json("")));
+        const json* share = Find(*band, "oom_share");
+        view.band_oom_share = share != nullptr && share->is_number() ? share->get<double>() : 0.0;
+    }
     if (const json* timeline = Find(per_gpu, "timeline"); timeline != nullptr && timeline->is_array())
         for (const json& p : *timeline)
         {
@@ -401,6 +413,9 @@ ResultView ReadResult(const json& r)
     view.utilization = u != nullptr && u->is_number() ? u->get<double>() : 0.0;
     const json* fits = Find(r, "fits");
     view.fits = fits != nullptr && fits->is_boolean() && fits->get<bool>();
+    const json* verdict = Find(r, "verdict");
+    view.verdict = verdict != nullptr && verdict->is_string() ? verdict->get<std::string>()
+                                                              : (view.fits ? "fits" : "does_not_fit");
     if (const json* needed = Find(r, "gpus_needed"); needed != nullptr && needed->is_number())
         view.gpus_needed = needed->get<std::uint64_t>();
     view.host_bytes = Bytes(r, "host_bytes");

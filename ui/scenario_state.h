@@ -212,6 +212,18 @@ struct ResultView
     ComponentBytes components{};
     std::vector<PhaseView> timeline;
 
+    // per_gpu.band: the interval that held 80 % of the measured runs like this one (device total), and the
+    // three-state verdict it gives ("fits": its top fits; "borderline": only the point fits; "does_not_fit").
+    std::uint64_t band_low_bytes = 0;
+    std::uint64_t band_high_bytes = 0;
+    std::uint64_t band_runs = 0;
+    std::uint64_t band_class_runs = 0;
+    std::string band_level;   // "class", "mode_method", "mode", "all", "none"
+    std::string band_origin;  // "validation", "calibration"
+    std::string band_note;
+    double band_oom_share = 0.0;
+    std::string verdict;
+
     double utilization = 0.0;
     bool fits = false;
     std::optional<std::uint64_t> gpus_needed;

@@ -184,7 +184,8 @@ void SetupStackedBarsItems(const char* const labels[], const ImU32 colors[], int
     ctx.item_count = count;
 }
 
-void PlotStackedBar(const char* label, const double values[], int count, double capacity)
+void PlotStackedBar(const char* label, const double values[], int count, double capacity, double band_low,
+                    double band_high)
 {
     StackedBarsContext& ctx = GStackedBars;
     IM_ASSERT(ctx.open && count <= ctx.item_count);
@@ -238,6 +239,29 @@ void PlotStackedBar(const char* label, const double values[], int count, double 
                            thickness * 2.0f);
         draw_list->AddLine(ImVec2(cap_x, pos.y), ImVec2(cap_x, pos.y + height), ImGui::GetColorU32(ImGuiCol_Text),
                            thickness);
+    }
+
+    // The error band: a whisker across the bar's middle, its ends marked, the line outlined for contrast.
+    if (band_high > band_low)
+    {
+        const float bx0 = std::min(ctx.bar_x0 + static_cast<float>(band_low) * scale, ctx.bar_x1);
+        const float bx1 = std::min(ctx.bar_x0 + static_cast<float>(band_high) * scale, ctx.bar_x1);
+        const float mid = (y0 + y1) * 0.5f, tick = (y1 - y0) * 0.3f;
+        const float thickness = std::max(1.5f, ImGui::GetFontSize() * 0.1f);
+        const ImU32 back = ImGui::GetColorU32(ImGuiCol_WindowBg), line = ImGui::GetColorU32(ImGuiCol_Text);
+        for (const auto& [col, width] : {std::pair<ImU32, float>{back, thickness * 3.0f}, {line, thickness}})
+        {
+            draw_list->AddLine(ImVec2(bx0, mid), ImVec2(bx1, mid), col, width);
+            draw_list->AddLine(ImVec2(bx0, mid - tick), ImVec2(bx0, mid + tick), col, width);
+            draw_list->AddLine(ImVec2(bx1, mid - tick), ImVec2(bx1, mid + tick), col, width);
+        }
+        if (hovered && mouse_x >= bx0 - 3.0f && mouse_x <= bx1 + 3.0f && hovered_item < 0)
+        {
+            ImGui::BeginTooltip();
+            ImGui::Text("Error band: %.2f - %.2f %s (80 %% of measured runs like this one)", band_low, band_high,
+                        ctx.unit);
+            ImGui::EndTooltip();
+        }
     }
 
     // Share of the card, colour-coded.

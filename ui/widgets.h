@@ -210,8 +210,11 @@ bool BeginStackedBars(const char* str_id, double x_max, const char* unit = "GiB"
 // Names and colours of the segments, in stacking order; the pointers must outlive the chart.
 void SetupStackedBarsItems(const char* const labels[], const ImU32 colors[], int count);
 // One horizontal bar: values[i] is the length of segment i; a marker is drawn at `capacity`
-// (the card), and the part of the bar past it is outlined in red. Hover shows a tooltip.
-void PlotStackedBar(const char* label, const double values[], int count, double capacity);
+// (the card), and the part of the bar past it is outlined in red. Hover shows a tooltip. When
+// band_high > band_low, the error band (the range measured runs like this one landed in) is drawn
+// across the bar as a whisker from band_low to band_high.
+void PlotStackedBar(const char* label, const double values[], int count, double capacity, double band_low = 0.0,
+                    double band_high = 0.0);
 // Draws the value axis under the bars and closes the chart.
 void EndStackedBars();
 

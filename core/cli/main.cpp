@@ -121,6 +121,46 @@ std::string amount(std::uint64_t bytes, bool gb) {
     return buf;
 }
 
+// The error band as one line: "42.1 GiB (80 % of 23 measured runs like this: 38.9-45.6 GiB)", the class it comes
+// from when it fell back, and the share of those runs that would have run out of memory on this card.
+std::string band_text(const json& r, bool gb) {
+    const json& pg = r["per_gpu"];
+    const json& b = pg["band"];
+    const double unit = gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB);
+    const char* u = gb ? "GB" : "GiB";
+    auto one = [unit](const json& v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f", v.get<double>() / unit);
+        return std::string(buf);
+    };
+    std::string text = one(pg["device_total_bytes"]) + " " + u + " (";
+    const std::string level = b["level"];
+    const std::size_t runs = b["runs"];
+    const bool own = b["origin"] == "calibration";
+    if (level == "none") return text + "no measured runs to draw a band from)";
+    if (b.value("engine_claim", false))
+        return text +
+               "the engine's claim on the card: nvidia-smi shows it whatever the estimate's error, which "
+               "moves the KV pool instead)";
+    const std::string what = std::to_string(runs) + (own ? " of your calibration's runs" : " measured runs");
+    text += (runs < 9 ? "all " : "80 % of ") + what;
+    if (level == "class") text += " like this";
+    else if (level == "mode_method") text += " of the same mode and method";
+    else if (level == "mode") text += " of the same mode";
+    text += ": " + one(b["low_bytes"]) + "-" + one(b["high_bytes"]) + " " + u + ")";
+    if (level != "class")
+        text += "; too few runs like this (" + std::to_string(b["class_runs"].get<std::size_t>()) + ")";
+    char share[64];
+    std::snprintf(share, sizeof share, "; %.0f %% of them would not have fit this card",
+                  b["oom_share"].get<double>() * 100);
+    return text + share;
+}
+
+const char* verdict_text(const json& r) {
+    const std::string v = r.value("verdict", std::string());
+    return v == "fits" ? "yes" : v == "borderline" ? "borderline (the point fits, the band's top does not)" : "NO";
+}
+
 // Bytes of a dtype's element, as the scenario names it (fp8 computes in bf16).
 double dtype_bytes(const std::string& dtype) { return dtype == "fp32" || dtype == "float32" ? 4 : 2; }
 
@@ -245,9 +285,10 @@ void print_table(const json& r, bool gb) {
         std::cout << "  host RAM (offload)             " << amount(r["host_bytes"], gb) << "\n";
     char util[16];
     std::snprintf(util, sizeof util, "%.1f%%", r["utilization"].get<double>() * 100);
-    std::cout << "\nfits: " << (r["fits"].get<bool>() ? "yes" : "NO") << " (" << util << " of the card)";
+    std::cout << "\nfits: " << verdict_text(r) << " (" << util << " of the card)";
     if (!r["gpus_needed"].is_null()) std::cout << ", GPUs needed: " << r["gpus_needed"];
     std::cout << "\n";
+    std::cout << "error band: " << band_text(r, gb) << "\n";
     if (r["serving"].is_object()) {  // what a serving engine's KV pool holds
         const json& sv = r["serving"];
         char pool[48];
@@ -826,6 +867,8 @@ void print_check(const json& r, bool gb) {
               << (fits ? "headroom " + size_text(capacity - peak, gb) : "over by " + size_text(peak - capacity, gb))
               << "), " << gpumem::display_text(model) << " on " << s["hardware"].value("num_gpus", 1) << " x "
               << s["hardware"].value("gpu", std::string("GPU")) << "\n";
+    std::cout << "error band: " << band_text(r, gb) << (r.value("verdict", "") == "borderline" ? ": borderline" : "")
+              << "\n";
     std::string files;
     for (const json& f : c["files"]) files += (files.empty() ? "" : ", ") + gpumem::display_text(f.get<std::string>());
     std::cout << "read as " << c["format"].get<std::string>() << ": " << files << "\n";

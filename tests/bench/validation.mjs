@@ -38,5 +38,9 @@ for (const s of summary) {
 }
 const signed = rows.filter((r) => r.answered).map((r) => r.err);
 console.log(`  bias: median signed error ${quantile(signed, 0.5).toFixed(1)}% (positive: over-estimates) over the answered cases`);
+const banded = rows.filter((r) => r.answered);
+const inside = banded.filter((r) => r.inBand).length, self = banded.filter((r) => r.excludedSelf > 0).length;
+console.log(`  error band, leave-one-out: ${inside}/${banded.length} measured peaks inside their 80 % band ` +
+  `(${(inside / banded.length * 100).toFixed(0)} %); ${self} of them left their own run out of the band`);
 const staged = rows.filter((r) => r.model.startsWith('*')).length;
 if (staged) console.log(`  * ${staged} case(s) whose model is only staged in presets/pending: not answered as a user could (counted as 100 %); the estimate from the staged config is shown`);

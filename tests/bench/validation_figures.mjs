@@ -37,7 +37,12 @@ export function validationFigures(cli, all = false) {
     const predicted = r.per_gpu[fieldOf[c.measured.metric]] / GiB;
     const err = (predicted - c.measured.gib) / c.measured.gib * 100;
     if (c.staged) return { ...row, predicted, err, answered: false, scored: true, why: 'model only staged in presets/pending' };
-    return { ...row, predicted, err, answered: true, scored: true };
+    // The error band (per_gpu.band: measured / estimated of the other runs of its class; this case's own run
+    // is left out by its scenario key) scaled onto the figure this source measured.
+    const b = r.per_gpu.band;
+    const ratio = c.measured.gib / predicted;
+    const inBand = ratio >= Math.min(1, b.ratio_low) && ratio <= Math.max(1, b.ratio_high);
+    return { ...row, predicted, err, answered: true, scored: true, inBand, excludedSelf: b.excluded_self };
   });
   const scored = rows.filter((r) => r.scored);
   const figures = (name, keys) => {

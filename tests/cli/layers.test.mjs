@@ -17,8 +17,10 @@ const src = path.join(repo, 'core', 'src');
 // (fields.h: issues, field readers, dtype names; tunables.h; the settings tables' code).
 const foundation = new Set(['scenario/fields.h', 'scenario/fields.cpp', 'scenario/tunables.h', 'settings.cpp',
   'display_text.cpp']);
-const ranks = { catalogue: 1, model: 2, scenario: 3, memory: 4, throughput: 5, search: 6, export: 7, formats: 7,
+const ranks = { catalogue: 1, model: 2, scenario: 3, band: 3.5, memory: 4, throughput: 5, search: 6, export: 7, formats: 7,
   chart: 7, calibrate: 7, api: 8 };
+// band/: the measured error of the memory model by class of run, a function of the scenario and a
+// figure (the estimate's and fit's callers pass the point), so it sits just above the scenario.
 // api/estimate.cpp lays the throughput into the memory model's document: estimate() is what the
 // search scores with, so it sits with the throughput, below the search.
 const fileRanks = { 'api/estimate.cpp': 5 };

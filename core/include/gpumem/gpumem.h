@@ -276,13 +276,30 @@ nlohmann::json settings();
 // [SECTION] The estimate
 //-----------------------------------------------------------------------------
 // estimate() is total and deterministic: any JSON value in, a result object out.
-//   ok:     {"ok": true, "parameters": {...}, "per_gpu": {...}, "host_bytes", "fits",
+//   ok:     {"ok": true, "parameters": {...}, "per_gpu": {...}, "host_bytes", "fits", "verdict",
 //            "utilization", "gpus_needed", "warnings": [...], "defaults_applied": [...],
 //            "serving": <an engine's KV pool: kv_cache_tokens, max_concurrent_sequences, ...> | null,
 //            "throughput": {"model": <its model in words>, inference: "decode_tokens_per_s",
 //            "prefill_tokens_per_s", ...; training: "training_tokens_per_s", "mfu", ...},
 //            "assumptions": {...}, "scenario": <the scenario with every default filled in>}
 //   not ok: {"ok": false, "errors": [{"field", "problem", "value", "message"}, ...]}
+// "fits": the point estimate (device_total_bytes) fits the card and the engine's own budget. "verdict":
+// "fits" (the error band's top fits too), "borderline" (the point fits, the band's top does not) or
+// "does_not_fit". "per_gpu.band": the interval that held 80 % of the measured runs of this class (mode,
+// framework or engine, method, single or multi-GPU; the most specific level with 9 runs, then mode x method,
+// mode, all), scaled onto device_total_bytes and widened to contain it:
+//   {"figure": "device_total_bytes", "point_bytes", "low_bytes", "high_bytes", "ratio_low", "ratio_high"
+//    (measured / estimated at its ends), "coverage": 0.8, "expected_coverage", "runs", "class": {"mode",
+//    "stack", "method", "gpus"}, "class_label", "class_runs", "level": "class" | "mode_method" | "mode" |
+//    "all" | "none", "too_few_runs", "excluded_self" (runs that are this very scenario: left out),
+//    "origin": "validation" | "calibration", "oom_share" (of those runs, the share that would not have fit
+//    this card), "engine_claim" (an engine that claims its share of the card at start-up, as vLLM: nvidia-smi shows the
+//    claim, so the band is the point), "note"}. "scenario_key": 16 hex digits naming the resolved scenario (without its
+//    calibration);
+// a run with the same key is this very scenario and is left out of its band.
+// The runs are the bundled validation set's (presets/error_bands.json), or a calibration's "residuals" when
+// the scenario carries one ("calibration": {"name", "hash", "residuals": [{"id", "mode", "stack", "method",
+// "gpus", "ratio", "key"}]}, as apply_calibration puts it).
 nlohmann::json estimate(const nlohmann::json& scenario);
 
 // {"ok": true, "total", "trainable", "components": {...}, "model": {...}} for a config.json.
@@ -370,7 +387,8 @@ nlohmann::json fit(const nlohmann::json& scenario);
 //             "name": "my-cluster"}
 //   result:  {"ok": true,
 //             "calibration": {"gpumem_calibration": 1, "gpumem_version", "name",
-//                             "overheads": {name: value}, "records": [{"id", "source", "class"}]},
+//                             "overheads": {name: value}, "records": [{"id", "source", "class"}],
+//                             "residuals": [{"id", "mode", "stack", "method", "gpus", "ratio", "key"}]},
 //             "report": {"before" | "after" | "leave_one_out":
 //                        {class: {"n", "median_pct", "p90_pct", "within_10"}, "all": {...}}}}
 // The fit minimises the sum of absolute relative errors (robust to a few odd records). "after" is
@@ -383,7 +401,9 @@ nlohmann::json fit(const nlohmann::json& scenario);
 // "message"}]; the request fails only when no record is left, or with "strict": true when any is bad.
 nlohmann::json calibrate(const nlohmann::json& request);
 
-// The scenario with a calibration's overheads (where the scenario gives none):
+// "residuals": each record's measured / its leave-one-out estimate, with its class: the runs the error band of
+// an estimate with this calibration is drawn from (estimate(), "per_gpu.band").
+// The scenario with a calibration's overheads (where the scenario gives none) and its residuals as "calibration":
 //   {"ok": true, "scenario": {...}, "calibration": {"name", "hash"}}, or an error when the file is
 // not a calibration or was fitted by another gpumem version (its overheads belong to that model).
 nlohmann::json apply_calibration(const nlohmann::json& scenario, const nlohmann::json& calibration);

@@ -260,6 +260,7 @@ json fit_calibration(std::vector<Record>& records, const json& request) {
     // Errors before (the defaults), in-sample after, and leave-one-out: each record predicted by a
     // fit on the others. Every figure is a real estimate.
     std::vector<double> before, after, loo;
+    json residuals = json::array();  // the band's runs: measured / the leave-one-out estimate, by class
     for (std::size_t i = 0; i < records.size(); ++i) {
         const Record& r = records[i];
         auto err = [&](double predicted) { return std::fabs(predicted / r.measured - 1) * 100; };
@@ -271,7 +272,18 @@ json fit_calibration(std::vector<Record>& records, const json& request) {
         const std::vector<double> t = fit_overheads(others, which, defaults);
         std::map<std::string, double> without;
         for (std::size_t k : which) without[kFittable[k].name] = t[k];
-        loo.push_back(err(predict(r, without)));
+        const double predicted = predict(r, without);
+        loo.push_back(err(predicted));
+        // The class and key as the estimate with this calibration gives them (apply_calibration's scenario).
+        const json e = estimate(scenario_with(r.scenario, fitted));
+        if (e.value("ok", false) && predicted > 0 && std::isfinite(predicted)) {
+            const json& band = e["per_gpu"]["band"];
+            json run = band["class"];
+            run["id"] = r.id;
+            run["ratio"] = std::round(r.measured / predicted * 1e4) / 1e4;
+            run["key"] = e["scenario_key"];
+            residuals.push_back(run);
+        }
     }
 
     json provenance = json::array();
@@ -282,7 +294,8 @@ json fit_calibration(std::vector<Record>& records, const json& request) {
                         {"gpumem_version", version()},
                         {"name", request.value("name", std::string("calibration"))},
                         {"overheads", overheads},
-                        {"records", provenance}};
+                        {"records", provenance},
+                        {"residuals", residuals}};
     return {{"ok", true},
             {"calibration", calibration},
             {"report",
@@ -343,6 +356,11 @@ json apply_calibration(const json& scenario, const json& calibration) {
     if (!s["overheads"].is_object()) s["overheads"] = json::object();
     for (auto& [k, v] : calibration["overheads"].items())
         if (!s["overheads"].contains(k)) s["overheads"][k] = v;  // the scenario's own values win
+    // Its residuals (a file from before they were recorded has none): the runs the error band is drawn from.
+    if (calibration.contains("residuals"))
+        s["calibration"] = {{"name", calibration.value("name", std::string())},
+                            {"hash", calibration_hash(calibration)},
+                            {"residuals", calibration["residuals"]}};
     return {
         {"ok", true},
         {"scenario", s},

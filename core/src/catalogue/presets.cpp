@@ -52,6 +52,7 @@ struct Catalogue {
     json gpu_families = json::object();  // normalised family name -> {"gpu", "why"}
     json formats_json = json::array();
     std::vector<Format> formats;
+    json error_bands;  // presets/error_bands.json
 
     Catalogue() {
         json aliases;
@@ -67,6 +68,7 @@ struct Catalogue {
                     if (family.is_object()) gpu_families[gpu_key(name)] = family;
             } else if (path == "aliases.json") aliases = doc;
             else if (path == "dtypes.json") formats_json = doc.value("formats", json::array());
+            else if (path == "error_bands.json") error_bands = doc;
         }
         std::sort(models.begin(), models.end(),
                   [](const json& a, const json& b) { return a["model_id"] < b["model_id"]; });
@@ -103,6 +105,8 @@ const Catalogue& catalogue() {
 }
 
 }  // namespace
+
+const json& error_bands_document() { return catalogue().error_bands; }
 
 std::optional<Format> read_format(const json& record, const std::string& prefix, std::vector<Issue>& issues) {
     std::size_t before = issues.size();

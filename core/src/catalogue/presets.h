@@ -36,6 +36,9 @@ std::optional<Format> read_format(const json& record, const std::string& prefix,
 // The catalogue's formats (built in).
 const std::vector<Format>& builtin_formats();
 
+// presets/error_bands.json as parsed (null when absent): the validation set's runs behind the error band.
+const json& error_bands_document();
+
 // gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 

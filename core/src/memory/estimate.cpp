@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "band/band.h"
 #include "memory/memory.h"
 
 namespace gpumem {
@@ -288,6 +289,14 @@ json detail::estimate_result(const Scenario& scenario, Figures* figures) {
     double cap = static_cast<double>(s.hardware.gpu_memory_bytes);
     json assumptions = assumptions_json(s, f);
     json params = parameters_json(s, assumptions);
+    // The error band from the calibration's runs when it has some, else the bundled validation set's.
+    json resolved = s.to_json();
+    const std::string key = detail::scenario_key(resolved);
+    std::string origin;
+    const std::vector<detail::BandRun>& runs = detail::band_runs(s, &origin);
+    detail::Band band = detail::error_band(s, runs, key, f.device, cap);
+    band.origin = origin;
+    if (f.breakdown.claimed > 0) detail::pin_to_claim(band, f.device, cap);
     json result = {{"ok", true},
                    {"version", version()},
                    {"model", model_json(s)},
@@ -297,19 +306,22 @@ json detail::estimate_result(const Scenario& scenario, Figures* figures) {
                      {"peak_reserved_bytes", bytes(f.reserved)},
                      {"device_total_bytes", bytes(f.device)},
                      {"capacity_bytes", s.hardware.gpu_memory_bytes},
+                     {"band", detail::band_json(band, detail::band_class(s), f.device)},
                      {"components", components},
                      {"peak_phase", tl[f.peak].name},
                      {"timeline", timeline}}},
                    {"host_bytes", bytes(f.breakdown.host_bytes)},
                    {"nvme_bytes", bytes(f.breakdown.nvme_bytes)},
                    {"fits", f.fits},
+                   {"verdict", detail::verdict(band, cap, f.fits)},
                    {"serving", f.breakdown.serving.doc()},
                    {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
                    {"gpus_needed", needed},
                    {"warnings", warnings},
                    {"defaults_applied", s.defaults_applied},
                    {"assumptions", assumptions},
-                   {"scenario", s.to_json()}};
+                   {"scenario", resolved},
+                   {"scenario_key", key}};
     if (s.explain) result["explain"] = explain_json(s, f);
     return result;
 }

@@ -1003,7 +1003,76 @@ void read_overheads(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
 }
 
+// "calibration": {"name", "hash", "residuals": [runs]}, put there by apply_calibration from a calibration
+// file (gpumem calibrate): the runs the error band is drawn from instead of the bundled ones.
+void read_calibration(const json& doc, Scenario& s, std::vector<Issue>& issues) {
+    if (!doc.contains("calibration") || doc["calibration"].is_null()) return;
+    const json& c = doc["calibration"];
+    if (!c.is_object()) {
+        issues.push_back({"calibration", "must be an object: {\"name\", \"hash\", \"residuals\": [...]}", show(c)});
+        return;
+    }
+    FieldReader r(c, "calibration", issues);
+    auto runs = std::make_shared<CalibrationRuns>();
+    runs->name = r.string("name").value_or("");
+    runs->hash = r.string("hash").value_or("");
+    if (c.contains("residuals") && !c["residuals"].is_null())
+        runs->runs = read_band_runs(c["residuals"], "calibration.residuals", issues);
+    s.calibration = std::move(runs);
+}
+
 }  // namespace
+
+std::vector<BandRun> read_band_runs(const json& list, const std::string& prefix, std::vector<Issue>& issues) {
+    std::vector<BandRun> out;
+    if (!list.is_array()) {
+        issues.push_back({prefix,
+                          "must be a list of runs {\"id\", \"mode\", \"stack\", \"method\", \"gpus\", "
+                          "\"ratio\", \"key\"}",
+                          show(list)});
+        return out;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string where = prefix + "[" + std::to_string(i) + "]";
+        if (!list[i].is_object()) {
+            issues.push_back({where,
+                              "must be an object {\"id\", \"mode\", \"stack\", \"method\", \"gpus\", "
+                              "\"ratio\", \"key\"}",
+                              show(list[i])});
+            continue;
+        }
+        const std::size_t before = issues.size();
+        FieldReader r(list[i], where, issues);
+        BandRun run;
+        run.id = r.string("id").value_or("");
+        run.mode = r.choice("mode", {"training", "inference"}).value_or("");
+        run.stack = r.string("stack").value_or("");
+        run.method = r.string("method").value_or("");
+        run.gpus = r.choice("gpus", {"single", "multi"}).value_or("");
+        // measured / estimated: a run 100 times off is a broken record, not a residual.
+        const std::optional<double> ratio = r.number("ratio", 0.01, 100);
+        if (!ratio && !r.has("ratio")) r.fail("ratio", "is required: measured / estimated, in [0.01, 100]", nullptr);
+        run.ratio = ratio.value_or(1);
+        run.key = r.string("key").value_or("");
+        if (run.mode.empty() && !r.has("mode")) r.fail("mode", "is required: training or inference", nullptr);
+        if (run.gpus.empty() && !r.has("gpus")) r.fail("gpus", "is required: single or multi", nullptr);
+        if (issues.size() == before) out.push_back(std::move(run));
+    }
+    return out;
+}
+
+json band_runs_json(const std::vector<BandRun>& runs) {
+    json out = json::array();
+    for (const BandRun& r : runs)
+        out.push_back({{"id", r.id},
+                       {"mode", r.mode},
+                       {"stack", r.stack},
+                       {"method", r.method},
+                       {"gpus", r.gpus},
+                       {"ratio", r.ratio},
+                       {"key", r.key}});
+    return out;
+}
 
 ScenarioRead read_scenario(const json& doc) {
     ScenarioRead out;
@@ -1028,6 +1097,7 @@ ScenarioRead read_scenario(const json& doc) {
     if (s.mode == Mode::Training) read_training(doc, s, issues);
     else read_inference(doc, s, issues);
     read_overheads(doc, s, issues);
+    read_calibration(doc, s, issues);
     return out;
 }
 
@@ -1106,6 +1176,9 @@ json Scenario::to_json() const {
     json o = json::object();
     for (const TunableRow& t : kTunables) o[t.name] = overheads[t.id];
     out["overheads"] = o;
+    if (calibration)
+        out["calibration"] = {
+            {"name", calibration->name}, {"hash", calibration->hash}, {"residuals", band_runs_json(calibration->runs)}};
     return out;
 }
 

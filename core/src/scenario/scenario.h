@@ -131,6 +131,26 @@ struct Hardware {
 
 struct ModelCache;
 
+// One measured run behind the error band (core/src/band/): its class, and measured / estimated for the
+// figure its source measured. The bundled ones come from presets/error_bands.json (the validation set);
+// a calibration's from gpumem calibrate (the user's own records, each estimated by a fit on the others).
+struct BandRun {
+    std::string id;
+    std::string mode, stack, method, gpus;  // the class: mode, framework or engine, method, "single" | "multi"
+    double ratio = 1;                       // measured / estimated
+    std::string key;  // the resolved scenario's key (band.h scenario_key): never vouches for itself
+};
+// A calibration's runs as the scenario carries them ("calibration": {"name", "hash", "residuals"}).
+struct CalibrationRuns {
+    std::string name, hash;
+    std::vector<BandRun> runs;
+};
+
+// Reads runs in the shape error_bands.json and a calibration's "residuals" share:
+// [{"id", "mode", "stack", "method", "gpus", "ratio", "key"}]; issues name `prefix`[i].field.
+std::vector<BandRun> read_band_runs(const json& list, const std::string& prefix, std::vector<Issue>& issues);
+json band_runs_json(const std::vector<BandRun>& runs);
+
 struct Scenario {
     ModelSpec model;
     ParamCount params;
@@ -147,6 +167,9 @@ struct Scenario {
     std::vector<Format> formats;  // the catalogue's weight formats and the scenario's own
     std::vector<std::string> defaults_applied;
     std::vector<std::string> warnings;
+    // "calibration" (apply_calibration puts it there): the user's residuals the error band is drawn
+    // from instead of the bundled ones; null without one. Shared: copies of the scenario are cheap.
+    std::shared_ptr<const CalibrationRuns> calibration;
 
     double tunable(Tunable t) const { return overheads[t]; }  // by name: find_tunable (scenario/tunables.h)
     // false: leave out what is only for people (assumptions, warnings), as the planner's fast path
