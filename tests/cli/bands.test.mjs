@@ -35,14 +35,16 @@ test('estimate prints the band of runs like this one', () => {
 });
 
 test('a class with too few runs says so and shows the coarser band', () => {
-  // Full fine-tuning with the HF Trainer on one GPU: few published runs of its own.
-  const out = gpumem(['estimate', '--model', 'meta-llama/Llama-3.2-1B-Instruct', '--method', 'full', '--json']);
+  // QLoRA with torchtune on one GPU: few published runs of its own (4 in the bundled set).
+  const scenario = JSON.stringify({ model: 'meta-llama/Llama-3.2-1B-Instruct',
+    training: { method: 'qlora', framework: 'torchtune' } });
+  const out = gpumem(['estimate', '--scenario', '-', '--json'], scenario);
   assert.equal(out.status, 0, out.stderr);
   const b = JSON.parse(out.stdout).per_gpu.band;
   assert.equal(b.too_few_runs, true);
   assert.notEqual(b.level, 'class');
   assert.match(b.note, /too few measured runs like this \(\d+;/);
-  const text = gpumem(['estimate', '--model', 'meta-llama/Llama-3.2-1B-Instruct', '--method', 'full']).stdout;
+  const text = gpumem(['estimate', '--scenario', '-'], scenario).stdout;
   assert.match(text, /error band: .*; too few runs like this \(\d+\)/);
 });
 
