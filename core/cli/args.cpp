@@ -456,9 +456,14 @@ void describe(CLI::App& app, Args& a, Command only) {
                 add_model_options(sub, a, true);
                 add_file_inputs(sub, a);
                 add_scenario_flags(sub, a, k.command);
+                sub->add_flag("--include-borderline", a.include_borderline,
+                              "also list runs whose estimate fits but whose error band's top does not")
+                    ->group(kOutput);
                 sub->footer(
-                    "Lists the smallest changes that make the scenario fit (when it fits: what each change saves),\n"
-                    "least change to the run first, each with its new peak and cost. --json: each with its scenario\n"
+                    "Searches the layout, engine, checkpointing, micro-batch and the scenario's knobs for the least\n"
+                    "change that fits and the fastest run that fits in each tier, each with its peak, step time and\n"
+                    "cost (when it fits: the faster runs, and what each change saves). A run counts as fitting when\n"
+                    "its error band's top fits (--include-borderline: its estimate). --json: each with its scenario\n"
                     "and estimate. Takes the same model and scenario options as estimate.\n" +
                     std::string(kHubNote));
                 break;
@@ -946,6 +951,7 @@ Request build(const Args& a, const ReadFile& read) {
                 if (!a.chart_max.empty()) request["max"] = number_value(a.chart_max);
                 r.document = request;
             }
+            if (a.command == Command::Fit && a.include_borderline) r.document["fit"] = {{"include_borderline", true}};
             if (a.command == Command::Plan && !plan_section(a, r.document)) {
                 r.exit_code = kUsage;
                 r.error = "plan needs --gpus N (the GPUs in the cluster)";

@@ -130,7 +130,8 @@ struct Args {
     // --num-gpus), gpu (--gpu), gpus_per_node, host_ram_gb, global_batch_size, top, step_time.mfu.
     // For plan these flags name the cluster, so they are not in `overrides`.
     nlohmann::json plan = nlohmann::json::object();
-    int bench_rounds = 0;  // plan --bench [ROUNDS]: 1-10000 timed plans (default 20); 0: no benchmark
+    int bench_rounds = 0;             // plan --bench [ROUNDS]: 1-10000 timed plans (default 20); 0: no benchmark
+    bool include_borderline = false;  // fit --include-borderline: runs whose point fits but band top does not
 };
 
 // `words` is argv without the program name. Never throws: every problem is `error` in the result.

@@ -479,6 +479,9 @@ void print_suggestion(int n, const json& x) {
     else if (x.value("fastest", false)) std::cout << "[fastest, " << x["tier"].get<std::string>() << "] ";
     std::cout << x["change"].get<std::string>() << "\n     " << gib(x["device_total_bytes"]) << " per GPU ("
               << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"]) << ")";
+    const json& band = x["estimate"]["per_gpu"]["band"];
+    if (band.is_object() && band.value("high_bytes", 0.0) > x["device_total_bytes"].get<double>())
+        std::cout << ", up to " << gib(band["high_bytes"]) << " at the band's top";
     if (x["host_bytes"].get<double>() > 0) std::cout << ", " << gib(x["host_bytes"]) << " in host RAM";
     if (x.value("step_time_s", 0.0) > 0) {
         char speed[96];
@@ -496,7 +499,8 @@ int cmd_fit(const Args& o, const Request& req) {
     const double total = r["device_total_bytes"], capacity = r["capacity_bytes"];
     const std::string model = r["estimate"]["model"]["name"];
     int n = 0;
-    if (r["fits"] == true) {
+    const bool borderline = r.value("include_borderline", false);
+    if (r.value("verdict", "") == "fits" || (borderline && r["fits"] == true)) {
         std::cout << model << " fits: " << gib(static_cast<std::uint64_t>(total)) << " of "
                   << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity) << "), "
                   << gib(static_cast<std::uint64_t>(capacity - total)) << " free.";
@@ -507,9 +511,12 @@ int cmd_fit(const Args& o, const Request& req) {
         std::cout << (r["suggestions"].empty() ? " " : "") << "What each change would save:\n";
         for (const json& x : r["savings"]) print_suggestion(++n, x);
     } else {
-        std::cout << model << " does not fit: " << gib(static_cast<std::uint64_t>(total)) << " of "
-                  << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity)
-                  << "). What would make it fit: the least change, then the fastest run of each tier:\n";
+        std::cout << model << (r["fits"] == true ? " is borderline: " : " does not fit: ")
+                  << gib(static_cast<std::uint64_t>(total)) << " of " << gib(static_cast<std::uint64_t>(capacity))
+                  << " per GPU (" << percent(total, capacity) << ")"
+                  << (r["fits"] == true ? ", but the top of its error band does not fit" : "")
+                  << ". What would make it fit" << (borderline ? "" : " with its error band")
+                  << ": the least change, then the fastest run of each tier:\n";
         if (r["suggestions"].empty()) std::cout << "  nothing gpumem knows of, short of a different model\n";
         for (const json& x : r["suggestions"]) print_suggestion(++n, x);
     }

@@ -28,6 +28,17 @@ test('fit: Llama-3.1-8B full fine-tuning on one H100 lists what fits, each confi
   assert.match(text.stdout, /step \d+\.\d\d s, \d+ tokens\/s \(\d+\.\d\dx the scenario's speed\)/);
 });
 
+test('fit: runs whose error band tops the card only with --include-borderline', () => {
+  const strict = run(['fit', '--model', 'meta-llama/Llama-3.1-8B']);
+  assert.equal(strict.status, 0, strict.stderr);
+  assert.match(strict.stdout, /What would make it fit with its error band:/);
+  assert.match(strict.stdout, /up to [\d.]+ GiB at the band's top/);
+  assert.doesNotMatch(strict.stdout, /\d\. 2 GPUs with ZeRO-3/);
+  const loose = run(['fit', '--model', 'meta-llama/Llama-3.1-8B', '--include-borderline']);
+  assert.equal(loose.status, 0, loose.stderr);
+  assert.match(loose.stdout, /\d\. 2 GPUs with ZeRO-3/);
+});
+
 test('fit: a scenario that fits gets its headroom and what each change saves', () => {
   const r = run(['fit', '--model', 'meta-llama/Llama-3.2-1B', '--lora']);
   assert.equal(r.status, 0, r.stderr);

@@ -46,6 +46,13 @@ void set_field(json& scenario, const std::string& field, const json& value) {
     (*at)[field.substr(start)] = value;
 }
 
+// Whether an estimate counts as fitting: its error band's top fits (the verdict "fits"), or, when the
+// request asks for borderline runs too, its point.
+bool counts(const json& estimate, bool include_borderline) {
+    if (!estimate.value("ok", false)) return false;
+    return include_borderline ? estimate["fits"] == true : estimate.value("verdict", "") == "fits";
+}
+
 json with_changes(const json& scenario, const json& set) {
     json s = scenario;
     for (auto& [field, value] : set.items()) set_field(s, field, value);
@@ -221,6 +228,7 @@ json suggestion(const Tried& t, double base_total) {
             {"tier", tier_name(t.change.tier)},
             {"set", t.change.set},
             {"fits", t.estimate["fits"]},
+            {"verdict", t.estimate["verdict"]},
             {"device_total_bytes", total},
             {"saves_bytes", base_total - total},
             {"host_bytes", t.estimate["host_bytes"]},
@@ -229,22 +237,23 @@ json suggestion(const Tried& t, double base_total) {
 }
 
 // The largest value of a max-fit field, as a suggestion; none when it is 0 (nothing fits) or unchanged.
-void size_suggestion(const json& scenario, const json& fit, const char* field, std::uint64_t current, const char* what,
-                     const char* cost, std::vector<Tried>& out) {
-    for (const json& s : fit["solvers"]) {
-        if (s["field"] != field) continue;
-        const std::uint64_t v = s["value"];
-        if (v == 0 || v >= current) return;
-        Change c{std::string(what) + " " + std::to_string(v), cost, Tier::Data, {{field, v}}};
-        json changed = with_changes(scenario, c.set);
-        out.push_back({c, changed, estimate(changed)});
-    }
+// The largest value of a size field below the scenario's that fits (its band's top, by the factor
+// `top`: search.h solve()), as a suggestion; none when not even 1 fits.
+void size_suggestion(const json& scenario, detail::Scenario s, const detail::Solver& solver, std::uint64_t current,
+                     const char* what, const char* cost, double top, std::vector<Tried>& out) {
+    int evaluations = 0;
+    const json solved = detail::solve(s, detail::layout_of(s), solver, evaluations, top);
+    const std::uint64_t v = solved["value"];
+    if (v == 0 || v >= current) return;
+    Change c{std::string(what) + " " + std::to_string(v), cost, Tier::Data, {{solver.field, v}}};
+    json changed = with_changes(scenario, c.set);
+    out.push_back({c, changed, estimate(changed)});
 }
 
 // The fewest GPUs of the same kind that fit, doubling the data-parallel replicas (training: with the
 // state sharded over them, by the scenario's own sharding engine or else ZeRO-3) or the tensor
 // parallelism (inference), up to 1024 GPUs.
-void more_gpus(const json& scenario, const json& r, bool training, std::vector<Tried>& out) {
+void more_gpus(const json& scenario, const json& r, bool training, bool borderline, std::vector<Tried>& out) {
     const json& p = r["parallelism"];
     const std::uint64_t dp = p["data_parallel_size"], tp = p["tensor_parallel_size"], pp = p["pipeline_parallel_size"],
                         cp = p["context_parallel_size"];
@@ -263,7 +272,7 @@ void more_gpus(const json& scenario, const json& r, bool training, std::vector<T
         json changed = with_changes(scenario, set);
         json e = estimate(changed);
         if (!e.value("ok", false)) return;  // e.g. TP past the head count: no layout with more GPUs of this shape
-        if (e["fits"] == true) {
+        if (counts(e, borderline)) {
             Change c{std::to_string(n) + " GPUs" +
                          (training ? (sharded ? " (more data-parallel replicas)" : " with ZeRO-3")
                                    : " with tensor parallelism"),
@@ -277,7 +286,7 @@ void more_gpus(const json& scenario, const json& r, bool training, std::vector<T
 }
 
 // The smallest card of the catalogue (more memory than this one) that fits as it stands.
-void bigger_card(const json& scenario, const json& r, std::vector<Tried>& out) {
+void bigger_card(const json& scenario, const json& r, bool borderline, std::vector<Tried>& out) {
     json gpus = list_gpus();
     // Smallest first; equal sizes by id, so every build lists them in one order.
     std::sort(gpus.begin(), gpus.end(), [](const json& a, const json& b) {
@@ -290,7 +299,7 @@ void bigger_card(const json& scenario, const json& r, std::vector<Tried>& out) {
         json changed = with_changes(scenario, {{"hardware.gpu", g["id"]}});
         if (changed["hardware"].is_object()) changed["hardware"].erase("gpu_memory_gb");
         json e = estimate(changed);
-        if (e.value("ok", false) && e["fits"] == true) {
+        if (counts(e, borderline)) {
             Change c{"GPU: " + g["name"].get<std::string>() + " (" + gib(g["memory_bytes"].get<double>()) + ")",
                      "other hardware",
                      Tier::Hardware,
@@ -511,15 +520,37 @@ json speed_json(const json& estimate, bool training) {
 
 }  // namespace
 
-json fit(const json& scenario) {
+json fit(const json& request) {
     auto started = std::chrono::steady_clock::now();
+    // The request: a scenario, and optionally "fit": {"include_borderline": true}.
+    json scenario = request;
+    bool borderline = false;
+    if (scenario.is_object() && scenario.contains("fit")) {
+        std::vector<Issue> issues;
+        const json& options = scenario["fit"];
+        if (!options.is_object()) {
+            issues.push_back(
+                {"fit", "must be an object: {\"include_borderline\": true or false}", detail::show(options)});
+        } else {
+            for (auto it = options.begin(); it != options.end(); ++it) {
+                if (it.key() != "include_borderline")
+                    issues.push_back({"fit." + it.key(), "is not a fit field (include_borderline)", detail::show(*it)});
+                else if (!it->is_boolean())
+                    issues.push_back({"fit.include_borderline", "must be true or false", detail::show(*it)});
+                else borderline = it->get<bool>();
+            }
+        }
+        if (!issues.empty()) return detail::error_document(issues);
+        scenario.erase("fit");
+    }
     json base = estimate(scenario);
     if (!base.value("ok", false)) return base;
     const json& r = base["scenario"];
     const bool training = r["mode"] == "training";
     const double base_total = device_total(base);
     const double capacity = base["per_gpu"]["capacity_bytes"];
-    const bool fits = base["fits"] == true;
+    // Whether the scenario counts as fitting already: its band's top fits (or, asked, its point).
+    const bool fits = counts(base, borderline);
     const json base_speed = speed_json(base, training);
     const double base_step = base_speed["step_time_s"];
 
@@ -534,6 +565,7 @@ json fit(const json& scenario) {
     req.global_batch = training ? s.parallel.dp * s.training.batch_size * s.training.gradient_accumulation_steps : 0;
     std::vector<std::string> step_warnings;
     req.constants = detail::default_constants(s.hardware.gpu, step_warnings);
+    req.band_top = !borderline;
     const std::vector<Knob> knobs = knobs_of(r, training);
     const std::vector<std::vector<std::size_t>> levels = levels_of(knobs);
     detail::Search search(req, s);
@@ -595,27 +627,26 @@ json fit(const json& scenario) {
     }
     const std::size_t searched = tried.size();
 
-    // Shorter sizes from the max-fit solvers (exact at the boundary), more and bigger cards.
+    // Shorter sizes from the max-fit solver (exact at the boundary, under the band's top), more and
+    // bigger cards.
     if (!fits) {
-        json sizes = maxfit(scenario);
-        if (sizes.value("ok", false)) {
-            if (training) {
-                size_suggestion(scenario, sizes, "training.seq_len", r["training"]["seq_len"], "sequence length",
-                                "shorter samples: changes the data", tried);
-            } else {
-                size_suggestion(scenario, sizes, "inference.context_len", r["inference"]["context_len"], "context",
-                                "a shorter context per sequence", tried);
-                size_suggestion(scenario, sizes, "inference.batch_size", r["inference"]["batch_size"],
-                                "concurrent sequences:", "fewer sequences at once: lower throughput", tried);
-            }
+        const double top = borderline ? 1.0 : detail::band_top_factor(s);
+        if (training) {
+            size_suggestion(scenario, s, {"training.seq_len", 100000000, true}, r["training"]["seq_len"],
+                            "sequence length", "shorter samples: changes the data", top, tried);
+        } else {
+            size_suggestion(scenario, s, {"inference.context_len", 100000000, true}, r["inference"]["context_len"],
+                            "context", "a shorter context per sequence", top, tried);
+            size_suggestion(scenario, s, {"inference.batch_size", 1000000, false}, r["inference"]["batch_size"],
+                            "concurrent sequences:", "fewer sequences at once: lower throughput", top, tried);
         }
-        more_gpus(scenario, r, training, tried);
-        bigger_card(scenario, r, tried);
+        more_gpus(scenario, r, training, borderline, tried);
+        bigger_card(scenario, r, borderline, tried);
     }
 
     json suggestions = json::array();
     for (std::size_t i = 0; i < tried.size(); ++i) {
-        if (!fits && tried[i].estimate["fits"] != true) continue;
+        if (!counts(tried[i].estimate, borderline)) continue;
         json x = suggestion(tried[i], base_total);
         x.update(speed_json(tried[i].estimate, training));
         x["speed_vs_scenario"] =
@@ -656,6 +687,8 @@ json fit(const json& scenario) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return {{"ok", true},
             {"fits", base["fits"]},
+            {"verdict", base["verdict"]},
+            {"include_borderline", borderline},
             {"device_total_bytes", base_total},
             {"capacity_bytes", capacity},
             {"headroom_bytes", capacity - base_total},

@@ -2,6 +2,8 @@
 
 #include "search/search.h"
 
+#include "band/band.h"
+
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -84,14 +86,14 @@ std::uint64_t round_bytes(double b) {
 }
 
 // The largest value in [1, maximum] at which the scenario fits, the boundary checked both sides.
-json solve(Scenario& s, const Layout& base, const Solver& solver, int& evaluations) {
+json solve(Scenario& s, const Layout& base, const Solver& solver, int& evaluations, double top) {
     auto device_at = [&](std::uint64_t v, bool& fits) {
         Layout l = base;
         (solver.is_length ? l.seq_len : l.batch_size) = v;
         detail::apply_layout(s, l);
         detail::Figures f = detail::evaluate(s);
         ++evaluations;
-        fits = f.fits;
+        fits = f.fits && f.device * top <= static_cast<double>(s.hardware.gpu_memory_bytes);
         return f.device;
     };
     bool fits = false;
@@ -193,6 +195,15 @@ std::optional<Scenario> read_variant(const json& doc, const EngineVariant* v, co
 
 }  // namespace
 
+double band_top_factor(const Scenario& s) {
+    Scenario probe = s;
+    probe.details = false;
+    const Figures f = evaluate(probe);
+    Band b = error_band(probe, 1.0, static_cast<double>(probe.hardware.gpu_memory_bytes));
+    if (f.breakdown.claimed > 0) pin_to_claim(b, 1.0, static_cast<double>(probe.hardware.gpu_memory_bytes));
+    return std::max(1.0, b.ratio_high);
+}
+
 bool Search::add_variants(const json& doc, std::size_t knobs) {
     const std::size_t before_count = variants.size();
     if (training) {
@@ -205,7 +216,13 @@ bool Search::add_variants(const json& doc, std::size_t knobs) {
     } else if (auto s = read_variant(doc, nullptr, base)) {
         variants.push_back({std::nullopt, knobs, std::move(*s)});
     }
+    if (req.band_top)
+        for (std::size_t i = before_count; i < variants.size(); ++i) variants[i].top = band_top_factor(variants[i].s);
     return variants.size() > before_count;
+}
+
+bool Search::fits(const Scenario& s, const Figures& f, double top) const {
+    return f.fits && f.device * top <= static_cast<double>(s.hardware.gpu_memory_bytes);
 }
 
 // Micro-batches dividing a rank's share of the global batch, up to the reader's limits
@@ -234,9 +251,9 @@ void Search::try_inference_layout(Layout l) {
         apply_layout(s, l);
         Figures f = evaluate(s);
         ++evaluations;
-        if (!f.fits) continue;
+        if (!fits(s, f, variants[vi].top)) continue;
         int n = 0;
-        json solved = solve(s, l, Solver{"inference.batch_size", 1000000, false}, n);
+        json solved = solve(s, l, Solver{"inference.batch_size", 1000000, false}, n, variants[vi].top);
         evaluations += static_cast<std::uint64_t>(n);
         apply_layout(s, l);
         f = evaluate(s);
@@ -265,7 +282,7 @@ void Search::try_training_variant(Layout l, std::size_t vi, const std::vector<st
             apply_layout(s, l);
             Figures f = evaluate(s);
             ++evaluations;
-            if (!f.fits) break;
+            if (!fits(s, f, variants[vi].top)) break;
             double host_node = f.breakdown.host_bytes * static_cast<double>(std::min(G, N));
             if (req.host_ram_bytes > 0 && host_node > req.host_ram_bytes) {
                 ++host_limited;

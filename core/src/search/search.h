@@ -44,7 +44,8 @@ struct Solver {
     std::uint64_t maximum;  // the reader's upper limit for it (scenario.cpp)
     bool is_length;         // sets Layout::seq_len (else Layout::batch_size)
 };
-json solve(Scenario& s, const Layout& base, const Solver& solver, int& evaluations);
+// `top`: a value fits when the device total times `top` fits (band_top_factor(); 1: the estimate).
+json solve(Scenario& s, const Layout& base, const Solver& solver, int& evaluations, double top = 1);
 
 // What a search covers: a cluster of `num_gpus` cards, the training global batch it keeps, and the
 // host memory per node a candidate may use.
@@ -52,6 +53,9 @@ struct SearchRequest {
     std::uint64_t num_gpus = 1, gpus_per_node = 1, global_batch = 0;
     double host_ram_bytes = 0;  // per node; 0: not limited
     Constants constants;
+    // A candidate fits only when the top of its error band does (band/band.h: the measured runs of its
+    // class), not just its estimate: fit()'s default, so that what it suggests is not borderline.
+    bool band_top = false;
 };
 
 // One read scenario of the search: an engine section (training) and the caller's set of changed
@@ -60,7 +64,14 @@ struct Variant {
     std::optional<EngineVariant> engine;
     std::size_t knobs = 0;
     Scenario s;
+    // The factor on a candidate's device total that must fit the card: the top of its class's error
+    // band over the point (SearchRequest::band_top; 1 otherwise, and for an engine that claims its share
+    // of the card). One class per variant: mode, framework or engine, method and GPU count.
+    double top = 1;
 };
+// The factor of a scenario's error band's top over its point (at least 1; 1 for an engine that claims
+// its share of the card up front).
+double band_top_factor(const Scenario& s);
 
 // One fitting candidate, small and without pointers into temporaries.
 struct Candidate {
@@ -103,6 +114,8 @@ public:
     std::uint64_t candidates = 0, evaluations = 0, host_limited = 0, batch_indivisible = 0, batch_unsplittable = 0;
 
 private:
+    // Whether a candidate's figures fit: the estimate, and its band's top by the variant's factor.
+    bool fits(const Scenario& s, const Figures& f, double top) const;
     const std::vector<std::uint64_t>& micro_batches(std::uint64_t share);
     void try_inference_layout(Layout l);
     void try_training_variant(Layout l, std::size_t vi, const std::vector<std::uint64_t>& micro);
