@@ -35,6 +35,7 @@ SuggestionView ReadSuggestion(const json& s)
     view.fits = At(s, "fits") == true;
     view.device_total_bytes = Count(s, "device_total_bytes");
     view.capacity_bytes = Count(At(At(s, "estimate"), "per_gpu"), "capacity_bytes");
+    view.band_high_bytes = Count(At(At(At(s, "estimate"), "per_gpu"), "band"), "high_bytes");
     view.saves_bytes = Number(s, "saves_bytes");
     view.host_bytes = Count(s, "host_bytes");
     view.step_time_s = Number(s, "step_time_s");
@@ -119,7 +120,8 @@ void UpdateFit(AppState& state)
         return;
     }
     f.error.clear();
-    f.fits = At(r, "fits") == true;
+    // fit's own sense of fitting: the top of the error band fits (the point alone is borderline).
+    f.fits = Text(At(r, "verdict")) == "fits";
     f.device_total_bytes = Count(r, "device_total_bytes");
     f.capacity_bytes = Count(r, "capacity_bytes");
     f.headroom_bytes = Number(r, "headroom_bytes");

@@ -27,12 +27,13 @@ struct SuggestionView
     std::string set;     // the fields it sets, "training.method = lora"
     bool fits = false;
     std::uint64_t device_total_bytes = 0;
-    std::uint64_t capacity_bytes = 0;  // of the suggestion's card (another card changes it)
+    std::uint64_t band_high_bytes = 0;  // the top of the run's error band (0: none)
+    std::uint64_t capacity_bytes = 0;   // of the suggestion's card (another card changes it)
     double saves_bytes = 0.0;
     std::uint64_t host_bytes = 0;
     double step_time_s = 0.0;   // the run's step (training) or decode step (inference)
     double tokens_per_s = 0.0;  // trained or generated
-    double speed = 0.0;         // the scenario's step time over this run's (above 1: faster)
+    double speed = 0.0;         // this run's tokens per second over the scenario's (above 1: faster)
     bool least_change = false;  // the least change that fits
     bool fastest = false;       // the fastest run that fits with changes up to its tier
     bool saving = false;        // (a scenario that fits) one change and what it saves

@@ -39,8 +39,8 @@ void SpeedCell(const SuggestionView& s)
     const ImVec4 color = s.speed >= 0.995 ? ImVec4(0.45f, 0.8f, 0.45f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_Text);
     ImGui::TextColored(color, "%.2f s (%.2fx)", s.step_time_s, s.speed);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%.0f tokens/s; %.2fx the scenario's speed (the step-time model: gpumem plan's)",
-                          s.tokens_per_s, s.speed);
+        ImGui::SetTooltip("%.0f tokens/s: %.2fx the scenario's (the step-time model: gpumem plan's)", s.tokens_per_s,
+                          s.speed);
 }
 
 void ShowSuggestionRow(AppState& state, int index, bool headroom)
@@ -61,7 +61,12 @@ void ShowSuggestionRow(AppState& state, int index, bool headroom)
         ImGui::SetTooltip("Kind of change: %s%s", s.tier.c_str(),
                           s.host_bytes > 0 ? ("\nHost RAM: " + FormatBytes(s.host_bytes)).c_str() : "");
     ImGui::TableNextColumn();
-    PeakCell(s.device_total_bytes, s.capacity_bytes > 0 ? s.capacity_bytes : f.capacity_bytes);
+    const std::uint64_t capacity = s.capacity_bytes > 0 ? s.capacity_bytes : f.capacity_bytes;
+    PeakCell(s.device_total_bytes, capacity);
+    if (s.band_high_bytes > s.device_total_bytes)
+        ImGui::TextDisabled("up to %s", FormatBytes(s.band_high_bytes).c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The top of the run's error band: 80 %% of measured runs like it peaked at most this.");
     ImGui::TableNextColumn();
     if (headroom && s.saving)
         ImGui::Text("saves %s", FormatBytes(static_cast<std::uint64_t>(std::max(0.0, s.saves_bytes))).c_str());
@@ -139,6 +144,10 @@ void ShowFitPanel(AppState& state)
     if (headroom)
         ImGui::TextDisabled("Fits with %s to spare. Faster runs that fit, then what each change saves:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, f.headroom_bytes))).c_str());
+    else if (f.headroom_bytes >= 0.0)
+        ImGui::TextDisabled(
+            "Borderline: the estimate fits, the top of its error band does not. The least change "
+            "that fits with the band, then the fastest run of each tier:");
     else
         ImGui::TextDisabled("%s over the card. The least change that fits, then the fastest run of each tier:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, -f.headroom_bytes))).c_str());
@@ -148,8 +157,9 @@ void ShowFitPanel(AppState& state)
         "same global batch, the loss, the optimizer, the precision and the method, each run estimated and timed "
         "by the step-time model (the planner's). Tiers, least change first: same math, slower, numerics, data, "
         "hardware, method. \"least change\" is the run that fits with the fewest and mildest changes; "
-        "\"fastest\" the fastest run that fits with changes up to its tier. Speed is the scenario's step time "
-        "over the run's. Apply puts a run into the calculator, Undo takes it back.");
+        "\"fastest\" the fastest run that fits with changes up to its tier. A run fits when the top of its error "
+        "band fits. Speed is the run's tokens per second over the scenario's. Apply puts a run into the "
+        "calculator, Undo takes it back.");
 
     if (f.suggestions.empty())
         ImGui::TextWrapped(headroom ? "No change makes it faster or lowers the peak."

@@ -364,19 +364,30 @@ nlohmann::json maxfit(const nlohmann::json& scenario);
 // then device_total_bytes (smaller first), then the layout's fields in the order listed (smaller first).
 nlohmann::json plan(const nlohmann::json& request);
 
-// What would make the scenario fit: the smallest changes, each evaluated by estimate() (and the
-// sizes by maxfit()), ranked by how much of the run they change ("tier": same_math < slower <
-// numerics < data < hardware < method), then by the memory they leave. When the scenario fits
-// already, the changes that lower its peak (how much headroom each buys).
-//   {"ok": true, "fits", "device_total_bytes", "capacity_bytes", "headroom_bytes",
-//    "suggestions": [{"change": "activation checkpointing: full", "cost": "...", "tier": "slower",
-//                     "set": {"training.activation_checkpointing": "full"},  // dotted fields changed
-//                     "fits", "device_total_bytes", "saves_bytes", "host_bytes",
-//                     "scenario": {...},     // the scenario with the change: runs as it stands
-//                     "estimate": {...}}, ...],
+// What would make the scenario fit, and the fastest run that does: one search (the planner's) on
+// the scenario's own cluster and global batch over every layout, engine and sharding, offload,
+// activation checkpointing and micro-batch x accumulation, with the scenario's other knobs in levels
+// (same math: chunked loss, SDPA; numerics: 8-bit AdamW, pure bf16 weights; method: LoRA, QLoRA;
+// serving: an fp8 KV cache, smaller weight formats). Each candidate is evaluated by the estimate's
+// memory model and timed by the step-time model. A run counts as fitting when the top of its error
+// band fits (per_gpu.band), unless the request says "fit": {"include_borderline": true}.
+//   {"ok": true, "fits" (the point), "verdict" (fits | borderline | does_not_fit), "include_borderline",
+//    "device_total_bytes", "capacity_bytes", "headroom_bytes", "step_time_s", "tokens_per_s",
+//    "suggestions": [{"change": "engine: DeepSpeed ZeRO-2, optimizer states offloaded to CPU", "cost": "...",
+//                     "tier": "slower",          // same_math < slower < numerics < data < hardware < method
+//                     "least_change", "fastest", // the least change that fits; the fastest run up to its tier
+//                     "changes": [...],          // the change in words, one entry per field group
+//                     "set": {"engine.type": "deepspeed", ...},  // dotted fields changed
+//                     "fits", "verdict", "device_total_bytes", "saves_bytes", "host_bytes",
+//                     "step_time_s", "tokens_per_s", "speed_vs_scenario",  // its own estimate's throughput
+//                     "scenario": {...},         // the run: runs as it stands
+//                     "estimate": {...}}, ...],  // least change first, then by tier, the fastest first
+//    "savings": [...],   // a scenario that fits: each single change that lowers its peak, as suggestions
+//    "search": {"candidates", "evaluations", "fitting", "variants", "elapsed_ms"},
 //    "estimate": <estimate() of the scenario as given>}
-// When no single change short of more hardware or another method fits, one more suggestion combines
-// them (largest saving first) until it fits.
+// Not fitting, "suggestions" also holds the data tier (the longest sequence or context, the most
+// concurrent sequences: the max-fit solver under the band's top), more GPUs of the card and the
+// smallest bigger card; fitting, the runs faster than the scenario's.
 nlohmann::json fit(const nlohmann::json& scenario);
 
 // Calibration: the runtime overheads (cuda_context_gib, allocator_fragmentation, nccl_buffers_gib,

@@ -649,8 +649,10 @@ json fit(const json& request) {
         if (!counts(tried[i].estimate, borderline)) continue;
         json x = suggestion(tried[i], base_total);
         x.update(speed_json(tried[i].estimate, training));
-        x["speed_vs_scenario"] =
-            base_step > 0 && x["step_time_s"].get<double>() > 0 ? base_step / x["step_time_s"].get<double>() : 0.0;
+        // Tokens per second against the scenario's: the step time's ratio at the same global batch, and
+        // the work per step too where more GPUs take a larger one.
+        const double base_rate = base_speed["tokens_per_s"];
+        x["speed_vs_scenario"] = base_rate > 0 ? x["tokens_per_s"].get<double>() / base_rate : 0.0;
         if (i < searched) {
             x.update(flags[i]);
         } else {
