@@ -449,19 +449,22 @@ Found describe(const detail::Search& search, const detail::Candidate& c,
     return f;
 }
 
-// Whether `doc` fits, through the search's fast path (read, evaluate with the notes off).
-bool fits_as(const json& doc, const detail::Scenario& base) {
+// Whether `doc` fits, through the search's fast path (read, evaluate with the notes off): its
+// estimate, and with `band` the top of its error band too (as the search counted it).
+bool fits_as(const json& doc, const detail::Scenario& base, bool band) {
     detail::ScenarioRead read = detail::read_scenario(doc);
     if (!read.issues.empty()) return false;
     read.scenario.details = false;
     read.scenario.cache = base.cache;
-    return detail::evaluate(read.scenario).fits;
+    const detail::Figures f = detail::evaluate(read.scenario);
+    const double top = band ? detail::band_top_factor(read.scenario) : 1.0;
+    return f.fits && f.device * top <= static_cast<double>(read.scenario.hardware.gpu_memory_bytes);
 }
 
 // The run's knobs less every one it fits without (the highest tier tried first); `doc_of` builds
 // the run's document from a knob list.
 template <class DocOf>
-void minimal(Found& f, const std::vector<Knob>& knobs, const detail::Scenario& base, const DocOf& doc_of) {
+void minimal(Found& f, const std::vector<Knob>& knobs, const detail::Scenario& base, bool band, const DocOf& doc_of) {
     std::vector<std::size_t> order = f.knobs;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return knobs[a].tier > knobs[b].tier; });
@@ -470,7 +473,7 @@ void minimal(Found& f, const std::vector<Knob>& knobs, const detail::Scenario& b
         std::vector<std::size_t> fewer;
         for (std::size_t i : f.knobs)
             if (i != drop) fewer.push_back(i);
-        if (fits_as(doc_of(fewer), base)) f.knobs = fewer;
+        if (fits_as(doc_of(fewer), base, band)) f.knobs = fewer;
     }
     Tier tier = f.layout.empty() ? Tier::SameMath : Tier::Slower;
     for (std::size_t i : f.knobs) tier = std::max(tier, knobs[i].tier);
@@ -610,7 +613,7 @@ json fit(const json& request) {
         auto doc_of = [&](const std::vector<std::size_t>& on) {
             return detail::with_layout(with_changes(scenario, knob_set(knobs, on)), *f.c, v);
         };
-        minimal(f, knobs, s, doc_of);
+        minimal(f, knobs, s, !borderline, doc_of);
         std::vector<std::string> words = f.layout, costs = f.layout_costs;
         for (std::size_t i : f.knobs) words.push_back(knobs[i].what), costs.push_back(knobs[i].cost);
         std::string what, cost;
