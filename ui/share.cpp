@@ -765,6 +765,24 @@ std::string ResultLabel(const ResultView& view)
     return label;
 }
 
+namespace {
+
+// "Error band: 33.9-37.9 GiB (80 % of 19 measured runs like this)." with the verdict when the band's
+// top does not fit; empty without a band.
+std::string BandSentence(const ResultView& r)
+{
+    if (r.band_high_bytes <= r.band_low_bytes)
+        return "";
+    char text[224];
+    std::snprintf(text, sizeof(text), "Error band: %.2f-%.2f GiB (%s %llu measured runs like this)%s.",
+                  ToGiB(r.band_low_bytes), ToGiB(r.band_high_bytes), r.band_runs < 9 ? "all" : "80 % of",
+                  static_cast<unsigned long long>(r.band_runs),
+                  r.verdict == "borderline" ? "; borderline: the estimate fits, the band's top does not" : "");
+    return text;
+}
+
+}  // namespace
+
 std::string ResultMarkdown(const AppState& state)
 {
     const ResultView& r = state.view;
@@ -786,6 +804,7 @@ std::string ResultMarkdown(const AppState& state)
     char tail[96];
     std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% ", r.fits ? "Fits" : "Does not fit", r.utilization * 100.0);
     md += tail + CapacityText(state) + " (gpumem " + state.version + ").\n";
+    md += BandSentence(r) + (BandSentence(r).empty() ? "" : "\n");
     if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
         md += "Calibration: " + gpumem::display_text(c.name, kNameChars) + " (" + c.hash + ").\n";
     return md;
@@ -806,6 +825,8 @@ std::string ResultSummary(const AppState& state)
                   r.peak_phase.empty() ? "null" : r.peak_phase.c_str(), r.fits ? "fits" : "does not fit",
                   r.utilization * 100.0);
     std::string text = ResultLabel(r) + head + CapacityText(state) + ".";
+    if (const std::string band = BandSentence(r); !band.empty())
+        text += " " + band;
     if (const std::vector<std::string> set = LinkValuesInEffect(state); !set.empty())
     {
         text += " Set by the link:";

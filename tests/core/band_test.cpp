@@ -283,4 +283,14 @@ TEST(Band, VerdictHasThreeStates) {
     EXPECT_DOUBLE_EQ(r["per_gpu"]["band"]["oom_share"].get<double>(), 1.0);
 }
 
+// The cli fuzzer's find: a custom GPU whose name is not UTF-8 ("H200-8\xd3GB" with a size) made the
+// scenario key's JSON dump throw. The key hashes such a name with U+FFFD in its place.
+TEST(Band, AGpuNameThatIsNotUtf8StillGetsAKey) {
+    json s = kLora;
+    s["hardware"] = {{"gpu", "H200-8\xd3GB"}, {"gpu_memory_gb", 48}};
+    json r = run(s);
+    ASSERT_TRUE(r.value("ok", false)) << r.dump(-1, ' ', false, json::error_handler_t::replace);
+    EXPECT_EQ(r["scenario_key"].get<std::string>().size(), 16u);
+}
+
 }  // namespace

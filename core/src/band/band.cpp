@@ -67,7 +67,8 @@ std::string scenario_key(const json& resolved) {
     json doc = resolved;
     if (doc.is_object()) doc.erase("calibration");
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64-bit
-    for (unsigned char c : doc.dump()) {
+    // A name that is not UTF-8 (a custom GPU typed with stray bytes) is hashed with U+FFFD in its place.
+    for (unsigned char c : doc.dump(-1, ' ', false, json::error_handler_t::replace)) {
         h ^= c;
         h *= 1099511628211ull;
     }
