@@ -58,15 +58,17 @@ void ShowSuggestionRow(AppState& state, int index, bool headroom)
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", s.change.c_str());
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Kind of change: %s%s", s.tier.c_str(),
+        ImGui::SetTooltip("Sets %s\nKind of change: %s%s", s.set.c_str(), s.tier.c_str(),
                           s.host_bytes > 0 ? ("\nHost RAM: " + FormatBytes(s.host_bytes)).c_str() : "");
     ImGui::TableNextColumn();
     const std::uint64_t capacity = s.capacity_bytes > 0 ? s.capacity_bytes : f.capacity_bytes;
     PeakCell(s.device_total_bytes, capacity);
     if (s.band_high_bytes > s.device_total_bytes)
+    {
         ImGui::TextDisabled("up to %s", FormatBytes(s.band_high_bytes).c_str());
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The top of the run's error band: 80 %% of measured runs like it peaked at most this.");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("The top of the run's error band: 80 %% of measured runs like it peaked at most this.");
+    }
     ImGui::TableNextColumn();
     if (headroom && s.saving)
         ImGui::Text("saves %s", FormatBytes(static_cast<std::uint64_t>(std::max(0.0, s.saves_bytes))).c_str());
