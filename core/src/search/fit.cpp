@@ -138,6 +138,11 @@ std::vector<Change> training_changes(const json& r) {
                        Tier::Numerics,
                        {{"training.optimizer", "paged_adamw_8bit"}}});
     }
+    if (method == "full" && t["precision"] != "pure")
+        out.push_back({"precision: pure bf16 weights (no fp32 master copy)",
+                       "weights updated in bf16: small updates can round away on long runs",
+                       Tier::Numerics,
+                       {{"training.precision", "pure"}}});
     if (b > 1) {
         // The same global batch from smaller micro-batches: the largest divisor of b that fits.
         for (std::uint64_t smaller = b / 2; smaller >= 1; smaller = smaller / 2) {
@@ -319,37 +324,20 @@ struct Knob {
     Tier tier;
 };
 
-// The knobs worth turning on a resolved scenario `r`, each a one-field change of the scenario.
+// The knobs worth turning on a resolved scenario `r`: the one-field changes of the same-math,
+// numerics and method tiers from the lists of single changes, the first per field (chunked before
+// fused loss, 8-bit before paged 8-bit AdamW). The search varies layout, engine, checkpointing and
+// micro-batch itself.
 std::vector<Knob> knobs_of(const json& r, bool training) {
     std::vector<Knob> out;
-    if (!training) {
-        for (const Change& c : inference_changes(r))
-            if (c.tier == Tier::Numerics || c.tier == Tier::Method)  // the engine's share is the data tier's
-                out.push_back({c.set.begin().key(), c.set.begin().value(), c.what, c.cost, c.tier});
-        return out;
+    for (const Change& c : training ? training_changes(r) : inference_changes(r)) {
+        if (c.set.size() != 1 || (c.tier != Tier::SameMath && c.tier != Tier::Numerics && c.tier != Tier::Method))
+            continue;
+        const std::string field = c.set.begin().key();
+        const bool taken = std::any_of(out.begin(), out.end(), [&](const Knob& k) { return k.field == field; });
+        if (!taken || field == "training.method" || field == "inference.weight_format")  // methods exclude each other
+            out.push_back({field, c.set.begin().value(), c.what, c.cost, c.tier});
     }
-    const json& t = r["training"];
-    const std::string method = t["method"], optimizer = t["optimizer"], precision = t["precision"];
-    if (t["loss"] == "standard")
-        out.push_back({"training.loss", "chunked", "loss: chunked cross-entropy",
-                       "same result; the logits are upcast one chunk at a time", Tier::SameMath});
-    if (t["attention"] == "eager")
-        out.push_back(
-            {"training.attention", "sdpa", "attention: SDPA", "same result, no s x s scores kept", Tier::SameMath});
-    if (method != "qlora" && (optimizer == "adamw" || optimizer == "adam" || optimizer == "adamw_fused"))
-        out.push_back({"training.optimizer", "adamw_8bit", "optimizer: AdamW 8-bit (bitsandbytes)",
-                       "8-bit moments: usually the same loss curve, a small risk", Tier::Numerics});
-    if (method == "full" && precision != "pure")
-        out.push_back({"training.precision", "pure", "precision: pure bf16 weights (no fp32 master copy)",
-                       "weights updated in bf16: small updates can round away on long runs", Tier::Numerics});
-    if (method == "full")
-        out.push_back({"training.method", "lora",
-                       "LoRA (rank " + std::to_string(t.contains("lora") ? t["lora"]["rank"].get<int>() : 8) + ")",
-                       "trains adapters only: a different fine-tune, usually close for instruction tuning",
-                       Tier::Method});
-    if (method == "full" || method == "lora")
-        out.push_back({"training.method", "qlora", "QLoRA (4-bit NF4 base)",
-                       "adapters over a 4-bit base: a different fine-tune, some quality cost", Tier::Method});
     return out;
 }
 
