@@ -604,6 +604,29 @@ TEST(Training, TorchtitanSequenceParallelSavesTheGatheredInputs) {
     EXPECT_DOUBLE_EQ(titan - plain, 2 * 2 * (4096.0 - 2048));
 }
 
+TEST(Training, TorchtitanHeadSavesTheGatheredSequenceThroughTheLoss) {
+    // torchtitan's final RMSNorm runs eagerly above the last block (its fp32 input, 4 B, and its bf16 output, 2 B, on
+    // this rank's share of the sequence under SP: 4,096 / 2), and the output projection, ColwiseParallel with
+    // input_layouts Shard(1), saves the all-gathered [B, S, H] input (2 B x 4,096): alive through the forward and
+    // the loss. Llama-3.1-8B, TP 2 with sequence parallelism, 1,024 tokens. transformers' runs do not model it.
+    json t = kPureBf16;
+    t["framework"] = "torchtitan";
+    json s = {{"model", kLlama8B},
+              {"training", t},
+              {"engine", {{"type", "fsdp"}}},
+              {"parallelism", {{"data_parallel_size", 2}, {"tensor_parallel_size", 2}, {"sequence_parallel", true}}},
+              {"explain", true}};
+    json r = run(s);
+    const double head = 1024.0 * ((4 + 2) * 2048 + 2 * 4096);
+    const json& figures = r["explain"]["figures"];
+    ASSERT_TRUE(figures.contains("final_norm_and_head_input"));
+    EXPECT_DOUBLE_EQ(figures["final_norm_and_head_input"]["value"].get<double>(), head);
+    EXPECT_DOUBLE_EQ(at_phase(r, "loss", "activations"), figures["activations_saved"]["value"].get<double>() + head);
+    EXPECT_DOUBLE_EQ(at_phase(r, "forward", "activations"), figures["activations_saved"]["value"].get<double>() + head);
+    s["training"]["framework"] = "transformers";
+    EXPECT_FALSE(run(s)["explain"]["figures"].contains("final_norm_and_head_input"));
+}
+
 TEST(Training, ExpertStateShardsOverTheExpertDataParallelGroup) {
     // Mixtral-8x7B, Megatron distributed optimizer, DP 8, EP 8 (Megatron's expert_data_parallel = 8 / 8 = 1):
     // each GPU holds 1/8 of the experts (45,098,205,184 / 8) and shards their fp32 master + m + v (12 B) over

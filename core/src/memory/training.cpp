@@ -102,6 +102,7 @@ struct LayerActivations {
     double dropout_masks = 0;     // residual dropout masks
     double lora = 0;              // the adapters' own
     double op_selective = 0;      // what per-op selective checkpointing keeps (see below)
+    double head_input = 0;        // the final norm's saved tensors and the output projection's input, per token
 };
 
 // Per-op selective checkpointing (torch.utils.checkpoint with a save policy, as torchtitan's "op"
@@ -169,6 +170,7 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // compute dtype), and its output is saved by the next matmul. LayerNorm is one kernel: input + output.
     double norm = m.norm == ModelSpec::Norm::RMS ? (4 + a + a) * h_part : (a + a) * h_part;
     if (m.norm == ModelSpec::Norm::RMS && a == 4) norm = 3 * 4 * h_part;
+    const double eager_norm = norm;  // what a norm outside any compiled region keeps
     // torch.compile: Inductor generates one kernel for the norm, and AOTAutograd's min-cut partitioner
     // saves what its backward needs at least cost: the input and the fp32 statistics per token (rstd;
     // mean and rstd for LayerNorm), recomputing the upcast and the normalised output (a pointwise
@@ -186,6 +188,15 @@ LayerActivations layer_activations(const ModelSpec& m, const TrainingSettings& t
     // and post_mlp_norm, litgpt/model.py:161-167 @00af8b0d) keep what a norm keeps except its output, which feeds
     // the residual add (saves nothing) instead of a matmul.
     if (m.norms_per_layer >= 4) out.sandwich_norms = 2 * (norm - a * h_part);
+    // torchtitan: above the last block, outside every checkpointed and compiled region (models/llama/model.py
+    // Transformer.forward: self.norm(h), then self.output(h); parallelize_llama.py apply_compile wraps each
+    // TransformerBlock only, @9dec370), the final RMSNorm runs eagerly and keeps what a layer's norm keeps (models/
+    // norms.py RMSNorm: its fp32 input, the normalised output in bf16), and the output projection saves its input for
+    // its weight gradient. Under tensor parallelism the plan gathers that input over the sequence first (apply_tp:
+    // "output": ColwiseParallel(input_layouts=Shard(1))): the head saves the whole sequence's [B, S, H] while the norm
+    // keeps this rank's share. (Other frameworks save the same two tensors; not modelled there yet: T x H, small beside
+    // the logits except at torchtitan's token counts.)
+    if (t.framework == Framework::Torchtitan) out.head_input = eager_norm + (sp && tp > 1 ? a * (h - h_part) : 0);
     // Attention: rotated q and k, v, the kernel's output and its log-sum-exp (fp32 per head), and
     // o_proj's input (the output made contiguous after the head transpose).
     out.attention = a * (3 * q + 2 * kv) + 4 * heads;
@@ -716,6 +727,7 @@ struct Activations {
     double recompute = 0;        // one layer rebuilt in backward under checkpointing
     double layer_grad_work = 0;  // gradients alive while one layer is differentiated
     double qd = 0, I_tp = 0;     // per-token widths of attention's q and the MLP's intermediate, per GPU
+    double head_input = 0;       // the final norm's saved tensors and the output projection's input (to the loss)
 };
 
 Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
@@ -797,6 +809,16 @@ Activations activations(const Scenario& sc, const Params& p, Breakdown& out) {
                          {{"every layer's saved tensors", x.acts, "bytes"}, {"one layer's", layer_saved, "bytes"}},
                          "torchtune OffloadActivations (use_streams)");
     }
+    // The final norm and the output projection save their inputs through the forward and the loss, checkpointing
+    // or not (frameworks checkpoint the decoder blocks); activation offloading streams them to the host too.
+    if (la.head_input > 0 && !t.activation_offloading)
+        x.head_input = ex.product(
+            "final_norm_and_head_input", "the final norm's saved tensors and the output projection's saved input",
+            {{"bytes per token: one norm's saved tensors + the head's input (torchtitan SP: the gathered sequence)",
+              la.head_input, "B"},
+             {"tokens of one micro-batch on this GPU", tokens, "tokens"}},
+            "autograd: RMSNorm saves its fp32 input and normalised output, nn.Linear its input; torchtitan "
+            "parallelize_llama.py apply_tp @9dec370 (output: ColwiseParallel, input_layouts=Shard(1))");
     x.recompute = t.activation_checkpointing == Checkpointing::None || x.act_layers == 0
                       ? 0
                       : ex.product("recompute_one_layer", "one layer rebuilt in backward under checkpointing",
@@ -1052,6 +1074,7 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
                                  {Component::Temporaries, ex.component(name, "temporaries", temp)}}});
     };
     const Term weights{"weights", st.weights}, acts{"activations_saved", x.acts};
+    const Term head{"final_norm_and_head_input", x.head_input};
     const Term master{"master_weights", paged ? 0 : st.master}, states{"optimizer_states", paged ? 0 : st.states};
     const Term persistent{sc.engine.type == EngineType::Ddp ? "ddp_bucket_copy" : "zero_reduce_bucket",
                           e.temporaries_persistent};
@@ -1063,9 +1086,9 @@ void step_timeline(const Scenario& sc, const Params& p, const States& st, const 
                                                        {"gradients", accumulated},
                                                        {"fsdp_pipeline_unsharded_gradients", pp_grads}};
     const double live_fwd = accumulated + pp_grads + nosync;
-    phase("forward", {weights}, forward_grads, {master, states}, {acts}, {{"logits_forward", logits.forward}},
+    phase("forward", {weights}, forward_grads, {master, states}, {acts, head}, {{"logits_forward", logits.forward}},
           {persistent, gathered, dequant, retained, root, cast});
-    phase("loss", {weights}, forward_grads, {master, states}, {acts}, {{"logits_loss", logits.peak}},
+    phase("loss", {weights}, forward_grads, {master, states}, {acts, head}, {{"logits_loss", logits.peak}},
           {persistent, gathered, root, cast});
     // Backward: activations are freed as gradients appear; the high point is at one of the ends,
     // plus the working set of the layer being differentiated (and its recomputation).
