@@ -252,6 +252,34 @@ json parameters_json(const detail::Scenario& s, const json& assumptions) {
     return params;
 }
 
+// The layout in words, so that a GPU count never silently means replicas: how many copies of the model run
+// and over how many GPUs each is split, and how.
+json layout_json(const detail::Scenario& s) {
+    const auto& x = s.parallel;
+    const std::uint64_t per_replica = x.tp * x.pp * x.cp;
+    std::string split;
+    auto add = [&split](std::uint64_t n, const char* how) {
+        if (n > 1) split += (split.empty() ? "" : " x ") + std::string(how) + " " + std::to_string(n);
+    };
+    add(x.tp, "tensor parallel");
+    add(x.pp, "pipeline parallel");
+    add(x.cp, "context parallel");
+    const bool serving = s.mode == detail::Mode::Inference;
+    const std::string what =
+        serving ? std::string(detail::name(s.inference.engine)) + (x.dp > 1 ? " servers" : " server") : "model copy";
+    std::string text;
+    if (x.dp == 1 && per_replica == 1) text = "one GPU";
+    else if (x.dp == 1) text = "one " + what + " split over " + std::to_string(per_replica) + " GPUs (" + split + ")";
+    else if (per_replica == 1)
+        text = std::to_string(x.dp) + (serving ? " replicas, one GPU each: every GPU holds the whole model"
+                                               : " data-parallel ranks, one GPU each");
+    else
+        text = std::to_string(x.dp) + (serving ? " replicas" : " data-parallel ranks") + " of " +
+               std::to_string(per_replica) + " GPUs each (" + split + ")";
+    if (!serving && x.ep > 1) text += ", expert parallel " + std::to_string(x.ep);
+    return {{"replicas", x.dp}, {"gpus_per_replica", per_replica}, {"text", text}};
+}
+
 json model_json(const detail::Scenario& s) {
     return {{"name", s.model.name},
             {"model_type", s.model.model_type},
@@ -317,6 +345,7 @@ json detail::estimate_result(const Scenario& scenario, Figures* figures) {
                    {"serving", f.breakdown.serving.doc()},
                    {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
                    {"gpus_needed", needed},
+                   {"layout", layout_json(s)},
                    {"warnings", warnings},
                    {"defaults_applied", s.defaults_applied},
                    {"assumptions", assumptions},
