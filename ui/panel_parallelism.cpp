@@ -122,7 +122,10 @@ void ShowHardwarePanel(AppState& state)
         ImGui::EndCombo();
     }
 
-    FormRow("Number of GPUs", "All GPUs in the job. Data-parallel size is this divided by tensor x pipeline parallel.");
+    FormRow("Number of GPUs",
+            "All GPUs in the job. Training: the data-parallel size is this divided by tensor x pipeline parallel. "
+            "Serving with no tensor parallel set: one server split over them by tensor parallelism (transformers, "
+            "llama.cpp: whole layers per GPU); the line below says the layout.");
     if (ImGui::InputInt("##num_gpus", &state.scenario.hardware.num_gpus))
         state.scenario.hardware.num_gpus = std::clamp(state.scenario.hardware.num_gpus, 1, 4096);
     // The layout in words (the core's), so that a count never silently means replicas.

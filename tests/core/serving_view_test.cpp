@@ -119,7 +119,7 @@ TEST(ServingView, ReservedNeverExceedsTheDeviceTotal) {
     // Images encoded into the pool's sequences: the encoder's working set may be the step's peak.
     for (const char* engine : {"vllm", "sglang"})
         for (int images : {1, 16}) {
-            json r = run({{"model", {{"preset", "Qwen/Qwen2.5-VL-7B-Instruct"}}},
+            json r = run({{"model", {{"preset", "google/gemma-3-4b-it"}}},
                           {"mode", "inference"},
                           {"inference", {{"engine", engine}, {"batch_size", 8}, {"images", images}}}});
             EXPECT_LE(r["per_gpu"]["peak_reserved_bytes"].get<double>(),

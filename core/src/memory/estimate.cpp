@@ -54,14 +54,19 @@ Figures evaluate(const Scenario& s) {
                                 {{"nccl_buffers_gib (tunable)", s.tunable(Tunable::NcclBuffersGib), "GiB"}, per_gib},
                                 "NCCL_BUFFSIZE x channels x peers (docs/memory-model.md)");
     f.device = f.reserved + f.context + f.breakdown.outside_allocator;
-    // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi.
+    // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi; a phase whose
+    // reserved memory and context go past the claim (images encoded beside a full KV pool) shows that instead:
+    // nvidia-smi never shows less than what the process reserved.
     if (f.breakdown.claimed > 0) {
+        const double held = f.device;  // reserved + CUDA context (+ NCCL) + outside the allocator, at the peak
         f.context = ex.rule("engine_claim_rest", "the rest of the engine's claim (context, graphs, unused pool)",
-                            std::max(0.0, f.breakdown.claimed - f.reserved),
-                            "max(0, the engine's claim - reserved at the peak)",
-                            {{"the engine's claim", f.breakdown.claimed, "bytes"}, {"reserved", f.reserved, "bytes"}},
+                            std::max(0.0, std::max(f.breakdown.claimed, held) - f.reserved),
+                            "max(the engine's claim, reserved + context at the peak) - reserved at the peak",
+                            {{"the engine's claim", f.breakdown.claimed, "bytes"},
+                             {"reserved", f.reserved, "bytes"},
+                             {"reserved + context at the peak", held, "bytes"}},
                             "the engine preallocates its share at start-up (nvidia-smi shows it)");
-        f.device = f.breakdown.claimed;
+        f.device = std::max(f.breakdown.claimed, held);
     }
     f.fits = f.device <= static_cast<double>(s.hardware.gpu_memory_bytes) && f.breakdown.engine_fits;
     return f;
@@ -265,8 +270,10 @@ json layout_json(const detail::Scenario& s) {
     add(x.pp, "pipeline parallel");
     add(x.cp, "context parallel");
     const bool serving = s.mode == detail::Mode::Inference;
+    const auto engine = s.inference.engine;
+    const bool server = engine != detail::InferenceEngine::Transformers && engine != detail::InferenceEngine::LlamaCpp;
     const std::string what =
-        serving ? std::string(detail::name(s.inference.engine)) + (x.dp > 1 ? " servers" : " server") : "model copy";
+        serving ? std::string(detail::name(engine)) + (server ? " server" : " process") : "model copy";
     std::string text;
     if (x.dp == 1 && per_replica == 1) text = "one GPU";
     else if (x.dp == 1) text = "one " + what + " split over " + std::to_string(per_replica) + " GPUs (" + split + ")";

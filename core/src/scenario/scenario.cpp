@@ -876,7 +876,7 @@ void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h,
     if (s.mode == Mode::Inference && !dp && !tp && !pp && !pr.get("context_parallel_size")) {
         // GPUs given for serving and no layout: one server over all of them, as people run it, not replicas.
         const json* gpus = h.is_object() && h.contains("num_gpus") ? &h["num_gpus"] : nullptr;  // read below
-        if (gpus && gpus->is_number_unsigned() && *gpus > 1 && *gpus <= kMax)
+        if (gpus && gpus->is_number_integer() && *gpus > 1 && *gpus <= kMax)
             serving_layout(s, named_inference_engine(doc), gpus->get<std::uint64_t>(), tp, pp);
     }
     x.tp = dd.apply(tp, std::uint64_t{1}, "parallelism.tensor_parallel_size");
