@@ -113,9 +113,21 @@ PoolView ReadPool(const json& serving)
     return p;
 }
 
+std::string Grouped(std::uint64_t n)
+{
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); i++)
+    {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
 std::string PoolText(const PoolView& p)
 {
-    return FormatCount(p.sequences) + " of " + FormatCount(p.requested) + " sequences of " + FormatCount(p.context) +
+    return Grouped(p.sequences) + " of " + Grouped(p.requested) + " sequences of " + Grouped(p.context) +
            " tokens fit (KV pool " + FormatBytes(p.pool_bytes) + " per GPU)";
 }
 

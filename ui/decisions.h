@@ -30,8 +30,9 @@ struct PoolView
     std::uint64_t pool_bytes = 0;  // kv_cache_bytes, per GPU
 };
 PoolView ReadPool(const nlohmann::json& serving);
-// "3 of 32 sequences of 8,192 tokens fit (KV pool 3.98 GiB per GPU)"
+// "3 of 32 sequences of 8,192 tokens fit (KV pool 3.98 GiB per GPU)", the CLI's words
 std::string PoolText(const PoolView& p);
+std::string Grouped(std::uint64_t n);  // 8192 -> "8,192"
 
 // One of gpumem::fit's suggestions.
 struct SuggestionView

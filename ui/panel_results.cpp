@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app.h"
+#include "decisions.h"
 #include "imgui.h"
 #include "panels.h"
 #include "share.h"
@@ -85,10 +86,10 @@ void ShowSummaryPanel(AppState& state)
                              : borderline ? "Borderline (the estimate fits, the top of its error band does not)"
                                           : "Fits";
     if (r.fills_budget)
-        std::snprintf(verdict, sizeof(verdict), "%s: %s of %s sequences of %s tokens fit (KV pool %s per GPU).",
-                      state_word, FormatCount(r.max_concurrent_sequences).c_str(),
-                      FormatCount(r.requested_sequences).c_str(), FormatCount(r.at_context_len).c_str(),
-                      FormatBytes(r.kv_cache_bytes).c_str());
+        std::snprintf(verdict, sizeof(verdict), "%s: %s.", state_word,
+                      PoolText({true, r.max_concurrent_sequences, r.requested_sequences, r.at_context_len,
+                                r.kv_cache_tokens, r.kv_cache_bytes})
+                          .c_str());
     else
         std::snprintf(verdict, sizeof(verdict), "%s: %.0f %% of %s.", state_word, utilization * 100.0,
                       FormatBytes(r.capacity_bytes).c_str());
