@@ -159,10 +159,14 @@ void ShowFitPanel(AppState& state)
     }
     const bool headroom = f.fits;
     if (f.pool.fills_budget)
+    {
         // The engine fills its budget whatever it serves: the verdict is the sequences its pool holds.
-        ImGui::TextDisabled("%s. %s", PoolText(f.pool).c_str(),
-                            headroom ? "Faster runs, then what each change adds to the pool:"
-                                     : "The least change that fits, then the fastest run of each tier:");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s. %s", PoolText(f.pool).c_str(),
+                           headroom ? "Faster runs, then what each change adds to the pool:"
+                                    : "The least change that fits, then the fastest run of each tier:");
+        ImGui::PopStyleColor();
+    }
     else if (headroom)
         ImGui::TextDisabled("Fits with %s to spare. Faster runs that fit, then what each change saves:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, f.headroom_bytes))).c_str());
