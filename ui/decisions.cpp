@@ -10,6 +10,7 @@
 #include "app.h"
 #include "imgui.h"
 #include "share.h"
+#include "widgets.h"
 
 #include <gpumem/gpumem.h>
 
@@ -26,6 +27,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 SuggestionView ReadSuggestion(const json& s)
 {
     SuggestionView view;
+    view.pool = ReadPool(At(s, "serving"));
     view.change = Text(At(s, "change"));
     view.cost = Text(At(s, "cost"));
     view.tier = Text(At(s, "tier"));
@@ -97,6 +99,38 @@ bool Editing()
 
 }  // namespace
 
+PoolView ReadPool(const json& serving)
+{
+    PoolView p;
+    if (!serving.is_object())
+        return p;
+    p.fills_budget = At(serving, "fills_budget") == true;
+    p.sequences = Count(serving, "max_concurrent_sequences");
+    p.requested = Count(serving, "requested_sequences");
+    p.context = Count(serving, "at_context_len");
+    p.tokens = Count(serving, "kv_cache_tokens");
+    p.pool_bytes = Count(serving, "kv_cache_bytes");
+    return p;
+}
+
+std::string Grouped(std::uint64_t n)
+{
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); i++)
+    {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string PoolText(const PoolView& p)
+{
+    return Grouped(p.sequences) + " of " + Grouped(p.requested) + " sequences of " + Grouped(p.context) +
+           " tokens fit (KV pool " + FormatBytes(p.pool_bytes) + " per GPU)";
+}
+
 //-----------------------------------------------------------------------------
 // [SECTION] What would make it fit
 //-----------------------------------------------------------------------------
@@ -125,6 +159,7 @@ void UpdateFit(AppState& state)
     f.device_total_bytes = Count(r, "device_total_bytes");
     f.capacity_bytes = Count(r, "capacity_bytes");
     f.headroom_bytes = Number(r, "headroom_bytes");
+    f.pool = ReadPool(At(r, "serving"));
     f.step_time_s = Number(r, "step_time_s");
     if (At(r, "suggestions").is_array())
         for (const json& s : At(r, "suggestions"))

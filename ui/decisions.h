@@ -18,9 +18,26 @@
 
 namespace gpumem::ui {
 
+// What the KV pool of an engine that fills its budget holds (the result's "serving" with fills_budget): such an
+// engine claims the same share of the card whatever it is asked, so its runs are told apart by this.
+struct PoolView
+{
+    bool fills_budget = false;
+    std::uint64_t sequences = 0;   // max_concurrent_sequences: of context_len tokens, that fit in the pool
+    std::uint64_t requested = 0;   // requested_sequences: inference.batch_size
+    std::uint64_t context = 0;     // at_context_len
+    std::uint64_t tokens = 0;      // kv_cache_tokens
+    std::uint64_t pool_bytes = 0;  // kv_cache_bytes, per GPU
+};
+PoolView ReadPool(const nlohmann::json& serving);
+// "3 of 32 sequences of 8,192 tokens fit (KV pool 3.98 GiB per GPU)", the CLI's words
+std::string PoolText(const PoolView& p);
+std::string Grouped(std::uint64_t n);  // 8192 -> "8,192"
+
 // One of gpumem::fit's suggestions.
 struct SuggestionView
 {
+    PoolView pool;       // a budget-filling serving engine's pool (pool.fills_budget false otherwise)
     std::string change;  // "training method: LoRA"
     std::string cost;    // what the change costs the run
     std::string tier;    // same_math, slower, numerics, data, hardware, method
@@ -57,6 +74,7 @@ struct FitState
     std::uint64_t device_total_bytes = 0;
     std::uint64_t capacity_bytes = 0;
     double headroom_bytes = 0.0;
+    PoolView pool;                            // the scenario's own KV pool, for a budget-filling engine
     double step_time_s = 0.0;                 // the scenario's own
     std::vector<SuggestionView> suggestions;  // the search's runs, then (when it fits) each change's saving
     int fit_count = 0;                        // how many times gpumem::fit ran (for tests)

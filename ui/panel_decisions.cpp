@@ -3,6 +3,7 @@
 // reads its answers; this file places them.
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cstdio>
 #include <iterator>
@@ -62,15 +63,29 @@ void ShowSuggestionRow(AppState& state, int index, bool headroom)
                           s.host_bytes > 0 ? ("\nHost RAM: " + FormatBytes(s.host_bytes)).c_str() : "");
     ImGui::TableNextColumn();
     const std::uint64_t capacity = s.capacity_bytes > 0 ? s.capacity_bytes : f.capacity_bytes;
-    PeakCell(s.device_total_bytes, capacity);
-    if (s.band_high_bytes > s.device_total_bytes)
+    if (s.pool.fills_budget)
+    {
+        // An engine that fills its budget claims the same share in every row: the rows differ by the pool.
+        ImGui::TextColored(UtilizationColor(s.pool.sequences >= s.pool.requested ? 0.5 : 1.0), "%s of %s sequences",
+                           FormatCount(s.pool.sequences).c_str(), FormatCount(s.pool.requested).c_str());
+        ImGui::TextDisabled("%s tokens in the pool", FormatCount(s.pool.tokens).c_str());
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s; the engine claims %s of the card.", PoolText(s.pool).c_str(),
+                              FormatBytes(s.device_total_bytes).c_str());
+    }
+    else
+        PeakCell(s.device_total_bytes, capacity);
+    if (!s.pool.fills_budget && s.band_high_bytes > s.device_total_bytes)
     {
         ImGui::TextDisabled("up to %s", FormatBytes(s.band_high_bytes).c_str());
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("The top of the run's error band: 80 %% of measured runs like it peaked at most this.");
     }
     ImGui::TableNextColumn();
-    if (headroom && s.saving)
+    if (headroom && s.saving && s.pool.fills_budget)
+        ImGui::Text("+%s tokens",
+                    FormatCount(s.pool.tokens > f.pool.tokens ? s.pool.tokens - f.pool.tokens : 0).c_str());
+    else if (headroom && s.saving)
         ImGui::Text("saves %s", FormatBytes(static_cast<std::uint64_t>(std::max(0.0, s.saves_bytes))).c_str());
     else
         SpeedCell(s);
@@ -143,7 +158,16 @@ void ShowFitPanel(AppState& state)
         return;
     }
     const bool headroom = f.fits;
-    if (headroom)
+    if (f.pool.fills_budget)
+    {
+        // The engine fills its budget whatever it serves: the verdict is the sequences its pool holds.
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s. %s", PoolText(f.pool).c_str(),
+                           headroom ? "Faster runs, then what each change adds to the pool:"
+                                    : "The least change that fits, then the fastest run of each tier:");
+        ImGui::PopStyleColor();
+    }
+    else if (headroom)
         ImGui::TextDisabled("Fits with %s to spare. Faster runs that fit, then what each change saves:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, f.headroom_bytes))).c_str());
     else if (f.headroom_bytes >= 0.0)
@@ -172,7 +196,7 @@ void ShowFitPanel(AppState& state)
     {
         ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("Change", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-        ImGui::TableSetupColumn("Peak per GPU", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn(f.pool.fills_budget ? "KV pool" : "Peak per GPU", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn(headroom ? "Step / saves" : "Step (speed)", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_WidthStretch, 1.0f);
         ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
@@ -265,6 +289,15 @@ void ShowExportPanel(AppState& state)
     // Read-only: ImGui does not write to the buffer.
     ImGui::InputTextMultiline("##export_text", e.text.data(), e.text.size() + 1, ImVec2(-FLT_MIN, height),
                               ImGuiInputTextFlags_ReadOnly);
+    // A run that does not fit says so here, and in the file where its format has comments.
+    if (e.result.contains("fit_note") && e.result["fit_note"].is_string())
+    {
+        std::string note = e.result["fit_note"].get<std::string>();
+        note[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(note[0])));
+        note += e.result.value("fit_note_in_file", false) ? " (the file's first line says so)."
+                                                          : " (the format has no comments to say it in).";
+        TextNotice("##export_fit_note", UtilizationColor(1.0), note.c_str());
+    }
     if (e.result.contains("notes") && e.result["notes"].is_array())
         for (const nlohmann::json& note : e.result["notes"])
             BulletWrapped(note.is_string() ? note.get<std::string>() : note.dump());

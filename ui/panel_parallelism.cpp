@@ -53,6 +53,10 @@ void ShowParallelismPanel(AppState& state)
     FormRow("Tensor parallel", "GPUs that split each weight matrix (Megatron / vLLM tensor parallelism).");
     if (ImGui::InputInt("##tensor_parallel", &par.tensor_parallel))
         par.tensor_parallel = std::clamp(par.tensor_parallel, 1, 64);
+    // Serving over several GPUs with no layout given: the core splits the model by tensor parallelism.
+    if (state.scenario.IsInference() && par.tensor_parallel == 1 && resolved.tensor_parallel > 1)
+        ImGui::TextDisabled("Serving over %d GPUs: tensor parallel %d by default", state.scenario.hardware.num_gpus,
+                            resolved.tensor_parallel);
     if (!state.scenario.IsInference())
     {
         FormRow("Pipeline parallel", "Pipeline stages; the figures are for the heaviest stage.");
@@ -118,9 +122,15 @@ void ShowHardwarePanel(AppState& state)
         ImGui::EndCombo();
     }
 
-    FormRow("Number of GPUs", "All GPUs in the job. Data-parallel size is this divided by tensor x pipeline parallel.");
+    FormRow("Number of GPUs",
+            "All GPUs in the job. Training: the data-parallel size is this divided by tensor x pipeline parallel. "
+            "Serving with no tensor parallel set: one server split over them by tensor parallelism (transformers, "
+            "llama.cpp: whole layers per GPU); the line below says the layout.");
     if (ImGui::InputInt("##num_gpus", &state.scenario.hardware.num_gpus))
         state.scenario.hardware.num_gpus = std::clamp(state.scenario.hardware.num_gpus, 1, 4096);
+    // The layout in words (the core's), so that a count never silently means replicas.
+    if (state.scenario.hardware.num_gpus > 1 && !state.last_good.layout_text.empty())
+        TextNotice("##layout", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), state.last_good.layout_text.c_str());
     FormRow("Custom size (GiB)",
             "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
             "instead of the catalogue's figure: for cards not listed, or memory already "

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app.h"
+#include "decisions.h"
 #include "imgui.h"
 #include "panels.h"
 #include "share.h"
@@ -60,7 +61,12 @@ void ShowSummaryPanel(AppState& state)
     // was judged on (a custom size when one is set, which the line says).
     state.displayed_peak = FormatBytes(device_total);
     state.displayed_peak_bytes = device_total;
-    ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
+    if (r.fills_budget)
+        ImGui::TextDisabled(
+            "Per GPU, what the serving engine claims at start-up (its share of the card, whatever it "
+            "serves)");
+    else
+        ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
     if (state.font_large != nullptr)
         ImGui::PushFont(state.font_large);
     ImGui::TextColored(UtilizationColor(utilization), "%s", state.displayed_peak.c_str());
@@ -73,13 +79,25 @@ void ShowSummaryPanel(AppState& state)
     // The verdict in three states, coloured: the band's top fits (green), only the point fits (amber), or the
     // point does not fit (red).
     const bool borderline = r.verdict == "borderline";
-    char verdict[160];
-    std::snprintf(verdict, sizeof(verdict), "%s: %.0f %% of %s.",
-                  !r.fits      ? "Does not fit"
-                  : borderline ? "Borderline (the estimate fits, the top of its error band does not)"
-                               : "Fits",
-                  utilization * 100.0, FormatBytes(r.capacity_bytes).c_str());
-    TextNotice("##verdict", UtilizationColor(!r.fits ? 1.0 : borderline ? 0.9 : std::min(utilization, 0.79)), verdict);
+    // An engine that fills its budget (vLLM, SGLang, TGI, TensorRT-LLM) claims the same share of the card whatever
+    // it serves: its verdict is the sequences its KV pool holds.
+    char verdict[256];
+    const char* state_word = !r.fits      ? "Does not fit"
+                             : borderline ? "Borderline (the estimate fits, the top of its error band does not)"
+                                          : "Fits";
+    if (r.fills_budget)
+        std::snprintf(verdict, sizeof(verdict), "%s: %s.", state_word,
+                      PoolText({true, r.max_concurrent_sequences, r.requested_sequences, r.at_context_len,
+                                r.kv_cache_tokens, r.kv_cache_bytes})
+                          .c_str());
+    else
+        std::snprintf(verdict, sizeof(verdict), "%s: %.0f %% of %s.", state_word, utilization * 100.0,
+                      FormatBytes(r.capacity_bytes).c_str());
+    TextNotice("##verdict",
+               UtilizationColor(!r.fits      ? 1.0
+                                : borderline ? 0.9
+                                             : std::min(r.fills_budget ? 0.5 : utilization, 0.79)),
+               verdict);
     if (r.gpus_needed)
     {
         ImGui::SameLine();
@@ -174,9 +192,13 @@ void ShowSummaryPanel(AppState& state)
                     FormatCount(r.max_concurrent_sequences).c_str(), FormatCount(r.at_context_len).c_str());
         ImGui::SameLine();
         HelpMarker(
-            "vLLM claims gpu_memory_utilization of the card, keeps the weights and its profiling step's "
-            "activations, and turns every byte left into KV-cache blocks.");
+            "The engine claims its share of the card at start-up (vLLM: gpu_memory_utilization; SGLang: "
+            "mem_fraction_static; TGI, TensorRT-LLM: a fraction of the free memory), keeps the weights and its "
+            "profiling step's activations, and turns every byte left into KV-cache blocks. The device total is that "
+            "claim whatever the batch; what the batch needs is sequences in the pool.");
     }
+    if (state.scenario.IsInference() && !r.layout_text.empty())
+        ImGui::TextDisabled("Layout: %s.", r.layout_text.c_str());
     ImGui::Spacing();
 }
 

@@ -437,7 +437,12 @@ ResultView ReadResult(const json& r)
         view.kv_cache_blocks = Bytes(*sv, "kv_cache_blocks");
         view.max_concurrent_sequences = Bytes(*sv, "max_concurrent_sequences");
         view.at_context_len = Bytes(*sv, "at_context_len");
+        view.requested_sequences = Bytes(*sv, "requested_sequences");
+        view.kv_cache_bytes = Bytes(*sv, "kv_cache_bytes");
+        view.fills_budget = Find(*sv, "fills_budget") != nullptr && (*sv)["fills_budget"] == true;
     }
+    if (const json* layout = Find(r, "layout"); layout != nullptr && Find(*layout, "text") != nullptr)
+        view.layout_text = Text((*layout)["text"]);
     view.warnings = Texts(Find(r, "warnings"));
     view.defaults_applied = Texts(Find(r, "defaults_applied"));
     if (const json* e = Find(r, "explain"); e != nullptr && e->is_object())

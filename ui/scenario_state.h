@@ -82,7 +82,9 @@ struct ModelChoice
 // training.*. Empty optionals are left out of the scenario: the core's default applies.
 struct TrainingSettings
 {
-    Method method = Method::Full;
+    // The page opens on a run people make and that fits one card: a LoRA fine-tune (its checkpointing the core's
+    // default for adapters, full, as axolotl's and torchtune's example configs run it).
+    Method method = Method::Lora;
     int lora_rank = 16;
     float lora_alpha = 0.0f;             // 0: the core's default (2 x rank)
     std::optional<double> lora_dropout;  // in [0, 1)
@@ -242,6 +244,10 @@ struct ResultView
     std::uint64_t kv_cache_blocks = 0;
     std::uint64_t max_concurrent_sequences = 0;
     std::uint64_t at_context_len = 0;
+    std::uint64_t requested_sequences = 0;  // inference.batch_size
+    std::uint64_t kv_cache_bytes = 0;       // the pool, per GPU
+    bool fills_budget = false;              // the engine claims its share whatever it serves: judge by sequences
+    std::string layout_text;                // the result's layout.text: replicas and how each is split, in words
 
     std::vector<std::string> warnings;
     std::vector<std::string> defaults_applied;

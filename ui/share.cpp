@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app.h"
+#include "decisions.h"
 #include "hub.h"
 #include "widgets.h"
 
@@ -804,6 +805,10 @@ std::string ResultMarkdown(const AppState& state)
     char tail[96];
     std::snprintf(tail, sizeof(tail), "\n%s: %.0f %% ", r.fits ? "Fits" : "Does not fit", r.utilization * 100.0);
     md += tail + CapacityText(state) + " (gpumem " + state.version + ").\n";
+    if (r.fills_budget)
+        md += PoolText({true, r.max_concurrent_sequences, r.requested_sequences, r.at_context_len, r.kv_cache_tokens,
+                        r.kv_cache_bytes}) +
+              ".\n";
     md += BandSentence(r) + (BandSentence(r).empty() ? "" : "\n");
     if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
         md += "Calibration: " + gpumem::display_text(c.name, kNameChars) + " (" + c.hash + ").\n";
@@ -825,6 +830,12 @@ std::string ResultSummary(const AppState& state)
                   r.peak_phase.empty() ? "null" : r.peak_phase.c_str(), r.fits ? "fits" : "does not fit",
                   r.utilization * 100.0);
     std::string text = ResultLabel(r) + head + CapacityText(state) + ".";
+    // An engine that fills its budget claims that much whatever it serves: what fits is the sequences.
+    if (r.fills_budget)
+        text += " " +
+                PoolText({true, r.max_concurrent_sequences, r.requested_sequences, r.at_context_len, r.kv_cache_tokens,
+                          r.kv_cache_bytes}) +
+                ".";
     if (const std::string band = BandSentence(r); !band.empty())
         text += " " + band;
     if (const std::vector<std::string> set = LinkValuesInEffect(state); !set.empty())

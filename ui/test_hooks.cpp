@@ -103,6 +103,8 @@ std::vector<NamedItem> MakeNamedItems()
         {"export_download", "Download##export"},
         {"export_text", "##export_text"},
         {"export_error", "##export_error"},
+        {"export_fit_note", "##export_fit_note"},
+        {"layout", "##layout"},
         {"calibration_header", "###calibration"},
         {"load_calibration", "Load calibration..."},
         {"remove_calibration", "Remove##calibration"},

@@ -223,6 +223,18 @@ void print_gpus_needed(const json& r) {
     }
 }
 
+// What a serving engine's KV pool holds, as the verdict's subject: "3 of 32 sequences of 8,192 tokens fit
+// (KV pool 3.98 GiB per GPU = 26,000 tokens)".
+std::string serving_text(const json& sv, bool gb) {
+    char pool[48];
+    std::snprintf(pool, sizeof pool, "%.2f %s",
+                  sv["kv_cache_bytes"].get<double>() / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)),
+                  gb ? "GB" : "GiB");
+    return with_commas(sv["max_concurrent_sequences"]) + " of " + with_commas(sv["requested_sequences"]) +
+           " sequences of " + with_commas(sv["at_context_len"]) + " tokens fit (KV pool " + pool +
+           " per GPU = " + with_commas(sv["kv_cache_tokens"]) + " tokens)";
+}
+
 void print_table(const json& r, bool gb) {
     const char* unit = gb ? "GB" : "GiB";
     const json& sc = r["scenario"];
@@ -248,11 +260,14 @@ void print_table(const json& r, bool gb) {
                   << (i["kv_cache"].get<bool>() ? i["kv_cache_dtype"].get<std::string>() : std::string("off")) << "\n";
     }
     const json& p = sc["parallelism"];
-    std::cout << sc["hardware"]["num_gpus"] << " x " << sc["hardware"]["gpu"].get<std::string>() << " | engine "
-              << sc["engine"]["type"].get<std::string>();
-    if (sc["engine"]["zero_stage"].get<int>() > 0) std::cout << " ZeRO-" << sc["engine"]["zero_stage"];
+    std::cout << sc["hardware"]["num_gpus"] << " x " << sc["hardware"]["gpu"].get<std::string>();
+    // The training engine is the training's: a serving scenario's engine is on the line above.
+    if (sc["mode"] == "training") {
+        std::cout << " | engine " << sc["engine"]["type"].get<std::string>();
+        if (sc["engine"]["zero_stage"].get<int>() > 0) std::cout << " ZeRO-" << sc["engine"]["zero_stage"];
+    }
     std::cout << " | dp " << p["data_parallel_size"] << " tp " << p["tensor_parallel_size"] << " pp "
-              << p["pipeline_parallel_size"] << "\n\n";
+              << p["pipeline_parallel_size"] << ": " << r["layout"]["text"].get<std::string>() << "\n\n";
 
     std::cout << "per GPU, at the peak (" << pg["peak_phase"].get<std::string>() << ")" << std::string(14, ' ') << unit
               << "\n";
@@ -285,20 +300,18 @@ void print_table(const json& r, bool gb) {
         std::cout << "  host RAM (offload)             " << amount(r["host_bytes"], gb) << "\n";
     char util[16];
     std::snprintf(util, sizeof util, "%.1f%%", r["utilization"].get<double>() * 100);
-    std::cout << "\nfits: " << verdict_text(r) << " (" << util << " of the card)";
+    // An engine that fills its budget (vLLM, SGLang, TGI, TensorRT-LLM) claims the same share of the card
+    // whatever the batch: its verdict is about the sequences its KV pool holds.
+    const json& sv = r["serving"];
+    const bool fills = sv.is_object() && sv.value("fills_budget", false);
+    std::cout << "\nfits: " << verdict_text(r);
+    if (fills)
+        std::cout << ": " << serving_text(sv, gb) << "; " << sv["engine"].get<std::string>() << " claims " << util
+                  << " of the card";
+    else std::cout << " (" << util << " of the card)";
     if (!r["gpus_needed"].is_null()) std::cout << ", GPUs needed: " << r["gpus_needed"];
     std::cout << "\n";
     std::cout << "error band: " << band_text(r, gb) << "\n";
-    if (r["serving"].is_object()) {  // what a serving engine's KV pool holds
-        const json& sv = r["serving"];
-        char pool[48];
-        std::snprintf(pool, sizeof pool, "%.2f %s",
-                      sv["kv_cache_bytes"].get<double>() / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)),
-                      gb ? "GB" : "GiB");
-        std::cout << "serving (" << sv["engine"].get<std::string>() << "): KV pool " << pool << " = "
-                  << with_commas(sv["kv_cache_tokens"]) << " tokens; " << with_commas(sv["max_concurrent_sequences"])
-                  << " concurrent sequences of " << with_commas(sv["at_context_len"]) << " tokens\n";
-    }
     print_gpus_needed(r);
     if (!r["warnings"].empty()) {
         std::cout << "\nwarnings:\n";
@@ -477,8 +490,13 @@ void print_suggestion(int n, const json& x) {
     std::cout << "  " << n << ". ";
     if (x.value("least_change", false)) std::cout << "[least change] ";
     else if (x.value("fastest", false)) std::cout << "[fastest, " << x["tier"].get<std::string>() << "] ";
-    std::cout << x["change"].get<std::string>() << "\n     " << gib(x["device_total_bytes"]) << " per GPU ("
-              << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"]) << ")";
+    std::cout << x["change"].get<std::string>() << "\n     ";
+    // An engine that fills its budget claims the same share in every row: its rows differ by what the pool holds.
+    if (x["serving"].is_object() && x["serving"].value("fills_budget", false))
+        std::cout << serving_text(x["serving"], false) << ", claiming " << gib(x["device_total_bytes"]) << " per GPU";
+    else
+        std::cout << gib(x["device_total_bytes"]) << " per GPU ("
+                  << percent(x["device_total_bytes"], x["estimate"]["per_gpu"]["capacity_bytes"]) << ")";
     const json& band = x["estimate"]["per_gpu"]["band"];
     if (band.is_object() && band.value("high_bytes", 0.0) > x["device_total_bytes"].get<double>())
         std::cout << ", up to " << gib(band["high_bytes"]) << " at the band's top";
@@ -501,8 +519,11 @@ int cmd_fit(const Args& o, const Request& req) {
     int n = 0;
     const bool borderline = r.value("include_borderline", false);
     if (r.value("verdict", "") == "fits" || (borderline && r["fits"] == true)) {
-        std::cout << model << " fits: " << gib(static_cast<std::uint64_t>(total)) << " of "
-                  << gib(static_cast<std::uint64_t>(capacity)) << " per GPU (" << percent(total, capacity) << "), "
+        std::cout << model << " fits: ";
+        if (r["serving"].is_object() && r["serving"].value("fills_budget", false))
+            std::cout << serving_text(r["serving"], false) << ", claiming ";
+        std::cout << gib(static_cast<std::uint64_t>(total)) << " of " << gib(static_cast<std::uint64_t>(capacity))
+                  << " per GPU (" << percent(total, capacity) << "), "
                   << gib(static_cast<std::uint64_t>(capacity - total)) << " free.";
         if (!r["suggestions"].empty()) {
             std::cout << " Faster runs that fit, by tier:\n";
@@ -511,8 +532,10 @@ int cmd_fit(const Args& o, const Request& req) {
         std::cout << (r["suggestions"].empty() ? " " : "") << "What each change would save:\n";
         for (const json& x : r["savings"]) print_suggestion(++n, x);
     } else {
-        std::cout << model << (r["fits"] == true ? " is borderline: " : " does not fit: ")
-                  << gib(static_cast<std::uint64_t>(total)) << " of " << gib(static_cast<std::uint64_t>(capacity))
+        std::cout << model << (r["fits"] == true ? " is borderline: " : " does not fit: ");
+        if (r["serving"].is_object() && r["serving"].value("fills_budget", false))
+            std::cout << serving_text(r["serving"], false) << ", claiming ";
+        std::cout << gib(static_cast<std::uint64_t>(total)) << " of " << gib(static_cast<std::uint64_t>(capacity))
                   << " per GPU (" << percent(total, capacity) << ")"
                   << (r["fits"] == true ? ", but the top of its error band does not fit" : "")
                   << ". What would make it fit" << (borderline ? "" : " with its error band")
@@ -544,6 +567,8 @@ int cmd_export(const Args& o, const Request& req) {
     json r = gpumem::export_config(req.document);
     if (!r.value("ok", false) || o.json_out) return emit_json(r, o);
     for (const json& n : r["notes"]) std::cerr << "gpumem: note: " << n.get<std::string>() << "\n";
+    // A run that does not fit: the file says so where its format has comments; stderr always does.
+    if (r["fit_note"].is_string()) std::cerr << "gpumem: warning: " << r["fit_note"].get<std::string>() << "\n";
     if (!o.out_file.empty())
         std::cerr << "gpumem: wrote " << o.out_file << " (" << r["format"].get<std::string>() << ")\n";
     return write_output(o, r["text"].get<std::string>());

@@ -68,7 +68,11 @@ json training_scenario(const TableOptions& o, const std::string& dtype) {
 json lora_scenario(const TableOptions& o, const std::string& dtype) {
     json s = base_scenario(o, dtype);
     s["mode"] = "training";
-    json t = {{"batch_size", o.batch_size}, {"seq_len", o.sequence_length}, {"lora", {{"rank", o.lora_rank}}}};
+    // No checkpointing, as in the full-training column (the core's default for adapters is full).
+    json t = {{"batch_size", o.batch_size},
+              {"seq_len", o.sequence_length},
+              {"lora", {{"rank", o.lora_rank}}},
+              {"activation_checkpointing", "none"}};
     if (dtype == "int8" || dtype == "int4") {
         t["method"] = "qlora";
         t["quantization"] = dtype == "int8" ? "int8" : "nf4";

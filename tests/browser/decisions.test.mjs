@@ -1,6 +1,6 @@
 // The decision panels in the page (issue #20), driven by real mouse and keyboard input and checked
 // against the native CLI on the page's own scenario:
-//   - "What would make it fit": the default page (Llama-3.1-8B, full fine-tuning, one H100) does not
+//   - "What would make it fit": Llama-3.1-8B, full fine-tuning, one H100 (by a link) does not
 //     fit; its suggestions are `gpumem fit`'s; Apply on LoRA puts that scenario into the calculator,
 //     whose headline then equals `gpumem estimate` of it; Undo puts the scenario back.
 //   - "Configs to run": the text is `gpumem export FORMAT`'s; Download saves it under its file name.
@@ -43,8 +43,11 @@ const uiTotal = (page) => page.evaluate(() => window.gpumem.uiTotal());
 
 
 
-test('the default page does not fit: the suggestions are gpumem fit\'s, Apply takes one, Undo takes it back', async () => {
-  const page = await openPage();
+// Full fine-tuning of Llama-3.1-8B on one H100 (the page opens on a LoRA run that fits: asked for by the link).
+const FULL = `?model=meta-llama/Llama-3.1-8B&s=${Buffer.from(JSON.stringify({ version: 1, training: { method: 'full' } })).toString('base64url')}`;
+
+test('a run that does not fit: the suggestions are gpumem fit\'s, Apply takes one, Undo takes it back', async () => {
+  const page = await openPage(FULL);
   let state = await until(page, 'the first fit', (s) => s.decisions.fit_count >= 1);
   const before = await uiScenario(page);
   assert.equal(before.model.preset, 'meta-llama/Llama-3.1-8B');

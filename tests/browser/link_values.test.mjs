@@ -215,7 +215,8 @@ async function assertStorageDocumented(page) {
 
 test('a calibration: applied by a link only from this browser\'s copy, shown as set by the link; Remove deletes the copy', async () => {
   const calFile = makeCalibration(work, 'link-cal');
-  const page = await openPage('?model=meta-llama/Llama-3.1-8B');
+  // Full fine-tuning (the page opens on LoRA), which does not fit one H100.
+  const page = await openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ version: 1, training: { method: 'full' } })}`);
   let state = await loadCalibration(page, calFile);
   const hash = state.decisions.calibration.hash;
   const key = `gpumem:/:calibration:${hash}`;

@@ -37,6 +37,7 @@ function words(text) {
   const out = [];
   const re = /'((?:[^']|'\\'')*)'|(\S+)/g;
   for (const line of text.replace(/\\\n/g, ' ').split('\n')) {
+    if (/^#/.test(line)) continue;  // a comment line, as the shell reads it (an export that does not fit says so)
     for (const m of line.matchAll(re)) {
       if (m[1] !== undefined) out.push(m[1].replace(/'\\''/g, "'"));
       else if (m[2] !== '\\') out.push(m[2]);

@@ -60,9 +60,9 @@ test('estimate prints the serving capacity and vLLM\'s verdict when one sequence
   const args = ['estimate', '--model', 'Qwen/Qwen3-32B', '--mode', 'inference', '--inference-engine', 'vllm'];
   const ok = spawnSync(cli, [...args, '--context-len', '16000'], { encoding: 'utf8' });
   assert.equal(ok.status, 0, ok.stderr);
-  assert.match(ok.stdout, /serving \(vllm\): KV pool [\d.]+ GiB = [\d,]+ tokens; 1 concurrent sequences of 16,000 tokens/);
+  assert.match(ok.stdout, /^fits: yes: 1 of 1 sequences of 16,000 tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\); vllm claims [\d.]+% of the card/m);
   const long = spawnSync(cli, [...args, '--context-len', '32000'], { encoding: 'utf8' });
-  assert.match(long.stdout, /0 concurrent sequences of 32,000 tokens/);
+  assert.match(long.stdout, /^fits: NO: 0 of 1 sequences of 32,000 tokens fit/m);
   assert.match(long.stdout, /vLLM would not start: one sequence of max_model_len 32000 tokens needs [\d.]+ GiB of KV cache.*longest it could serve is about \d+ tokens.*`gpumem fit`/);
   // The release family: FlashInfer's sampler (0.11.0) leaves more for the pool than the sort (0.12).
   const pool = (v) => JSON.parse(spawnSync(cli, [...args, '--engine-version', v, '--json'], { encoding: 'utf8' }).stdout)
@@ -95,4 +95,74 @@ test('engine_version 0.8-v0 and 0.9-v0 estimate vLLM\'s V0 engine with its defau
   assert.equal(explained.status, 0, explained.stderr);
   assert.match(explained.stdout, /V0 sampler/);
   assert.match(explained.stdout, /vllm\/model_executor\/layers\/sampler\.py/);
+});
+
+// Issue #30: vLLM serving Llama 3.1 70B to 32 users at 8k context on two H100s. Two GPUs for serving are one
+// tensor-parallel server, said in words; the verdict is about the sequences the KV pool holds, not the budget
+// the engine fills; the training engine's defaults and warnings stay out; fit's rows differ by the pool.
+const issue = ['--model', 'meta-llama/Llama-3.1-70B-Instruct', '--mode', 'inference', '--inference-engine', 'vllm',
+  '--gpu', 'H100-80GB', '--gpus', '2', '--batch-size', '32', '--context-len', '8192'];
+
+test('a serving estimate on two GPUs is one tensor-parallel server, judged by the sequences its pool holds', () => {
+  const r = spawnSync(cli, ['estimate', ...issue], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^2 x H100-80GB \| dp 1 tp 2 pp 1: one vllm server split over 2 GPUs \(tensor parallel 2\)$/m);
+  assert.match(r.stdout, /^fits: NO: \d+ of 32 sequences of 8,192 tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\); vllm claims [\d.]+% of the card, GPUs needed: 4$/m);
+  assert.match(r.stdout, /parallelism\.tensor_parallel_size = 2 \(num_gpus 2: one vllm server/);
+  // The training engine is the training's: not printed, not defaulted, not warned about.
+  assert.doesNotMatch(r.stdout, /engine (ddp|none)/);
+  assert.doesNotMatch(r.stdout, /engine\.type/);
+  assert.doesNotMatch(r.stdout, /Megatron way/);
+  // Reserved is never above the device total.
+  const j = JSON.parse(spawnSync(cli, ['estimate', ...issue, '--json'], { encoding: 'utf8' }).stdout);
+  assert.ok(j.per_gpu.peak_reserved_bytes <= j.per_gpu.device_total_bytes);
+  assert.equal(j.serving.requested_sequences, 32);
+  assert.equal(j.serving.fills_budget, true);
+  // Training still names its engine.
+  const t = spawnSync(cli, ['estimate', '--model', 'meta-llama/Llama-3.1-8B', '--gpus', '2'], { encoding: 'utf8' });
+  assert.match(t.stdout, /^2 x H100-80GB \| engine ddp \| dp 2 tp 1 pp 1: 2 data-parallel ranks, one GPU each$/m);
+});
+
+test('fit compares a budget-filling engine\'s runs by sequences and tokens in the pool', () => {
+  const r = spawnSync(cli, ['fit', ...issue], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /does not fit: \d+ of 32 sequences of 8,192 tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming [\d.]+ GiB of [\d.]+ GiB per GPU/);
+  const rows = r.stdout.split('\n').filter((l) => /^ {5}\S/.test(l));
+  assert.ok(rows.length >= 2, r.stdout);
+  for (const row of rows) assert.match(row, /^ {5}(\d+) of (\d+) sequences of [\d,]+ tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming /);
+  // Every row holds the sequences it asks for (a row may ask for fewer, or shorter ones).
+  for (const row of rows) {
+    const [, held, asked] = row.match(/^ {5}(\d+) of (\d+)/);
+    assert.ok(Number(held) >= Number(asked), row);
+  }
+});
+
+test('an export of a run that does not fit says so in the file, or on stderr where the format has no comments', () => {
+  const v = spawnSync(cli, ['export', 'vllm', ...issue], { encoding: 'utf8' });
+  assert.equal(v.status, 0, v.stderr);
+  assert.match(v.stdout, /^# gpumem: this run does not fit: \d+ of 32 sequences of 8192 tokens fit \(KV pool [\d.]+ GiB per GPU\); `gpumem fit` finds what would\nvllm serve /);
+  assert.match(v.stderr, /gpumem: warning: this run does not fit/);
+  for (const format of ['axolotl', 'torchtune', 'torchrun', 'accelerate']) {
+    const y = spawnSync(cli, ['export', format, '--model', 'meta-llama/Llama-3.1-70B'], { encoding: 'utf8' });
+    assert.equal(y.status, 0, y.stderr);
+    assert.match(y.stdout, /^# gpumem: this run does not fit: [\d.]+ GiB of [\d.]+ GiB per GPU \(\d+ %\)/, format);
+  }
+  const ds = spawnSync(cli, ['export', 'deepspeed', '--model', 'meta-llama/Llama-3.1-70B'], { encoding: 'utf8' });
+  assert.equal(ds.status, 0, ds.stderr);
+  assert.ok(JSON.parse(ds.stdout), 'the JSON stays JSON');
+  assert.match(ds.stderr, /gpumem: warning: this run does not fit: [\d.]+ GiB of/);
+  // One that fits: no comment, no warning.
+  const ok = spawnSync(cli, ['export', 'axolotl', '--model', 'meta-llama/Llama-3.1-8B', '--qlora'], { encoding: 'utf8' });
+  assert.doesNotMatch(ok.stdout + ok.stderr, /does not fit/);
+});
+
+test('an adapter fine-tune checkpoints by default, and says why', () => {
+  for (const flag of ['--lora', '--qlora']) {
+    const r = spawnSync(cli, ['estimate', '--model', 'meta-llama/Llama-3.1-8B', flag], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /checkpointing full/);
+    assert.match(r.stdout, /training\.activation_checkpointing = "full" \(what LoRA and QLoRA fine-tunes run: axolotl's and torchtune's example configs turn it on\)/);
+  }
+  const full = spawnSync(cli, ['estimate', '--model', 'meta-llama/Llama-3.1-8B'], { encoding: 'utf8' });
+  assert.match(full.stdout, /checkpointing none/);
 });

@@ -279,6 +279,7 @@ nlohmann::json settings();
 //   ok:     {"ok": true, "parameters": {...}, "per_gpu": {...}, "host_bytes", "fits", "verdict",
 //            "utilization", "gpus_needed", "warnings": [...], "defaults_applied": [...],
 //            "serving": <an engine's KV pool: kv_cache_tokens, max_concurrent_sequences, ...> | null,
+//            "layout": {"replicas", "gpus_per_replica", "text": <how the GPUs run the model, in words>},
 //            "throughput": {"model": <its model in words>, inference: "decode_tokens_per_s",
 //            "prefill_tokens_per_s", ...; training: "training_tokens_per_s", "mfu", ...},
 //            "assumptions": {...}, "scenario": <the scenario with every default filled in>}
@@ -297,6 +298,14 @@ nlohmann::json settings();
 //    claim, so the band is the point), "note"}. "scenario_key": 16 hex digits naming the resolved scenario (without its
 //    calibration);
 // a run with the same key is this very scenario and is left out of its band.
+// "serving" (vLLM, SGLang, TGI, TensorRT-LLM): {"engine", "kv_cache_bytes" (per GPU), "kv_cache_blocks",
+// "kv_cache_tokens", "max_concurrent_sequences" (of at_context_len tokens that fit the pool), "at_context_len",
+// "requested_sequences" (inference.batch_size), "fills_budget": true}. An engine that fills its budget claims its
+// share of the card at start-up whatever it serves, so device_total_bytes is that claim; what "fits" asks of it is
+// max_concurrent_sequences >= requested_sequences (and the claim within the card). Front ends say the verdict
+// as "N of M sequences of L tokens fit (KV pool X per GPU)", and fit() compares its runs by the pool.
+// "layout": a serving scenario that gives num_gpus and no parallel sizes runs one server over them by tensor
+// parallelism (transformers, llama.cpp: whole layers per GPU, pipeline); the text says replicas and split.
 // The runs are the bundled validation set's (presets/error_bands.json), or a calibration's "residuals" when
 // the scenario carries one ("calibration": {"name", "hash", "residuals": [{"id", "mode", "stack", "method",
 // "gpus", "ratio", "key"}]}, as apply_calibration puts it).
@@ -379,10 +388,13 @@ nlohmann::json plan(const nlohmann::json& request);
 //                     "changes": [...],          // the change in words, one entry per field group
 //                     "set": {"engine.type": "deepspeed", ...},  // dotted fields changed
 //                     "fits", "verdict", "device_total_bytes", "saves_bytes", "host_bytes",
+//                     "serving",                 // its estimate's "serving" (null without a KV pool)
 //                     "step_time_s", "tokens_per_s", "speed_vs_scenario",  // its own estimate's throughput
 //                     "scenario": {...},         // the run: runs as it stands
 //                     "estimate": {...}}, ...],  // least change first, then by tier, the fastest first
 //    "savings": [...],   // a scenario that fits: each single change that lowers its peak, as suggestions
+//                        // (an engine that fills its budget: each that enlarges its KV pool, largest first)
+//    "serving": <the scenario's own estimate's "serving">,
 //    "search": {"candidates", "evaluations", "fitting", "variants", "elapsed_ms"},
 //    "estimate": <estimate() of the scenario as given>}
 // Not fitting, "suggestions" also holds the data tier (the longest sequence or context, the most
@@ -440,6 +452,8 @@ std::string calibration_hash(const nlohmann::json& calibration);
 // "gpus_per_node": 8 (default min(GPUs, 8)), "script": "train.py" (torchrun)} ->
 //   {"ok": true, "format", "kind": "json" | "yaml" | "command", "file_name", "text",
 //    "notes": [what the user still sets in code or data], "scenario": <resolved>,
+//    "verdict": <the estimate's>, "fit_note": <"this run does not fit: ..."> | null (null when it fits),
+//    "fit_note_in_file": <whether "text" starts with it as a '#' comment: YAML and command lines; JSON cannot>,
 //    "estimate": <estimate() of that scenario>}
 // A field the format needs and the scenario leaves out takes the format's value (vllm sets
 // inference.engine, torchtune training.framework, deepspeed engine.type); a field the format cannot

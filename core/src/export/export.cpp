@@ -3,6 +3,8 @@
 #include "export/export.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,33 @@ void require_field(json& scenario, const char* section, const char* key, const s
     issues.push_back({std::string(section) + "." + key,
                       std::string("is not what ") + format + " runs (" + value + "); leave it out or set " + value,
                       show(*it)});
+}
+
+// What the file's reader should know before running it: that the estimate says it does not fit (or fits only
+// without its error band), in the estimate's own figures; empty when it fits. An engine that fills its budget is
+// judged by the sequences its KV pool holds.
+std::string fit_note(const json& e) {
+    const std::string verdict = e.value("verdict", std::string());
+    if (verdict == "fits") return "";
+    auto gib = [](double bytes) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.2f GiB", bytes / static_cast<double>(kGiB));
+        return std::string(text);
+    };
+    const json& pg = e["per_gpu"];
+    const double total = pg["device_total_bytes"], cap = pg["capacity_bytes"];
+    const json& sv = e["serving"];
+    std::string what;
+    if (sv.is_object() && sv.value("fills_budget", false))
+        what = std::to_string(sv["max_concurrent_sequences"].get<std::uint64_t>()) + " of " +
+               std::to_string(sv["requested_sequences"].get<std::uint64_t>()) + " sequences of " +
+               std::to_string(sv["at_context_len"].get<std::uint64_t>()) + " tokens fit (KV pool " +
+               gib(sv["kv_cache_bytes"]) + " per GPU)";
+    else what = gib(total) + " of " + gib(cap) + " per GPU (" + std::to_string(std::lround(total / cap * 100)) + " %)";
+    if (verdict == "borderline")
+        return "borderline, the estimate fits (" + what + ") but the top of its error band (" +
+               gib(pg["band"].value("high_bytes", total)) + ") does not: `gpumem fit` finds a margin";
+    return "this run does not fit: " + what + "; `gpumem fit` finds what would";
 }
 
 }  // namespace
@@ -128,12 +157,20 @@ json export_config(const json& request) {
     Written w = write_run(*format, run, per_node, script);
     if (!w.issues.empty()) return error_document(w.issues);
     json notes = w.notes;
+    // A run that does not fit says so in the file, where the format has comments (YAML and shell lines: '#');
+    // a JSON file cannot, so the front ends say it beside it (fit_note).
+    const std::string warning = fit_note(estimated);
+    const bool commented = std::string(w.kind) != "json";
+    if (!warning.empty() && commented) w.text = "# gpumem: " + warning + "\n" + w.text;
     return {{"ok", true},
             {"format", fmt},
             {"kind", w.kind},
             {"file_name", w.file_name},
             {"text", w.text},
             {"notes", notes},
+            {"verdict", estimated["verdict"]},
+            {"fit_note", warning.empty() ? json() : json(warning)},
+            {"fit_note_in_file", !warning.empty() && commented},
             {"scenario", estimated["scenario"]},
             {"estimate", estimated}};
 }

@@ -464,6 +464,8 @@ void finish_read(Reader& r) {
     json& s = r.out().scenario;
     s["mode"] = "training";
     r.set("training.framework", "transformers");
+    // axolotl's own default (its config schema: gradient_checkpointing False), not gpumem's for adapters.
+    if (!r.has("training.activation_checkpointing")) r.set("training.activation_checkpointing", "none");
     const Doc& d = r.doc();
     // Weights in the training dtype (pure); DeepSpeed adds its fp32 master copy.
     if (r.get("engine.type") == json("deepspeed")) r.set("training.precision", "mixed_master_fp32");

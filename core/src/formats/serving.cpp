@@ -193,6 +193,10 @@ void finish_serving(Reader& r, const char* engine, VisibleGpus mode) {
                      " runs on one of them");
         }
     }
+    // Unsharded by its own default: one GPU per server, whatever GPU count is given with the file (gpumem's
+    // default for a serving scenario that gives only a count is one server over all of them).
+    if (!sized && mode != VisibleGpus::Shard && !r.has("parallelism.tensor_parallel_size"))
+        r.set("parallelism.tensor_parallel_size", 1);
     const std::uint64_t gpus = size_of(r, "parallelism.tensor_parallel_size") *
                                size_of(r, "parallelism.pipeline_parallel_size") *
                                size_of(r, "parallelism.data_parallel_size");

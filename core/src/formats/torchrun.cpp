@@ -401,6 +401,8 @@ void finish_read(Reader& r) {
     json& s = r.out().scenario;
     s["mode"] = "training";
     if (!r.has("training.framework")) r.set("training.framework", "transformers");
+    // HF TrainingArguments.gradient_checkpointing defaults to False, whatever gpumem assumes for adapters.
+    if (!r.has("training.activation_checkpointing")) r.set("training.activation_checkpointing", "none");
     std::uint64_t nodes = 1;
     if (s.contains("_nodes")) {
         nodes = s["_nodes"];

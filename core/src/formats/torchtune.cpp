@@ -629,6 +629,8 @@ void finish_read(Reader& r) {
     s["mode"] = "training";
     r.set("training.framework", "torchtune");
     r.set("training.precision", "pure");  // torchtune holds the weights in its dtype
+    // The recipes read cfg.get("enable_activation_checkpointing", False): off when the config leaves it out.
+    if (!r.has("training.activation_checkpointing")) r.set("training.activation_checkpointing", "none");
     const Doc& d = r.doc();
     std::uint64_t nodes = 1;
     if (s.contains("_nodes")) {

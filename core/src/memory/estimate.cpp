@@ -54,14 +54,19 @@ Figures evaluate(const Scenario& s) {
                                 {{"nccl_buffers_gib (tunable)", s.tunable(Tunable::NcclBuffersGib), "GiB"}, per_gib},
                                 "NCCL_BUFFSIZE x channels x peers (docs/memory-model.md)");
     f.device = f.reserved + f.context + f.breakdown.outside_allocator;
-    // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi.
+    // An engine that claims a share of the card up front (vLLM) shows that share in nvidia-smi; a phase whose
+    // reserved memory and context go past the claim (images encoded beside a full KV pool) shows that instead:
+    // nvidia-smi never shows less than what the process reserved.
     if (f.breakdown.claimed > 0) {
+        const double held = f.device;  // reserved + CUDA context (+ NCCL) + outside the allocator, at the peak
         f.context = ex.rule("engine_claim_rest", "the rest of the engine's claim (context, graphs, unused pool)",
-                            std::max(0.0, f.breakdown.claimed - f.reserved),
-                            "max(0, the engine's claim - reserved at the peak)",
-                            {{"the engine's claim", f.breakdown.claimed, "bytes"}, {"reserved", f.reserved, "bytes"}},
+                            std::max(0.0, std::max(f.breakdown.claimed, held) - f.reserved),
+                            "max(the engine's claim, reserved + context at the peak) - reserved at the peak",
+                            {{"the engine's claim", f.breakdown.claimed, "bytes"},
+                             {"reserved", f.reserved, "bytes"},
+                             {"reserved + context at the peak", held, "bytes"}},
                             "the engine preallocates its share at start-up (nvidia-smi shows it)");
-        f.device = f.breakdown.claimed;
+        f.device = std::max(f.breakdown.claimed, held);
     }
     f.fits = f.device <= static_cast<double>(s.hardware.gpu_memory_bytes) && f.breakdown.engine_fits;
     return f;
@@ -252,6 +257,36 @@ json parameters_json(const detail::Scenario& s, const json& assumptions) {
     return params;
 }
 
+// The layout in words, so that a GPU count never silently means replicas: how many copies of the model run
+// and over how many GPUs each is split, and how.
+json layout_json(const detail::Scenario& s) {
+    const auto& x = s.parallel;
+    const std::uint64_t per_replica = x.tp * x.pp * x.cp;
+    std::string split;
+    auto add = [&split](std::uint64_t n, const char* how) {
+        if (n > 1) split += (split.empty() ? "" : " x ") + std::string(how) + " " + std::to_string(n);
+    };
+    add(x.tp, "tensor parallel");
+    add(x.pp, "pipeline parallel");
+    add(x.cp, "context parallel");
+    const bool serving = s.mode == detail::Mode::Inference;
+    const auto engine = s.inference.engine;
+    const bool server = engine != detail::InferenceEngine::Transformers && engine != detail::InferenceEngine::LlamaCpp;
+    const std::string what =
+        serving ? std::string(detail::name(engine)) + (server ? " server" : " process") : "model copy";
+    std::string text;
+    if (x.dp == 1 && per_replica == 1) text = "one GPU";
+    else if (x.dp == 1) text = "one " + what + " split over " + std::to_string(per_replica) + " GPUs (" + split + ")";
+    else if (per_replica == 1)
+        text = std::to_string(x.dp) + (serving ? " replicas, one GPU each: every GPU holds the whole model"
+                                               : " data-parallel ranks, one GPU each");
+    else
+        text = std::to_string(x.dp) + (serving ? " replicas" : " data-parallel ranks") + " of " +
+               std::to_string(per_replica) + " GPUs each (" + split + ")";
+    if (!serving && x.ep > 1) text += ", expert parallel " + std::to_string(x.ep);
+    return {{"replicas", x.dp}, {"gpus_per_replica", per_replica}, {"text", text}};
+}
+
 json model_json(const detail::Scenario& s) {
     return {{"name", s.model.name},
             {"model_type", s.model.model_type},
@@ -317,6 +352,7 @@ json detail::estimate_result(const Scenario& scenario, Figures* figures) {
                    {"serving", f.breakdown.serving.doc()},
                    {"utilization", cap > 0 ? std::round(f.device / cap * 10000) / 10000 : 0.0},
                    {"gpus_needed", needed},
+                   {"layout", layout_json(s)},
                    {"warnings", warnings},
                    {"defaults_applied", s.defaults_applied},
                    {"assumptions", assumptions},

@@ -482,7 +482,9 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
                    {"kv_cache_blocks", static_cast<std::uint64_t>(blocks)},
                    {"kv_cache_tokens", static_cast<std::uint64_t>(blocks * block)},
                    {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
-                   {"at_context_len", x.context_len}};
+                   {"at_context_len", x.context_len},
+                   {"requested_sequences", x.batch_size},
+                   {"fills_budget", true}};
     why["vllm_budget_bytes"] = budget;
     why["vllm_cuda_total_bytes"] = total;
     why["vllm_profile_tokens"] = tokens;
@@ -573,7 +575,9 @@ void pool_engine(const Scenario& sc, const Serving& v, const Pool& p, Breakdown&
                    {"kv_cache_blocks", static_cast<std::uint64_t>(blocks)},
                    {"kv_cache_tokens", static_cast<std::uint64_t>(blocks * p.block)},
                    {"max_concurrent_sequences", static_cast<std::uint64_t>(max_seqs)},
-                   {"at_context_len", x.context_len}};
+                   {"at_context_len", x.context_len},
+                   {"requested_sequences", x.batch_size},
+                   {"fills_budget", true}};
     out.assumptions["kv_pool_block_tokens"] = p.block;
     out.assumptions["engine_outside_tensors_bytes"] = p.outside;
     if (p.pool <= 0) out.warnings.push_back(p.refused);

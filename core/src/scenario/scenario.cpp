@@ -210,7 +210,12 @@ constexpr CheckpointLevel kCheckpointLevels[] = {
 
 // training.activation_checkpointing: a name, true/false, or gpu-mem-calculator's integer level (above,
 // recorded with its meaning); or gradient_checkpointing as a boolean.
-Checkpointing read_checkpointing(FieldReader& r, Defaults& d, std::vector<std::string>& defaults_applied) {
+// Left open, an adapter fine-tune (LoRA, QLoRA) checkpoints whole layers, as the example configs people start
+// from do: axolotl examples/llama-3/qlora.yml @ba1be71d and lora-8b.yml @9f824ef7 (gradient_checkpointing: true),
+// torchtune recipes/configs/llama3_1/8B_qlora_single_device.yaml @0b3e04ad and 8B_lora_single_device.yaml
+// @2943c61e (enable_activation_checkpointing: True); other methods keep the field's default (none).
+Checkpointing read_checkpointing(FieldReader& r, Defaults& d, std::vector<std::string>& defaults_applied,
+                                 Method method) {
     std::optional<Checkpointing> ckpt;
     const json* v = r.get("activation_checkpointing");
     if (v && v->is_boolean()) {
@@ -232,6 +237,11 @@ Checkpointing read_checkpointing(FieldReader& r, Defaults& d, std::vector<std::s
     }
     if (!ckpt && r.get("gradient_checkpointing")) {
         if (auto b = r.boolean("gradient_checkpointing")) ckpt = *b ? Checkpointing::Full : Checkpointing::None;
+    }
+    if (!ckpt && (method == Method::Lora || method == Method::Qlora)) {
+        defaults_applied.push_back(std::string(kCheckpointingField.path) + " = \"full\" (what LoRA and QLoRA " +
+                                   "fine-tunes run: axolotl's and torchtune's example configs turn it on)");
+        return Checkpointing::Full;
     }
     return apply_setting(d, ckpt, kCheckpointingField.fallback, kCheckpointingField.path);
 }
@@ -271,7 +281,7 @@ void read_step(FieldReader& r, Defaults& d, Scenario& s) {
     // AdamW.
     x.optimizer = read_setting(r, d, kOptimizerField);
     x.optimizer_state_dtype = given_setting(r, kStateDtypeField).value_or(kStateDtypeField.fallback);
-    x.activation_checkpointing = read_checkpointing(r, d, s.defaults_applied);
+    x.activation_checkpointing = read_checkpointing(r, d, s.defaults_applied, x.method);
     x.attention = read_setting(r, d, kTrainingAttentionField);
     x.loss = read_setting(r, d, kLossField);
 }
@@ -759,10 +769,18 @@ void read_inference(const json& doc, Scenario& s, std::vector<Issue>& issues) {
 void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     const json& e = section(doc, "engine", issues);
     FieldReader r(e, "engine", issues);
-    Defaults d{s.defaults_applied};
+    // The engine section is the training engine's: a serving scenario runs its inference.engine, so none of
+    // these defaults is listed there (what the serving user would read as the engine is inference.engine).
+    std::vector<std::string> quiet;
+    const bool training = s.mode == Mode::Training;
+    Defaults d{training ? s.defaults_applied : quiet};
     EngineSettings& x = s.engine;
     auto type = given_setting(r, kEngineTypeField);
+    if (!training && type && *type != EngineType::None)
+        s.warnings.push_back("engine.type \"" + std::string(name(*type)) +
+                             "\" is a training engine: a serving scenario runs inference.engine, so it is ignored");
     auto zero = r.uint("zero_stage", 0, 3);
+    if (!training) type = EngineType::None;
     if (!type && zero && *zero > 0) {
         type = EngineType::DeepSpeed;
         s.defaults_applied.push_back("engine.type = \"deepspeed\" (implied by zero_stage)");
@@ -771,7 +789,6 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     bool zero_engine = x.type == EngineType::DeepSpeed || x.type == EngineType::MegatronDeepSpeed;
     bool offloads = zero_engine || x.type == EngineType::Fsdp;
     // Settings that mean nothing for the chosen engine are not listed as assumptions.
-    std::vector<std::string> quiet;
     Defaults relevant{offloads ? s.defaults_applied : quiet};
     x.zero_stage = (zero_engine ? d : relevant).apply(zero, std::uint64_t{0}, "engine.zero_stage");
     Defaults fsdp{x.type == EngineType::Fsdp ? s.defaults_applied : quiet};
@@ -780,6 +797,7 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     x.fsdp_sharding = apply_setting(fsdp, sharding, kFsdpShardingField.fallback, kFsdpShardingField.path);
     x.offload_optimizer = read_setting(r, relevant, kOffloadOptimizerField);
     x.offload_param = read_setting(r, relevant, kOffloadParamField);
+    if (!training) x.offload_optimizer = x.offload_param = Offload::None;  // the training engine's, ignored above
     if (x.offload_optimizer != Offload::None && !(zero_engine && x.zero_stage >= 1) && x.type != EngineType::Fsdp)
         r.fail("offload_optimizer", "needs DeepSpeed ZeRO stage 1-3 or FSDP", r.get("offload_optimizer"));
     if (x.offload_param != Offload::None && !(zero_engine && x.zero_stage == 3) && x.type != EngineType::Fsdp)
@@ -802,17 +820,67 @@ void read_engine(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     if (!megatron) x.micro_batches = 0;
 }
 
+// The inference engine a scenario names (read in full by read_inference), or its default.
+InferenceEngine named_inference_engine(const json& doc) {
+    auto it = doc.find("inference");
+    if (it != doc.end() && it->is_object()) {
+        auto e = it->find("engine");
+        if (e != it->end() && e->is_string())
+            if (auto engine = parse_setting<InferenceEngine>(e->get_ref<const std::string&>())) return *engine;
+    }
+    return kInferenceEngineField.fallback;
+}
+
+// The layout a serving scenario gets when it gives only its GPU count: a serving engine splits the model
+// over them by tensor parallelism (vllm serve --tensor-parallel-size, sglang --tp-size, TGI --num-shard,
+// TensorRT-LLM tp_size), as large as the heads allow, with replicas for what is left; transformers'
+// device_map="auto" and llama.cpp (its default --split-mode layer) put whole layers on each GPU in turn.
+// Each default is recorded with its reason, so the layout is never silently replicas.
+void serving_layout(Scenario& s, InferenceEngine engine, std::uint64_t gpus, std::optional<std::uint64_t>& tp,
+                    std::optional<std::uint64_t>& pp) {
+    const ModelSpec& m = s.model;
+    const std::string n = std::to_string(gpus);
+    if (engine == InferenceEngine::Transformers || engine == InferenceEngine::LlamaCpp) {
+        if (m.num_layers && gpus > m.num_layers) return;
+        pp = gpus;
+        s.defaults_applied.push_back(
+            "parallelism.pipeline_parallel_size = " + n + " (num_gpus " + n + ": " +
+            (engine == InferenceEngine::LlamaCpp ? "llama.cpp's --split-mode layer" : "device_map=\"auto\"") +
+            " puts whole layers on each GPU in turn)");
+        return;
+    }
+    std::uint64_t best = 1;
+    for (std::uint64_t t = 2; t <= gpus; ++t) {
+        if (gpus % t || (m.num_attention_heads && m.num_attention_heads % t)) continue;
+        if (m.num_key_value_heads && m.num_key_value_heads % t && t % m.num_key_value_heads) continue;
+        best = t;
+    }
+    if (best == 1) return;
+    tp = best;
+    s.defaults_applied.push_back("parallelism.tensor_parallel_size = " + std::to_string(best) + " (num_gpus " + n +
+                                 ": one " + name(engine) + " server split over " +
+                                 (best == gpus ? "them" : std::to_string(best) + " of them per replica") +
+                                 " by tensor parallelism, the largest size the attention heads allow)");
+}
+
 // The parallel sizes and the GPU count: data parallelism from num_gpus when only that is given, or when
 // num_gpus is a multiple of the layout given (gpu-mem-calculator's config format: num_gpus is the cluster).
-void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h, Scenario& s) {
+void read_layout(FieldReader& pr, FieldReader& hr, const json& p, const json& h, const json& doc, Scenario& s) {
     Parallelism& x = s.parallel;
     const std::uint64_t kMax = 1 << 20;
     auto dp = pr.uint("data_parallel_size", 1, kMax);
     std::vector<std::string> quiet;  // sizes of 1 on one GPU are not worth listing
     bool multi = dp.value_or(1) > 1 || (h.is_object() && h.contains("num_gpus") && h["num_gpus"] != 1) || !p.empty();
     Defaults dd{multi ? s.defaults_applied : quiet};
-    x.tp = dd.apply(pr.uint("tensor_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.tensor_parallel_size");
-    x.pp = dd.apply(pr.uint("pipeline_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.pipeline_parallel_size");
+    auto tp = pr.uint("tensor_parallel_size", 1, kMax), pp = pr.uint("pipeline_parallel_size", 1, kMax);
+    if (s.mode == Mode::Inference && !dp && !tp && !pp && !pr.get("context_parallel_size")) {
+        // GPUs given for serving and no layout: one server over all of them, as people run it, not replicas.
+        const json* gpus = h.is_object() && h.contains("num_gpus") ? &h["num_gpus"] : nullptr;  // read below
+        if (gpus && gpus->is_number_integer() && *gpus > 1 && *gpus <= kMax)
+            serving_layout(s, named_inference_engine(doc), gpus->get<std::uint64_t>(), tp, pp);
+    }
+    x.tp = dd.apply(tp, std::uint64_t{1}, "parallelism.tensor_parallel_size");
+    x.pp = dd.apply(pp, std::uint64_t{1}, "parallelism.pipeline_parallel_size");
     x.ep = dd.apply(pr.uint("expert_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.expert_parallel_size");
     x.cp = dd.apply(pr.uint("context_parallel_size", 1, kMax), std::uint64_t{1}, "parallelism.context_parallel_size");
     x.sequence_parallel = dd.apply(pr.boolean("sequence_parallel"), false, "parallelism.sequence_parallel");
@@ -929,6 +997,7 @@ void check_layout(FieldReader& pr, Scenario& s) {
 void engine_for_layout(Scenario& s) {
     const Parallelism& x = s.parallel;
     EngineSettings& e = s.engine;
+    if (s.mode != Mode::Training) return;  // serving engines have their own layout (read_layout)
     if (e.type == EngineType::None && x.dp > 1) {
         e.type = EngineType::Ddp;
         s.defaults_applied.push_back("engine.type = \"ddp\" (data_parallel_size > 1 with no engine named)");
@@ -944,7 +1013,7 @@ void read_parallelism_and_hardware(const json& doc, Scenario& s, std::vector<Iss
     const json& p = section(doc, "parallelism", issues);
     const json& h = section(doc, "hardware", issues);
     FieldReader pr(p, "parallelism", issues), hr(h, "hardware", issues);
-    read_layout(pr, hr, p, h, s);
+    read_layout(pr, hr, p, h, doc, s);
     read_gpu(hr, s);
     // GPUs per node: where FSDP's hybrid_shard stops sharding and starts replicating.
     const bool hybrid = s.engine.type == EngineType::Fsdp && s.engine.fsdp_sharding == FsdpSharding::HybridShard;

@@ -226,6 +226,12 @@ struct Tried {
     json estimate;
 };
 
+// An engine that fills its budget (the result's serving.fills_budget: vLLM, SGLang, TGI, TensorRT-LLM) claims
+// the same share of the card whatever it is asked to hold: its runs are compared by the tokens and sequences its
+// KV pool holds, not by the budget they all fill.
+bool fills_budget(const json& e) { return e["serving"].is_object() && e["serving"].value("fills_budget", false); }
+double pool_tokens(const json& e) { return e["serving"].value("kv_cache_tokens", 0.0); }
+
 json suggestion(const Tried& t, double base_total) {
     const double total = device_total(t.estimate);
     return {{"change", t.change.what},
@@ -237,6 +243,7 @@ json suggestion(const Tried& t, double base_total) {
             {"device_total_bytes", total},
             {"saves_bytes", base_total - total},
             {"host_bytes", t.estimate["host_bytes"]},
+            {"serving", t.estimate["serving"]},
             {"scenario", t.scenario},
             {"estimate", t.estimate}};
 }
@@ -663,17 +670,23 @@ json fit(const json& request) {
                      [&](const json& a, const json& b) { return rank(a) < rank(b); });
 
     // What each single change saves, for a scenario that fits already.
+    // An engine that fills its budget saves nothing on the card: what a change gives it is a larger KV pool.
     json savings = json::array();
     if (fits) {
+        const bool fill = fills_budget(base);
+        auto better = [&](const json& e) {
+            return fill ? pool_tokens(e) > pool_tokens(base) : device_total(e) < base_total;
+        };
         std::vector<Tried> singles;
         for (const Change& c : training ? training_changes(r) : inference_changes(r)) {
             json changed = with_changes(scenario, c.set);
             json e = estimate(changed);
-            if (e.value("ok", false) && device_total(e) < base_total) singles.push_back({c, changed, e});
+            if (e.value("ok", false) && better(e)) singles.push_back({c, changed, e});
         }
-        std::stable_sort(singles.begin(), singles.end(), [](const Tried& a, const Tried& b) {
+        std::stable_sort(singles.begin(), singles.end(), [fill](const Tried& a, const Tried& b) {
             if (a.change.tier != b.change.tier) return a.change.tier < b.change.tier;
-            return device_total(a.estimate) < device_total(b.estimate);
+            return fill ? pool_tokens(a.estimate) > pool_tokens(b.estimate)
+                        : device_total(a.estimate) < device_total(b.estimate);
         });
         for (const Tried& t : singles) savings.push_back(suggestion(t, base_total));
     }
@@ -685,6 +698,7 @@ json fit(const json& request) {
             {"device_total_bytes", base_total},
             {"capacity_bytes", capacity},
             {"headroom_bytes", capacity - base_total},
+            {"serving", base["serving"]},
             {"step_time_s", base_step},
             {"tokens_per_s", base_speed["tokens_per_s"]},
             {"suggestions", suggestions},
