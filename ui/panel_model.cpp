@@ -30,6 +30,7 @@ void ShowPresetPicker(AppState& state)
     FormRow("Preset", "A bundled model: its real config.json is compiled into the page, so nothing is downloaded.");
     const char* preview =
         state.presets.empty() ? "(no presets)" : state.presets[state.scenario.model.preset_index].id.c_str();
+    AccessCombo("##preset", preview);
     if (ImGui::BeginCombo("##preset", preview, ImGuiComboFlags_HeightLarge))
     {
         if (ImGui::IsWindowAppearing())
@@ -200,8 +201,7 @@ void ShowManualModel(AppState& state)
     ImGui::InputText("##manual_params", m.num_parameters, sizeof(m.num_parameters));
     auto field = [](const char* label, const char* id, int& value, int lo, int hi) {
         FormRow(label);
-        if (ImGui::InputInt(id, &value, 0, 0))
-            value = std::clamp(value, lo, hi);
+        NumberInput(id, label, value, lo, hi);
     };
     field("Layers", "##manual_layers", m.num_layers, 1, 4096);
     field("Hidden size", "##manual_hidden", m.hidden_size, 1, 1 << 20);
