@@ -35,6 +35,7 @@ struct AccessState
     std::vector<AccessItem> items;  // this frame's so far; between frames, the last frame's
     std::string row_label;          // FormRow's, until the row's first control takes it
     std::string row;                // the current row's label
+    AccessItem pending;             // Tab's target, focused once the next frame has started (id 0: none)
     ImGuiID next_id = 0;            // AccessDescribeNext's item, role and value
     std::string next_role, next_value;
 };
@@ -80,12 +81,14 @@ void AccessRowLabel(const char* label)
     g_access.row = g_access.row_label;
 }
 
-void AccessDescribe(const char* role, const std::string& value)
+void AccessDescribe(const char* role, const std::string& value, const char* name)
 {
     if (AccessItem* item = Find(GImGui->LastItemData.ID))
     {
         item->role = role;
         item->value = value;
+        if (name != nullptr)
+            item->name = name;
     }
 }
 
@@ -101,7 +104,7 @@ void AccessItemAdd(ImGuiContext* ctx, const ImRect& bb, unsigned int id)
     ImGuiContext& g = *ctx;
     ImGuiWindow* window = g.CurrentWindow;
     // Only real items (a notice announces an ID of its own), where navigation can land.
-    if (window == nullptr || g.LastItemData.ID != id)
+    if (window == nullptr || window->IsFallbackWindow || g.LastItemData.ID != id)
         return;
     if ((window->Flags & ImGuiWindowFlags_Tooltip) != 0 ||
         (g.LastItemData.InFlags & (ImGuiItemFlags_Disabled | ImGuiItemFlags_NoNav)) != 0)
@@ -140,6 +143,13 @@ void AccessItemInfo(ImGuiContext*, unsigned int id, const char* label, int statu
         item->name = own;
     else if (!own.empty() && own != item->name)  // a button in a form row: "config.json: Open a file..."
         item->name += ": " + own;
+}
+
+void AccessFrameStarted()
+{
+    if (g_access.pending.id != 0)
+        Focus(g_access.pending);
+    g_access.pending.id = 0;
 }
 
 void AccessNewFrame()
@@ -185,7 +195,7 @@ bool AccessTab(bool backward)
     const int next = at < 0 ? (backward ? count - 1 : 0) : at + (backward ? -1 : 1);
     if (next < 0 || next >= count)
         return false;
-    Focus(*stops[static_cast<std::size_t>(next)]);
+    g_access.pending = *stops[static_cast<std::size_t>(next)];
     return true;
 }
 
@@ -193,7 +203,7 @@ void AccessEnter(bool backward)
 {
     const std::vector<const AccessItem*> stops = TabStops();
     if (!stops.empty())
-        Focus(backward ? *stops.back() : *stops.front());
+        g_access.pending = backward ? *stops.back() : *stops.front();
 }
 
 std::string FocusText()

@@ -23,8 +23,9 @@ struct AppState;
 
 // The label of the form row being drawn: the next control's name.
 void AccessRowLabel(const char* label);
-// The role ("slider", "combo box", "number field") and value shown of the item just submitted.
-void AccessDescribe(const char* role, const std::string& value);
+// The role ("slider", "combo box", "number field") and value shown of the item just submitted, and its
+// name where the item has none of its own (nullptr: keep it).
+void AccessDescribe(const char* role, const std::string& value, const char* name = nullptr);
 // The same for the item `id` about to be submitted (a combo: described before its popup opens).
 void AccessDescribeNext(unsigned int id, const char* role, const std::string& value);
 
@@ -32,8 +33,10 @@ void AccessDescribeNext(unsigned int id, const char* role, const std::string& va
 // a widget reports.
 void AccessItemAdd(ImGuiContext* ctx, const ImRect& bb, unsigned int id);
 void AccessItemInfo(ImGuiContext* ctx, unsigned int id, const char* label, int status_flags);
-// Called as a frame starts: the last frame's list is the one Tab moves along.
+// Called as a frame starts (before Dear ImGui's NewFrame: the last frame's list is the one Tab moves
+// along), and once it has started (Tab's move is made then, after the frame's navigation update).
 void AccessNewFrame();
+void AccessFrameStarted();
 
 // Tab (backward: Shift+Tab), between frames. Returns false when there is no control past the focused
 // one in that direction: focus then leaves the canvas.

@@ -302,8 +302,10 @@ void ShowModelPanel(AppState& state)
     {
         if (i > 0)
             ImGui::SameLine();
-        if (ImGui::RadioButton(kSources[i].label, state.scenario.model.source == kSources[i].source))
+        const bool selected = state.scenario.model.source == kSources[i].source;
+        if (ImGui::RadioButton(kSources[i].label, selected))
             state.scenario.model.source = kSources[i].source;
+        AccessDescribe("radio button", selected ? "selected" : "not selected");
     }
 
     switch (state.scenario.model.source)
@@ -329,11 +331,14 @@ void ShowModelPanel(AppState& state)
     }
 
     FormRow("Mode");
-    if (ImGui::RadioButton("Training##mode", !state.scenario.IsInference()))
+    const bool inference = state.scenario.IsInference();
+    if (ImGui::RadioButton("Training##mode", !inference))
         state.scenario.mode = Mode::Training;
+    AccessDescribe("radio button", inference ? "not selected" : "selected");
     ImGui::SameLine();
-    if (ImGui::RadioButton("Inference##mode", state.scenario.IsInference()))
+    if (ImGui::RadioButton("Inference##mode", inference))
         state.scenario.mode = Mode::Inference;
+    AccessDescribe("radio button", inference ? "selected" : "not selected");
 }
 
 }  // namespace gpumem::ui

@@ -117,8 +117,10 @@ void ShowHardwarePanel(AppState& state)
                 return x.memory_bytes < y.memory_bytes;
             return x.name < y.name;
         });
-        AccessDescribe("filter", std::string(filter) + (filter[0] != '\0' ? ", " : "") + std::to_string(order.size()) +
-                                     " of " + std::to_string(state.gpus.size()) + " cards shown");
+        AccessDescribe("text field",
+                       std::string(filter) + (filter[0] != '\0' ? ", " : "") + std::to_string(order.size()) + " of " +
+                           std::to_string(state.gpus.size()) + " cards shown",
+                       "GPU filter");
         if (enter && !order.empty())  // Enter in the filter takes the first card shown
         {
             state.scenario.hardware.gpu_index = order.front();

@@ -180,6 +180,11 @@ void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
     }
 }
 
+void OnNewFrameStarted(ImGuiContext*, ImGuiContextHook*)
+{
+    gpumem::ui::AccessFrameStarted();
+}
+
 void OnEndFrame(ImGuiContext* ctx, ImGuiContextHook*)
 {
     if (TestHooks* hooks = HooksOf(ctx))
@@ -198,6 +203,9 @@ void InstallTestHooks(ImGuiContext* ctx, TestHooks* hooks)
     ImGuiContextHook hook;
     hook.Type = ImGuiContextHookType_NewFramePre;
     hook.Callback = OnNewFrame;
+    ImGui::AddContextHook(ctx, &hook);
+    hook.Type = ImGuiContextHookType_NewFramePost;
+    hook.Callback = OnNewFrameStarted;
     ImGui::AddContextHook(ctx, &hook);
     hook.Type = ImGuiContextHookType_EndFramePost;
     hook.Callback = OnEndFrame;

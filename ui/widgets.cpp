@@ -5,11 +5,13 @@
 #include "imgui_internal.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "access.h"
 
@@ -391,22 +393,21 @@ bool NumberInputFloat(const char* id, const char* name, float& value, float lo, 
         value = static_cast<float>(*typed);
         changed = true;
     }
-    // Empty shows the default, in the field's hint: "default (32)".
-    static std::string editing_id;
-    static char buffer[32] = "";
+    // Empty shows the default, in the field's hint: "default (32)". Each field's text, kept while it is edited.
+    static std::map<ImGuiID, std::array<char, 32>> texts;
     const ImGuiID field_id = ImGui::GetID(id);
-    const bool active = GImGui->ActiveId == field_id;
-    if (!active || editing_id != id)
+    std::array<char, 32>& text = texts[field_id];
+    char* buffer = text.data();
+    if (GImGui->ActiveId != field_id)
     {
         if (value == 0.0f)
             buffer[0] = '\0';
         else
-            std::snprintf(buffer, sizeof(buffer), "%g", static_cast<double>(value));
+            std::snprintf(buffer, text.size(), "%g", static_cast<double>(value));
     }
     const float x0 = ImGui::GetCursorScreenPos().x;
-    if (ImGui::InputTextWithHint(id, zero_label.c_str(), buffer, sizeof(buffer), ImGuiInputTextFlags_CharsScientific))
+    if (ImGui::InputTextWithHint(id, zero_label.c_str(), buffer, text.size(), ImGuiInputTextFlags_CharsScientific))
     {
-        editing_id = id;
         char* end = nullptr;
         const double v = buffer[0] == '\0' ? 0.0 : std::strtod(buffer, &end);
         if (buffer[0] == '\0' || (end != nullptr && *end == '\0' && std::isfinite(v)))

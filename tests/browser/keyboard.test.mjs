@@ -35,7 +35,7 @@ test('Tab moves through the controls, out of the canvas to the download link, an
   const mirror = await page.$eval('#focus-mirror', (e) => ({ live: e.getAttribute('aria-live'), role: e.getAttribute('role') }));
   assert.deepEqual(mirror, { live: 'polite', role: 'status' });
   await pressKey(page, 'Tab');
-  assert.equal(await mirrorOf(page), 'Preset, button', 'the next one');
+  assert.equal(await mirrorOf(page), 'Preset, radio button, selected', 'the next one');
   await pressKey(page, 'Shift+Tab');
   assert.equal(await mirrorOf(page), 'Model, section, expanded', 'Shift+Tab goes back');
 
