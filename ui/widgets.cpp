@@ -371,6 +371,8 @@ bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, c
     }
     const float x0 = ImGui::GetCursorScreenPos().x;
     const ImGuiID text_id = ImGui::GetID(id);  // InputInt's text field takes its label's ID
+    AccessDescribeNext(text_id, "number field",
+                       value == 0 && zero_label != nullptr ? zero_label : std::to_string(value));
     if (ImGui::InputInt(id, &value, 1, 10, 0))
     {
         value = std::clamp(value, lo, hi);
@@ -380,7 +382,6 @@ bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, c
     if (g.ActiveId == text_id && g.ActiveIdPreviousFrame != text_id &&
         OpenEditor(id, name, value, lo, hi, true, x0, true))  // a finger: the page's box, with its keyboard
         ImGui::ClearActiveID();
-    AccessDescribe("number field", value == 0 && zero_label != nullptr ? zero_label : std::to_string(value));
     ShowRefusal(id);
     return changed;
 }
