@@ -185,6 +185,7 @@
     queue: [],
     editor: null,        // { input, request, done }
     lastPointer: 'mouse',
+    buttonDown: false,   // a pointer is pressed (the box must not take its release)
     tabbedAt: -Infinity, // when Tab last moved focus between the page's elements, and which way
     tabBackward: false,
     next() {
@@ -216,6 +217,13 @@
       Object.assign(input.style, {
         left: `${request.x}px`, top: `${request.y}px`, width: `${Math.max(request.w, 80)}px`, height: `${request.h}px`,
       });
+      // Opened by a press (Ctrl+click, double-click): the release still belongs to the canvas, or the app
+      // would think the button held. The box takes the mouse once it is let go.
+      if (this.buttonDown) {
+        input.style.pointerEvents = 'none';
+        window.addEventListener('pointerup', () => setTimeout(() => { input.style.pointerEvents = ''; }, 0),
+          { once: true, capture: true });
+      }
       const editor = { input, request, app, done: false };
       input.addEventListener('blur', () => this.commitEditor(editor, true));
       this.editor = editor;
@@ -292,7 +300,11 @@
         if (performance.now() - this.tabbedAt < 1000) this.push(9 | (1 << 20) | (this.tabBackward ? 1 << 17 : 0));
         this.tabbedAt = -Infinity;
       });
-      window.addEventListener('pointerdown', (event) => { this.lastPointer = event.pointerType; }, true);
+      window.addEventListener('pointerdown', (event) => {
+        this.lastPointer = event.pointerType;
+        this.buttonDown = true;
+      }, true);
+      window.addEventListener('pointerup', () => { this.buttonDown = false; }, true);
     },
   };
 

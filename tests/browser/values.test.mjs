@@ -107,6 +107,10 @@ test('double-click and Ctrl+click on a slider open the box without moving the sl
   // Ctrl+click, then a value no slider stop has (the harness's way, as other tests use it).
   await typeIntoSlider(page, await rect(page, 'batch_size'), 3);
   assert.equal((await scenarioOf(page)).training.batch_size, 3);
+  // The box opened on a press: its release still reached the app (no button left held down).
+  await click(page, 'edit_batch_size');
+  assert.equal((await editorOf(page))?.value, '3', 'a later click still works');
+  await page.keyboard.press('Escape');
   await page.close();
 });
 
