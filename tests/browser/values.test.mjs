@@ -89,8 +89,9 @@ test('double-click and Ctrl+click on a slider open the box without moving the sl
   const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
   const before = (await scenarioOf(page)).training.batch_size;
   const slider = await reveal(page, 'batch_size', CONTROLS);
-  // A double-click as a hand makes one (Dear ImGui samples the button once a frame): 0.3 s at most.
-  await page.mouse.move(slider.x + slider.w * 0.9, slider.y + slider.h / 2);
+  // A double-click as a hand makes one (Dear ImGui samples the button once a frame; 0.3 s at most between
+  // the presses), on the value's own place so that no estimate slows the frames between them.
+  await page.mouse.move(slider.x + 2, slider.y + slider.h / 2);
   for (const clickCount of [1, 2]) {
     await page.mouse.down({ clickCount });
     await frames(page, 1);
@@ -104,6 +105,20 @@ test('double-click and Ctrl+click on a slider open the box without moving the sl
   await page.keyboard.press('Escape');
   await frames(page, 3);
   assert.equal((await scenarioOf(page)).training.batch_size, before, 'the double-click left the value');
+  // Ctrl+click in the middle: Dear ImGui's press drags the slider there; the box opens on the value before it.
+  const middle = await rect(page, 'batch_size');
+  await page.mouse.move(middle.x + middle.w / 2, middle.y + middle.h / 2);
+  await page.keyboard.down('Control');
+  await frames(page, 2);
+  await page.mouse.down();
+  await frames(page, 2);
+  await page.mouse.up();
+  await page.keyboard.up('Control');
+  await frames(page, 3);
+  assert.equal((await editorOf(page))?.value, String(before), 'Ctrl+click opened the box on the value before the press');
+  await page.keyboard.press('Escape');
+  await frames(page, 3);
+  assert.equal((await scenarioOf(page)).training.batch_size, before, 'and Escape left it');
   // Ctrl+click, then a value no slider stop has (the harness's way, as other tests use it).
   await typeIntoSlider(page, await rect(page, 'batch_size'), 3);
   assert.equal((await scenarioOf(page)).training.batch_size, 3);
