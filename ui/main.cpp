@@ -27,9 +27,11 @@
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
 
+#include "access.h"
 #include "app.h"
 #include "share.h"
 #include "test_hooks.h"
+#include "widgets.h"
 
 #include <gpumem/gpumem.h>
 
@@ -79,6 +81,23 @@ EM_JS(void, PageForgetCalibration, (const char* hash), {
 EM_JS(int, PageHasServices, (), {
     return Module['page'] ? 1 : 0;
 });
+// Keyboard and screen reader (web/page.js, the keyboard object): the next queued navigation key, focus
+// leaving the canvas, the focused control and the results' details in words, the typed-value box.
+EM_JS(int, PageNextKey, (), {
+    return Module['page'] && Module['page']['nextKey'] ? Module['page']['nextKey']() : -1;
+});
+EM_JS(void, PageLeaveCanvas, (int backward), {
+    Module['page']['leaveCanvas'](backward !== 0);
+});
+EM_JS(void, PageSetFocusText, (const char* text), {
+    Module['page']['setFocusText'](UTF8ToString(text));
+});
+EM_JS(void, PageSetDetails, (const char* text), {
+    Module['page']['setDetails'](UTF8ToString(text));
+});
+EM_JS(int, PageOpenNumberEditor, (const char* request), {
+    return Module['page']['openNumberEditor'](UTF8ToString(request)) ? 1 : 0;
+});
 // clang-format on
 
 namespace {
@@ -94,6 +113,8 @@ struct Platform
     double css_height = 0.0;
     float ui_scale = 0.0f;  // whole-number scale applied to fonts and style
     bool first_frame_done = false;
+    std::string focus_text;    // what the page's focus mirror last said
+    std::string details_text;  // and its details region
     gpumem::ui::AppState app;
     gpumem::ui::TestHooks test_hooks;  // where the tests' named widgets are (test_hooks.h)
 
@@ -135,6 +156,7 @@ void ApplyScale(Platform& p, float scale)
     style.FrameRounding = 3.0f;
     style.ChildRounding = 3.0f;
     style.GrabRounding = 3.0f;
+    gpumem::ui::ApplyPageColors(style);
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
     p.ui_scale = scale;
@@ -163,12 +185,165 @@ void SyncCanvasSize(Platform& p)
         ApplyScale(p, scale);
 }
 
+//-----------------------------------------------------------------------------
+// [SECTION] Keyboard and screen reader
+//-----------------------------------------------------------------------------
+// The page queues navigation keys (web/page.js, the keyboard object) and the app takes one event a frame:
+// Dear ImGui 1.86 samples keys once a frame, so a press and release within one slow frame was lost,
+// and a key held across a slow frame counted as a repeat. Tab is the app's own (ui/access.h).
+
+// A queued event: the DOM keyCode, then flags (page.js, keyboard.install).
+constexpr int kKeyDown = 1 << 16, kKeyShift = 1 << 17, kKeyCtrl = 1 << 18, kKeyAlt = 1 << 19, kKeyEnter = 1 << 20;
+
+// GLFW's key for a DOM keyCode of the navigation keys page.js queues (-1 for others).
+int GlfwKeyOf(int code)
+{
+    switch (code)
+    {
+    case 8:
+        return GLFW_KEY_BACKSPACE;
+    case 13:
+        return GLFW_KEY_ENTER;
+    case 27:
+        return GLFW_KEY_ESCAPE;
+    case 32:
+        return GLFW_KEY_SPACE;
+    case 33:
+        return GLFW_KEY_PAGE_UP;
+    case 34:
+        return GLFW_KEY_PAGE_DOWN;
+    case 35:
+        return GLFW_KEY_END;
+    case 36:
+        return GLFW_KEY_HOME;
+    case 37:
+        return GLFW_KEY_LEFT;
+    case 38:
+        return GLFW_KEY_UP;
+    case 39:
+        return GLFW_KEY_RIGHT;
+    case 40:
+        return GLFW_KEY_DOWN;
+    case 46:
+        return GLFW_KEY_DELETE;
+    default:
+        return -1;
+    }
+}
+
+void FeedQueuedKey(Platform& p)
+{
+    const int event = PageNextKey();
+    if (event < 0)
+        return;
+    const int code = event & 0xffff;
+    const bool down = (event & kKeyDown) != 0, shift = (event & kKeyShift) != 0;
+    if ((event & kKeyEnter) != 0)  // Tab brought focus into the canvas from the page
+    {
+        gpumem::ui::AccessEnter(shift);
+        return;
+    }
+    if (code == 9)
+    {
+        if (down && (event & (kKeyCtrl | kKeyAlt)) == 0 && !gpumem::ui::AccessTab(shift))
+            PageLeaveCanvas(shift ? 1 : 0);
+        return;
+    }
+    const int key = GlfwKeyOf(code);
+    if (key < 0)
+        return;
+    const int mods = (shift ? GLFW_MOD_SHIFT : 0) | ((event & kKeyCtrl) != 0 ? GLFW_MOD_CONTROL : 0) |
+                     ((event & kKeyAlt) != 0 ? GLFW_MOD_ALT : 0);
+    ImGui_ImplGlfw_KeyCallback(p.window, key, code, down ? GLFW_PRESS : GLFW_RELEASE, mods);
+}
+
+// The focused control, and the results' details, in words for the page's accessible elements.
+void MirrorFocus(Platform& p)
+{
+    if (!PageHasServices())
+        return;
+    std::string focus = gpumem::ui::FocusText();
+    if (focus != p.focus_text)
+    {
+        p.focus_text = std::move(focus);
+        PageSetFocusText(p.focus_text.c_str());
+    }
+    std::string details = gpumem::ui::DetailsText(p.app);
+    if (details != p.details_text)
+    {
+        p.details_text = std::move(details);
+        PageSetDetails(p.details_text.c_str());
+    }
+}
+
+const ImVec4 kClearColor(0.08f, 0.08f, 0.09f, 1.0f);  // under the page's window
+
+// The colours text is drawn in and on, for the contrast test: {"Text": [r, g, b, a], ..., "Clear": ...},
+// and the utilisation colours the figures are drawn in.
+nlohmann::json StyleColors()
+{
+    static const struct
+    {
+        ImGuiCol col;
+        const char* name;
+    } kColors[] = {{ImGuiCol_Text, "Text"},
+                   {ImGuiCol_TextDisabled, "TextDisabled"},
+                   {ImGuiCol_WindowBg, "WindowBg"},
+                   {ImGuiCol_ChildBg, "ChildBg"},
+                   {ImGuiCol_PopupBg, "PopupBg"},
+                   {ImGuiCol_FrameBg, "FrameBg"},
+                   {ImGuiCol_FrameBgHovered, "FrameBgHovered"},
+                   {ImGuiCol_FrameBgActive, "FrameBgActive"},
+                   {ImGuiCol_Button, "Button"},
+                   {ImGuiCol_ButtonHovered, "ButtonHovered"},
+                   {ImGuiCol_ButtonActive, "ButtonActive"},
+                   {ImGuiCol_Header, "Header"},
+                   {ImGuiCol_HeaderHovered, "HeaderHovered"},
+                   {ImGuiCol_HeaderActive, "HeaderActive"},
+                   {ImGuiCol_SliderGrab, "SliderGrab"},
+                   {ImGuiCol_SliderGrabActive, "SliderGrabActive"},
+                   {ImGuiCol_TableHeaderBg, "TableHeaderBg"},
+                   {ImGuiCol_TableRowBg, "TableRowBg"},
+                   {ImGuiCol_TableRowBgAlt, "TableRowBgAlt"},
+                   {ImGuiCol_TextSelectedBg, "TextSelectedBg"}};
+    auto rgba = [](const ImVec4& c) { return nlohmann::json::array({c.x, c.y, c.z, c.w}); };
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [col, name] : kColors)
+        out[name] = rgba(ImGui::GetStyle().Colors[col]);
+    out["Clear"] = rgba(kClearColor);
+    out["Fits"] = rgba(gpumem::ui::UtilizationColor(0.0));
+    out["Tight"] = rgba(gpumem::ui::UtilizationColor(0.9));
+    out["Over"] = rgba(gpumem::ui::UtilizationColor(1.0));
+    return out;
+}
+
+// The page's typed-value box (ui/widgets.h, NumberEditRequest), its rectangle in CSS pixels.
+bool OpenNumberEditor(const gpumem::ui::NumberEditRequest& r)
+{
+    const Platform& p = g_platform;
+    const double sx = p.width > 0 ? p.css_width / p.width : 1.0;
+    const double sy = p.height > 0 ? p.css_height / p.height : 1.0;
+    const nlohmann::json request = {{"id", r.id},
+                                    {"name", r.name},
+                                    {"value", r.value},
+                                    {"lo", r.lo},
+                                    {"hi", r.hi},
+                                    {"integer", r.integer},
+                                    {"touch_only", r.touch_only},
+                                    {"x", r.x * sx},
+                                    {"y", r.y * sy},
+                                    {"w", r.w * sx},
+                                    {"h", r.h * sy}};
+    return PageOpenNumberEditor(request.dump().c_str()) != 0;
+}
+
 void Frame()
 {
     Platform& p = g_platform;
     const double start = emscripten_get_now();
     SyncCanvasSize(p);
     glfwPollEvents();
+    FeedQueuedKey(p);
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -177,9 +352,11 @@ void Frame()
     ImGui::Render();
 
     glViewport(0, 0, p.width, p.height);
-    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+    glClearColor(kClearColor.x, kClearColor.y, kClearColor.z, kClearColor.w);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+    MirrorFocus(p);
 
     p.frame_ms[p.frame_count % Platform::kFrameSamples] = emscripten_get_now() - start;
     p.frame_count++;
@@ -246,6 +423,17 @@ void ScrollCallback(GLFWwindow* window, double dx, double dy)
 //-----------------------------------------------------------------------------
 // [SECTION] Test hooks (the browser tests drive the page through these)
 //-----------------------------------------------------------------------------
+
+// The page's typed-value box committed `text` for control `id`: "" when taken, else why not.
+std::string UiNumberCommit(const std::string& id, const std::string& text)
+{
+    return gpumem::ui::CommitNumberEdit(id, text);
+}
+
+void UiNumberCancel()
+{
+    gpumem::ui::CancelNumberEdit();
+}
 
 // {"batch_size": {"x", "y", "w", "h"}, ...}: named widgets' rectangles in CSS pixels,
 // relative to the canvas (which fills the page at 0, 0).
@@ -355,6 +543,8 @@ std::string UiState()
         {"keyboard_focus", g_platform.test_hooks.keyboard_focus},
         {"texts", g_platform.test_hooks.texts},
         {"link_values", gpumem::ui::LinkValuesInEffect(app)},
+        {"style", StyleColors()},
+        {"focus_text", g_platform.focus_text},
     }
         .dump();
 }
@@ -383,6 +573,8 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_hub_response", &UiHubResponse);
     emscripten::function("ui_load_files", &UiLoadFiles);
     emscripten::function("ui_import_problem", &UiImportProblem);
+    emscripten::function("ui_number_commit", &UiNumberCommit);
+    emscripten::function("ui_number_cancel", &UiNumberCancel);
 }
 
 int main()
@@ -443,6 +635,7 @@ int main()
         };
         hooks.forget_calibration = [](const std::string& hash) { PageForgetCalibration(hash.c_str()); };
         hooks.set_summary = [](const std::string& text) { PageSetSummary(text.c_str()); };
+        gpumem::ui::SetNumberEditor(OpenNumberEditor);
     }
     gpumem::ui::AppInit(p.app);
 

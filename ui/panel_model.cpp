@@ -30,6 +30,7 @@ void ShowPresetPicker(AppState& state)
     FormRow("Preset", "A bundled model: its real config.json is compiled into the page, so nothing is downloaded.");
     const char* preview =
         state.presets.empty() ? "(no presets)" : state.presets[state.scenario.model.preset_index].id.c_str();
+    AccessCombo("##preset", preview);
     if (ImGui::BeginCombo("##preset", preview, ImGuiComboFlags_HeightLarge))
     {
         if (ImGui::IsWindowAppearing())
@@ -200,8 +201,7 @@ void ShowManualModel(AppState& state)
     ImGui::InputText("##manual_params", m.num_parameters, sizeof(m.num_parameters));
     auto field = [](const char* label, const char* id, int& value, int lo, int hi) {
         FormRow(label);
-        if (ImGui::InputInt(id, &value, 0, 0))
-            value = std::clamp(value, lo, hi);
+        NumberInput(id, label, value, lo, hi);
     };
     field("Layers", "##manual_layers", m.num_layers, 1, 4096);
     field("Hidden size", "##manual_hidden", m.hidden_size, 1, 1 << 20);
@@ -302,8 +302,10 @@ void ShowModelPanel(AppState& state)
     {
         if (i > 0)
             ImGui::SameLine();
-        if (ImGui::RadioButton(kSources[i].label, state.scenario.model.source == kSources[i].source))
+        const bool selected = state.scenario.model.source == kSources[i].source;
+        if (ImGui::RadioButton(kSources[i].label, selected))
             state.scenario.model.source = kSources[i].source;
+        AccessDescribe("radio button", selected ? "selected" : "not selected");
     }
 
     switch (state.scenario.model.source)
@@ -329,11 +331,14 @@ void ShowModelPanel(AppState& state)
     }
 
     FormRow("Mode");
-    if (ImGui::RadioButton("Training##mode", !state.scenario.IsInference()))
+    const bool inference = state.scenario.IsInference();
+    if (ImGui::RadioButton("Training##mode", !inference))
         state.scenario.mode = Mode::Training;
+    AccessDescribe("radio button", inference ? "not selected" : "selected");
     ImGui::SameLine();
-    if (ImGui::RadioButton("Inference##mode", state.scenario.IsInference()))
+    if (ImGui::RadioButton("Inference##mode", inference))
         state.scenario.mode = Mode::Inference;
+    AccessDescribe("radio button", inference ? "selected" : "not selected");
 }
 
 }  // namespace gpumem::ui

@@ -34,7 +34,7 @@ void ShowParallelismPanel(AppState& state)
             FormRow("ZeRO stage",
                     "1: optimizer states sharded over data-parallel GPUs.\n"
                     "2: + gradients.\n3: + the weights themselves.");
-            ImGui::SliderInt("##zero_stage", &par.zero_stage, 0, 3, "%d", ImGuiSliderFlags_AlwaysClamp);
+            NumberSlider("##zero_stage", "ZeRO stage", par.zero_stage, 0, 3, Snap::PowersOfTwo);
             FormRow("Offload optimizer", "ZeRO-Offload: optimizer states live in host RAM (or NVMe).");
             SettingCombo("##offload_optimizer", par.offload_optimizer, resolved.offload_optimizer);
             if (par.zero_stage == 3)
@@ -51,8 +51,7 @@ void ShowParallelismPanel(AppState& state)
     }
 
     FormRow("Tensor parallel", "GPUs that split each weight matrix (Megatron / vLLM tensor parallelism).");
-    if (ImGui::InputInt("##tensor_parallel", &par.tensor_parallel))
-        par.tensor_parallel = std::clamp(par.tensor_parallel, 1, 64);
+    NumberInput("##tensor_parallel", "Tensor parallel", par.tensor_parallel, 1, 64);
     // Serving over several GPUs with no layout given: the core splits the model by tensor parallelism.
     if (state.scenario.IsInference() && par.tensor_parallel == 1 && resolved.tensor_parallel > 1)
         ImGui::TextDisabled("Serving over %d GPUs: tensor parallel %d by default", state.scenario.hardware.num_gpus,
@@ -60,11 +59,9 @@ void ShowParallelismPanel(AppState& state)
     if (!state.scenario.IsInference())
     {
         FormRow("Pipeline parallel", "Pipeline stages; the figures are for the heaviest stage.");
-        if (ImGui::InputInt("##pipeline_parallel", &par.pipeline_parallel))
-            par.pipeline_parallel = std::clamp(par.pipeline_parallel, 1, 64);
+        NumberInput("##pipeline_parallel", "Pipeline parallel", par.pipeline_parallel, 1, 64);
         FormRow("Context parallel", "GPUs that split each sequence (ring attention); activations shrink with it.");
-        if (ImGui::InputInt("##context_parallel", &par.context_parallel))
-            par.context_parallel = std::clamp(par.context_parallel, 1, 64);
+        NumberInput("##context_parallel", "Context parallel", par.context_parallel, 1, 64);
         if (par.tensor_parallel > 1)
         {
             FormRow("");
@@ -76,8 +73,7 @@ void ShowParallelismPanel(AppState& state)
         }
     }
     FormRow("Expert parallel", "GPUs that split a mixture-of-experts layer's experts.");
-    if (ImGui::InputInt("##expert_parallel", &par.expert_parallel))
-        par.expert_parallel = std::clamp(par.expert_parallel, 1, 1024);
+    NumberInput("##expert_parallel", "Expert parallel", par.expert_parallel, 1, 1024);
 }
 
 void ShowHardwarePanel(AppState& state)
@@ -101,19 +97,49 @@ void ShowHardwarePanel(AppState& state)
         return text;
     };
     const std::string preview = state.gpus.empty() ? "(no GPUs)" : label(state.scenario.hardware.gpu_index);
+    AccessCombo("##gpu", preview.substr(0, preview.find("###")));
     if (ImGui::BeginCombo("##gpu", preview.substr(0, preview.find("###")).c_str(), ImGuiComboFlags_HeightLarge))
     {
-        // The user's own cards first: the catalogue's are many.
+        // Filtered as you type; the user's own cards first, then by vendor (the name's first word) and memory.
+        static char filter[64] = "";
+        const bool enter = ComboFilter("##gpu_filter", filter, sizeof(filter), "filter, e.g. h100 80");
         std::vector<int> order;
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
-                if (state.gpus[i].imported == (pass == 0))
-                    order.push_back(i);
+        for (int i = 0; i < static_cast<int>(state.gpus.size()); i++)
+            if (FilterMatches(filter, state.gpus[i].name) || FilterMatches(filter, state.gpus[i].id))
+                order.push_back(i);
+        auto vendor = [&state](int i) {
+            const std::string& name = state.gpus[i].name;
+            return name.substr(0, name.find(' '));
+        };
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            const GpuEntry &x = state.gpus[a], &y = state.gpus[b];
+            if (x.imported != y.imported)
+                return x.imported;
+            if (vendor(a) != vendor(b))
+                return vendor(a) < vendor(b);
+            if (x.memory_bytes != y.memory_bytes)
+                return x.memory_bytes < y.memory_bytes;
+            return x.name < y.name;
+        });
+        AccessDescribe("text field",
+                       std::string(filter) + (filter[0] != '\0' ? ", " : "") + std::to_string(order.size()) + " of " +
+                           std::to_string(state.gpus.size()) + " cards shown",
+                       "GPU filter");
+        if (enter && !order.empty())  // Enter in the filter takes the first card shown
+        {
+            state.scenario.hardware.gpu_index = order.front();
+            filter[0] = '\0';
+            ImGui::CloseCurrentPopup();
+        }
         for (int i : order)
         {
             const bool selected = i == state.scenario.hardware.gpu_index;
             if (ImGui::Selectable(label(i).c_str(), selected))
+            {
                 state.scenario.hardware.gpu_index = i;
+                filter[0] = '\0';
+            }
+            AccessDescribe("option", FormatBytes(state.gpus[i].memory_bytes));
             ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - ImGui::CalcTextSize("000.0 GiB").x);
             ImGui::TextDisabled("%s", FormatBytes(state.gpus[i].memory_bytes).c_str());
             if (selected)
@@ -126,17 +152,18 @@ void ShowHardwarePanel(AppState& state)
             "All GPUs in the job. Training: the data-parallel size is this divided by tensor x pipeline parallel. "
             "Serving with no tensor parallel set: one server split over them by tensor parallelism (transformers, "
             "llama.cpp: whole layers per GPU); the line below says the layout.");
-    if (ImGui::InputInt("##num_gpus", &state.scenario.hardware.num_gpus))
-        state.scenario.hardware.num_gpus = std::clamp(state.scenario.hardware.num_gpus, 1, 4096);
+    NumberInput("##num_gpus", "Number of GPUs", state.scenario.hardware.num_gpus, 1, 4096);
     // The layout in words (the core's), so that a count never silently means replicas.
     if (state.scenario.hardware.num_gpus > 1 && !state.last_good.layout_text.empty())
         TextNotice("##layout", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), state.last_good.layout_text.c_str());
     FormRow("Custom size (GiB)",
             "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
             "instead of the catalogue's figure: for cards not listed, or memory already "
-            "taken. 0: the catalogue's.");
-    if (ImGui::InputFloat("##gpu_memory_gb", &state.scenario.hardware.custom_gpu_gb, 0.0f, 0.0f, "%g"))
-        state.scenario.hardware.custom_gpu_gb = std::clamp(state.scenario.hardware.custom_gpu_gb, 0.0f, 100000.0f);
+            "taken. Empty: the catalogue's, shown as default (value).");
+    // The default is the size the core used: the card's (gpu_memory_gb in the resolved scenario).
+    NumberInputFloat(
+        "##gpu_memory_gb", "Custom size (GiB)", state.scenario.hardware.custom_gpu_gb, 0.0f, 100000.0f,
+        DefaultLabel(ResolvedNumber(state.last_good.resolved_json, {"hardware", "gpu_memory_gb"}).c_str()));
 }
 
 void ShowAdvancedPanel(AppState& state)

@@ -34,16 +34,17 @@ std::string TargetsText(const std::vector<LoraTarget>& targets)
     return text;
 }
 
-void ShowLoraRows(TrainingSettings& t, const TrainingSettings& resolved)
+void ShowLoraRows(TrainingSettings& t, const TrainingSettings& resolved, const nlohmann::json& resolved_json)
 {
     FormRow("LoRA rank",
             "Rank r of each adapter (A: r x in, B: out x r). Which modules get adapters "
             "is the core's default, listed under Assumptions.");
-    ImGui::SliderInt("##lora_rank", &t.lora_rank, 1, 256, "%d",
-                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-    FormRow("LoRA alpha", "Scaling numerator; it does not change memory. 0 leaves the core's default (2 x rank).");
-    if (ImGui::InputFloat("##lora_alpha", &t.lora_alpha, 0.0f, 0.0f, "%g"))
-        t.lora_alpha = std::clamp(t.lora_alpha, 0.0f, 1e6f);
+    NumberSlider("##lora_rank", "LoRA rank", t.lora_rank, 1, 256, Snap::PowersOfTwo);
+    FormRow("LoRA alpha",
+            "Scaling numerator; it does not change memory. Empty leaves the core's default (2 x rank), shown "
+            "as default (value).");
+    NumberInputFloat("##lora_alpha", "LoRA alpha", t.lora_alpha, 0.0f, 1e6f,
+                     DefaultLabel(ResolvedNumber(resolved_json, {"training", "lora", "alpha"}).c_str()));
     FormRow("LoRA dropout",
             "Dropout on each adapter's input. Above 0 every adapted linear keeps a "
             "dropped-out copy of its input and the mask for the backward pass.");
@@ -128,8 +129,7 @@ void ShowTrainingSwitches(TrainingSettings& t, const TrainingSettings& resolved,
     if (pipeline)
     {
         FormRow("Pipeline micro-batches", "Micro-batches per step through the pipeline; 0 leaves the default.");
-        if (ImGui::InputInt("##pipeline_microbatches", &t.pipeline_microbatches))
-            t.pipeline_microbatches = std::clamp(t.pipeline_microbatches, 0, 1 << 20);
+        NumberInput("##pipeline_microbatches", "Pipeline micro-batches", t.pipeline_microbatches, 0, 1 << 20);
     }
     ImGui::TreePop();
 }
@@ -145,6 +145,7 @@ void ShowWeightFormatCombo(const AppState& state, InferenceSettings& in)
                                 : in.weight_format            ? SettingLabel(*in.weight_format)
                                                               : default_label;
     // Tall enough for the catalogue's formats and a few of the scenario's own below them.
+    AccessCombo("##weight_format", preview);
     if (!ImGui::BeginCombo("##weight_format", preview.c_str(), ImGuiComboFlags_HeightLarge))
         return;
     if (ImGui::Selectable(default_label.c_str(), !in.weight_format && in.own_weight_format.empty()))
@@ -188,8 +189,7 @@ void ShowImagesRow(AppState& state)
     FormRow("Images",
             "Images per sequence: each adds the model's image tokens to the sequence and runs "
             "the vision tower.");
-    if (ImGui::InputInt("##images", &state.scenario.images))
-        state.scenario.images = std::clamp(state.scenario.images, 0, 1000);
+    NumberInput("##images", "Images", state.scenario.images, 0, 1000);
 }
 
 void ShowTrainingPanel(AppState& state)
@@ -204,14 +204,13 @@ void ShowTrainingPanel(AppState& state)
             "QLoRA: LoRA over a 4-bit quantised base.");
     SettingCombo("##method", t.method);
     if (state.scenario.IsLora())
-        ShowLoraRows(t, resolved);
+        ShowLoraRows(t, resolved, state.last_good.resolved_json);
     if (t.method == Method::Frozen)
     {
         FormRow("Trainable layers",
                 "The top N decoder layers train; the layers below keep no activations "
                 "(nothing needs their gradients).");
-        if (ImGui::InputInt("##trainable_layers", &t.trainable_layers))
-            t.trainable_layers = std::clamp(t.trainable_layers, 0, 4096);
+        NumberInput("##trainable_layers", "Trainable layers", t.trainable_layers, 0, 4096);
         FormRow("");
         ImGui::Checkbox("The LM head trains too", &t.train_lm_head);
     }
@@ -220,18 +219,15 @@ void ShowTrainingPanel(AppState& state)
     FormRow("Batch size",
             "Micro-batch per GPU (per data-parallel rank). Gradient accumulation does "
             "not change the peak.");
-    ImGui::SliderInt("##batch_size", &t.batch_size, 1, 512, "%d",
-                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    NumberSlider("##batch_size", "Batch size", t.batch_size, 1, 512, Snap::PowersOfTwo);
     FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
-    ImGui::SliderInt("##seq_len", &t.seq_len, 128, 131072, "%d tokens",
-                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    NumberSlider("##seq_len", "Sequence length", t.seq_len, 128, 131072, Snap::Tokens, "tokens");
     ShowTrainingSwitches(t, resolved, state.scenario.parallel.pipeline_parallel > 1);
     ShowImagesRow(state);
     FormRow("Grad. accumulation",
             "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
             "not the peak.");
-    if (ImGui::InputInt("##grad_accum", &t.grad_accum))
-        t.grad_accum = std::clamp(t.grad_accum, 1, 65536);
+    NumberInput("##grad_accum", "Gradient accumulation", t.grad_accum, 1, 65536);
 }
 
 void ShowInferencePanel(AppState& state)
@@ -254,11 +250,9 @@ void ShowInferencePanel(AppState& state)
     SettingCombo("##serving_engine", in.engine, resolved.engine);
 
     FormRow("Sequences", "Concurrent sequences (batch size).");
-    ImGui::SliderInt("##concurrent_sequences", &in.concurrent_sequences, 1, 512, "%d",
-                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    NumberSlider("##concurrent_sequences", "Sequences", in.concurrent_sequences, 1, 512, Snap::PowersOfTwo);
     FormRow("Context length", "Prompt plus generated tokens per sequence.");
-    ImGui::SliderInt("##context_len", &in.context_len, 128, 131072, "%d tokens",
-                     ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    NumberSlider("##context_len", "Context length", in.context_len, 128, 131072, Snap::Tokens, "tokens");
     ShowImagesRow(state);
     FormRow("");
     ImGui::Checkbox("Keep a KV cache", &in.kv_cache);
@@ -267,21 +261,21 @@ void ShowInferencePanel(AppState& state)
     if (in.engine == InferenceEngine::Vllm)
     {
         FormRow("GPU memory share",
-                "vLLM's gpu_memory_utilization: the share of the card it claims. "
-                "0 leaves vLLM's default.");
-        ImGui::SliderFloat("##gpu_memory_utilization", &in.gpu_memory_utilization, 0.0f, 0.99f, "%.2f",
-                           ImGuiSliderFlags_AlwaysClamp);
+                "vLLM's gpu_memory_utilization: the share of the card it claims, 0.01 to 0.99. "
+                "Empty leaves vLLM's default, shown as default (value).");
+        NumberInputFloat(
+            "##gpu_memory_utilization", "GPU memory share", in.gpu_memory_utilization, 0.0f, 0.99f,
+            DefaultLabel(
+                ResolvedNumber(state.last_good.resolved_json, {"inference", "gpu_memory_utilization"}).c_str()));
         FormRow("Batched tokens",
                 "vLLM's max_num_batched_tokens: the size of its profiling step, whose "
                 "activations are kept out of the KV cache. 0 leaves the default.");
-        if (ImGui::InputInt("##max_num_batched_tokens", &in.max_num_batched_tokens))
-            in.max_num_batched_tokens = std::clamp(in.max_num_batched_tokens, 0, 1 << 24);
+        NumberInput("##max_num_batched_tokens", "Batched tokens", in.max_num_batched_tokens, 0, 1 << 24);
     }
     if (in.engine == InferenceEngine::LlamaCpp)
     {
         FormRow("GPU layers", "llama.cpp's --n-gpu-layers; the rest stay in host RAM. -1: all of them.");
-        if (ImGui::InputInt("##gpu_layers", &in.gpu_layers))
-            in.gpu_layers = std::clamp(in.gpu_layers, -1, 4096);
+        NumberInput("##gpu_layers", "GPU layers", in.gpu_layers, -1, 4096);
     }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "imgui.h"
+#include "access.h"
 #include "imgui_internal.h"
 #include "scenario_state.h"  // kComponentKeys: the explanation's entries
 
@@ -72,6 +73,16 @@ std::vector<NamedItem> MakeNamedItems()
         {"context_len", "##context_len"},
         {"zero_stage", "##zero_stage"},
         {"gpu", "##gpu"},
+        {"gpu_filter", "##gpu_filter"},
+        {"edit_seq_len", "Edit##seq_len"},
+        {"edit_batch_size", "Edit##batch_size"},
+        {"edit_context_len", "Edit##context_len"},
+        {"number_message", "##number_message"},
+        {"lora_alpha", "##lora_alpha"},
+        {"gpu_memory_gb", "##gpu_memory_gb"},
+        {"gpu_memory_utilization", "##gpu_memory_utilization"},
+        {"serving_engine", "##serving_engine"},
+        {"method", "##method"},
         {"weight_format", "##weight_format"},
         {"num_gpus", "##num_gpus"},
         // Results
@@ -162,12 +173,18 @@ const char* NameIn(TestHooks& hooks, ImGuiID scope, ImGuiID id)
 
 void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
 {
+    gpumem::ui::AccessNewFrame();
     if (TestHooks* hooks = HooksOf(ctx))
     {
         hooks->rects.clear();
         hooks->shown.clear();
         hooks->texts.clear();
     }
+}
+
+void OnNewFrameStarted(ImGuiContext*, ImGuiContextHook*)
+{
+    gpumem::ui::AccessFrameStarted();
 }
 
 void OnEndFrame(ImGuiContext* ctx, ImGuiContextHook*)
@@ -189,6 +206,9 @@ void InstallTestHooks(ImGuiContext* ctx, TestHooks* hooks)
     hook.Type = ImGuiContextHookType_NewFramePre;
     hook.Callback = OnNewFrame;
     ImGui::AddContextHook(ctx, &hook);
+    hook.Type = ImGuiContextHookType_NewFramePost;
+    hook.Callback = OnNewFrameStarted;
+    ImGui::AddContextHook(ctx, &hook);
     hook.Type = ImGuiContextHookType_EndFramePost;
     hook.Callback = OnEndFrame;
     ImGui::AddContextHook(ctx, &hook);
@@ -205,6 +225,7 @@ void InstallTestHooks(ImGuiContext* ctx, TestHooks* hooks)
 // enclosing scope is learned as well.
 void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id)
 {
+    gpumem::ui::AccessItemAdd(ctx, bb, id);  // the keyboard's Tab order and the controls' names
     gpumem::ui::TestHooks* hooks = gpumem::ui::HooksOf(ctx);
     ImGuiWindow* window = ctx->CurrentWindow;
     if (hooks == nullptr || window == nullptr || window->IDStack.empty())
@@ -220,8 +241,9 @@ void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id
 }
 
 // An item's label, or the text a notice shows (widgets.cpp, TextNotice): kept for the named ones.
-void ImGuiTestEngineHook_ItemInfo(ImGuiContext* ctx, ImGuiID id, const char* label, ImGuiItemStatusFlags)
+void ImGuiTestEngineHook_ItemInfo(ImGuiContext* ctx, ImGuiID id, const char* label, ImGuiItemStatusFlags flags)
 {
+    gpumem::ui::AccessItemInfo(ctx, id, label, flags);
     gpumem::ui::TestHooks* hooks = gpumem::ui::HooksOf(ctx);
     if (hooks == nullptr || label == nullptr)
         return;

@@ -5,8 +5,15 @@
 #include "imgui_internal.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "access.h"
 
 namespace gpumem::ui {
 
@@ -29,6 +36,7 @@ void HelpMarker(const char* desc)
 
 void FormRow(const char* label, const char* help)
 {
+    AccessRowLabel(label);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(label);
     if (help != nullptr)
@@ -49,6 +57,27 @@ void BulletWrapped(const std::string& text)
 std::string DefaultLabel(const char* resolved)
 {
     return resolved != nullptr && resolved[0] != '\0' ? "default (" + std::string(resolved) + ")" : "default";
+}
+
+void AccessCombo(const char* label, const std::string& preview)
+{
+    AccessDescribeNext(ImGui::GetID(label), "combo box", preview);
+}
+
+std::string ResolvedNumber(const nlohmann::json& resolved, std::initializer_list<const char*> path)
+{
+    const nlohmann::json* at = &resolved;
+    for (const char* key : path)
+    {
+        if (!at->is_object() || !at->contains(key))
+            return "";
+        at = &(*at)[key];
+    }
+    if (!at->is_number())
+        return "";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", at->get<double>());
+    return buf;
 }
 
 bool OnOffCombo(const char* label, std::optional<bool>& value, const std::optional<bool>& resolved)
@@ -72,6 +101,403 @@ void TextNotice(const char* str_id, const ImVec4& color, const char* text)
 #else
     (void)str_id;
 #endif
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Numbers
+//-----------------------------------------------------------------------------
+
+namespace {
+
+// The one typed edit under way (the page shows one box at a time), and the last refusal.
+struct NumberEdit
+{
+    std::string id;  // the control it is for ("" when none)
+    std::string name;
+    double lo = 0.0, hi = 0.0;
+    bool integer = true;
+    bool inline_box = false;        // no page box: an ImGui text field in the control's place
+    bool focus_box = false;         // the inline box takes keyboard focus in its first frame
+    char text[32] = "";             // the inline box's text
+    std::optional<double> pending;  // a committed value the control takes in its next frame
+    std::string message;            // why the last text was refused
+    std::string message_for;        // the control it names
+};
+
+NumberEdit g_edit;
+bool (*g_open_editor)(const NumberEditRequest&) = nullptr;
+
+std::string NumberText(double value, bool integer)
+{
+    char buf[32];
+    if (integer)
+        std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(std::llround(value)));
+    else
+        std::snprintf(buf, sizeof(buf), "%g", value);
+    return buf;
+}
+
+// Whether `text` is a number for the edit under way, else why not.
+std::string ParseNumber(const std::string& text, double& out)
+{
+    std::size_t b = 0, e = text.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(text[b])))
+        b++;
+    while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1])))
+        e--;
+    const std::string t = text.substr(b, std::min<std::size_t>(e - b, 40));
+    const std::string range = "; allowed: " + std::string(g_edit.integer ? "a whole number " : "a number ") + "from " +
+                              NumberText(g_edit.lo, g_edit.integer) + " to " + NumberText(g_edit.hi, g_edit.integer) +
+                              ".";
+    const std::string quoted = "\"" + gpumem::display_text(t, 40) + "\"";
+    if (t.empty())
+        return g_edit.name + ": no value typed" + range;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() + t.size() || errno != 0 || !std::isfinite(v))
+        return g_edit.name + ": " + quoted + " is not a number" + range;
+    if (g_edit.integer && v != std::floor(v))
+        return g_edit.name + ": " + quoted + " is not a whole number" + range;
+    if (v < g_edit.lo || v > g_edit.hi)
+        return g_edit.name + ": " + quoted + " is out of range" + range;
+    out = v;
+    return "";
+}
+
+// Opens the box for the control just submitted (its rectangle: the last item's, widened to `x0`).
+// Returns true when a box opened (a touch_only request opens only the page's, for a finger).
+bool OpenEditor(const char* id, const char* name, double value, double lo, double hi, bool integer, float x0,
+                bool touch_only)
+{
+    NumberEditRequest request;
+    request.id = id;
+    request.name = name;
+    request.value = NumberText(value, integer);
+    request.lo = lo;
+    request.hi = hi;
+    request.integer = integer;
+    request.touch_only = touch_only;
+    const ImRect r = GImGui->LastItemData.Rect;
+    request.x = std::min(x0, r.Min.x);
+    request.y = r.Min.y;
+    request.w = r.Max.x - request.x;
+    request.h = r.GetHeight();
+    const bool page_box = g_open_editor != nullptr && g_open_editor(request);
+    if (!page_box && touch_only)
+        return false;
+    g_edit.id = id;
+    g_edit.name = name;
+    g_edit.lo = lo;
+    g_edit.hi = hi;
+    g_edit.integer = integer;
+    g_edit.pending.reset();
+    g_edit.inline_box = !page_box;
+    g_edit.focus_box = !page_box;
+    std::snprintf(g_edit.text, sizeof(g_edit.text), "%s", request.value.c_str());
+    return true;
+}
+
+// The committed value for control `id`, taken once.
+std::optional<double> TakePending(const char* id)
+{
+    if (g_edit.id != id || !g_edit.pending)
+        return std::nullopt;
+    const std::optional<double> v = g_edit.pending;
+    g_edit.pending.reset();
+    g_edit.id.clear();
+    return v;
+}
+
+// The refusal under the control it names.
+void ShowRefusal(const char* id)
+{
+    if (g_edit.message.empty() || g_edit.message_for != id)
+        return;
+    TextNotice("##number_message", UtilizationColor(1.0), g_edit.message.c_str());
+}
+
+// The inline box (no page): Enter or leaving it commits, Escape cancels. True while it is shown.
+bool ShowInlineBox(const char* id)
+{
+    if (!g_edit.inline_box || g_edit.id != id)
+        return false;
+    const std::string box = std::string(id) + "_edit";
+    if (g_edit.focus_box)
+        ImGui::SetKeyboardFocusHere();
+    g_edit.focus_box = false;
+    const bool entered = ImGui::InputText(box.c_str(), g_edit.text, sizeof(g_edit.text),
+                                          ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+    if (ImGui::IsItemActive() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+        CancelNumberEdit();
+    else if (entered || ImGui::IsItemDeactivated())
+        CommitNumberEdit(id, g_edit.text);
+    return true;
+}
+
+float EditButtonWidth()
+{
+    return ImGui::CalcTextSize("Edit").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+}
+
+}  // namespace
+
+std::vector<int> SnapValues(int lo, int hi, Snap snap)
+{
+    std::vector<int> values;
+    if (hi < lo)
+        return values;
+    values.push_back(lo);
+    auto add = [&](long long v) {
+        if (v > lo && v < hi)
+            values.push_back(static_cast<int>(v));
+    };
+    for (long long p = 1; p < hi; p *= 2)
+    {
+        add(p);
+        if (snap != Snap::Tokens || p < 1024)
+            continue;
+        // Between p and 2p: every 1024 below 4096, else four steps of p / 4 (multiples of 1024).
+        const long long step = p < 4096 ? 1024 : p / 4;
+        for (long long v = p + step; v < 2 * p; v += step)
+            add(v);
+    }
+    if (hi > lo)
+        values.push_back(hi);
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    return values;
+}
+
+void SetNumberEditor(bool (*open)(const NumberEditRequest& request))
+{
+    g_open_editor = open;
+}
+
+std::string CommitNumberEdit(const std::string& id, const std::string& text)
+{
+    if (g_edit.id != id || g_edit.id.empty())
+        return "this field is no longer open for typing";
+    double v = 0.0;
+    std::string why = ParseNumber(text, v);
+    g_edit.message = why;
+    g_edit.message_for = id;
+    g_edit.inline_box = false;
+    if (why.empty())
+        g_edit.pending = v;  // else the box stays open to correct the text
+    return why;
+}
+
+void CancelNumberEdit()
+{
+    g_edit.id.clear();
+    g_edit.pending.reset();
+    g_edit.inline_box = false;
+    g_edit.message.clear();
+}
+
+bool NumberSlider(const char* id, const char* name, int& value, int lo, int hi, Snap snap, const char* unit)
+{
+    bool changed = false;
+    if (const std::optional<double> typed = TakePending(id))
+    {
+        value = static_cast<int>(*typed);
+        changed = true;
+    }
+    const std::vector<int> stops = SnapValues(lo, hi, snap);
+    // The stop nearest the value, in the slider's logarithmic sense.
+    int index = 0;
+    for (int i = 1; i < static_cast<int>(stops.size()); i++)
+        if (std::fabs(std::log(static_cast<double>(stops[i]) / std::max(value, 1))) <
+            std::fabs(std::log(static_cast<double>(stops[index]) / std::max(value, 1))))
+            index = i;
+
+    const float x0 = ImGui::GetCursorScreenPos().x;
+    const float spacing = ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - EditButtonWidth() - spacing);
+    std::string shown = std::to_string(value) + (unit[0] != '\0' ? " " : "") + unit;
+    if (!ShowInlineBox(id))
+    {
+        // The value before a click, which a double-click or Ctrl+click puts back (the click dragged).
+        static int before_press = 0;
+        const int before = value;
+        // Shown text, not a format: '%' has no place in it.
+        if (ImGui::SliderInt(id, &index, 0, static_cast<int>(stops.size()) - 1, shown.c_str(),
+                             ImGuiSliderFlags_NoInput | ImGuiSliderFlags_AlwaysClamp))
+        {
+            value = stops[static_cast<std::size_t>(index)];
+            changed = value != before;
+        }
+        const ImGuiIO& io = ImGui::GetIO();
+        const bool double_click = ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left);
+        if (ImGui::IsItemActivated() && !double_click)
+            before_press = before;
+        const bool typed_request = (ImGui::IsItemActivated() && io.KeyCtrl) || double_click ||
+                                   (ImGui::IsItemFocused() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)));
+        if (typed_request)
+        {
+            if (ImGui::IsItemActive())
+            {
+                value = before_press;
+                ImGui::ClearActiveID();
+            }
+            changed = value != before;
+            shown = std::to_string(value) + (unit[0] != '\0' ? " " : "") + unit;
+        }
+        AccessDescribe("slider", shown);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Drag, or type a value: Edit, double-click or Ctrl+click");
+        if (typed_request)
+            OpenEditor(id, name, value, lo, hi, true, x0, false);
+    }
+    ImGui::SameLine(0.0f, spacing);
+    const std::string button = std::string("Edit") + id;
+    if (ImGui::Button(button.c_str(), ImVec2(EditButtonWidth(), 0.0f)))
+    {
+        OpenEditor(id, name, value, lo, hi, true, x0, false);
+    }
+    AccessDescribe("button", std::string("types ") + name);
+    ShowRefusal(id);
+    return changed;
+}
+
+bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, const char* zero_label)
+{
+    bool changed = false;
+    if (const std::optional<double> typed = TakePending(id))
+    {
+        value = static_cast<int>(*typed);
+        changed = true;
+    }
+    const float x0 = ImGui::GetCursorScreenPos().x;
+    const ImGuiID text_id = ImGui::GetID(id);  // InputInt's text field takes its label's ID
+    AccessDescribeNext(text_id, "number field",
+                       value == 0 && zero_label != nullptr ? zero_label : std::to_string(value));
+    if (ImGui::InputInt(id, &value, 1, 10, 0))
+    {
+        value = std::clamp(value, lo, hi);
+        changed = true;
+    }
+    const ImGuiContext& g = *GImGui;
+    if (g.ActiveId == text_id && g.ActiveIdPreviousFrame != text_id &&
+        OpenEditor(id, name, value, lo, hi, true, x0, true))  // a finger: the page's box, with its keyboard
+        ImGui::ClearActiveID();
+    ShowRefusal(id);
+    return changed;
+}
+
+bool NumberInputFloat(const char* id, const char* name, float& value, float lo, float hi, const std::string& zero_label)
+{
+    bool changed = false;
+    if (const std::optional<double> typed = TakePending(id))
+    {
+        value = static_cast<float>(*typed);
+        changed = true;
+    }
+    // Empty shows the default, in the field's hint: "default (32)". Each field's text, kept while it is edited.
+    static std::map<ImGuiID, std::array<char, 32>> texts;
+    const ImGuiID field_id = ImGui::GetID(id);
+    std::array<char, 32>& text = texts[field_id];
+    char* buffer = text.data();
+    if (GImGui->ActiveId != field_id)
+    {
+        if (value == 0.0f)
+            buffer[0] = '\0';
+        else
+            std::snprintf(buffer, text.size(), "%g", static_cast<double>(value));
+    }
+    const float x0 = ImGui::GetCursorScreenPos().x;
+    if (ImGui::InputTextWithHint(id, zero_label.c_str(), buffer, text.size(), ImGuiInputTextFlags_CharsScientific))
+    {
+        char* end = nullptr;
+        const double v = buffer[0] == '\0' ? 0.0 : std::strtod(buffer, &end);
+        if (buffer[0] == '\0' || (end != nullptr && *end == '\0' && std::isfinite(v)))
+        {
+            value = static_cast<float>(std::clamp(v, static_cast<double>(lo), static_cast<double>(hi)));
+            changed = true;
+        }
+    }
+    if (ImGui::IsItemActivated() && OpenEditor(id, name, value, lo, hi, false, x0, true))
+        ImGui::ClearActiveID();
+    AccessDescribe("number field", value == 0.0f ? zero_label : NumberText(value, false));
+    ShowRefusal(id);
+    return changed;
+}
+
+bool ComboFilter(const char* id, char* filter, std::size_t size, const char* hint)
+{
+    if (ImGui::IsWindowAppearing())
+        ImGui::SetKeyboardFocusHere();
+    ImGui::SetNextItemWidth(-FLT_MIN);
+    return ImGui::InputTextWithHint(id, hint, filter, size, ImGuiInputTextFlags_EnterReturnsTrue);
+}
+
+bool FilterMatches(const char* filter, const std::string& text)
+{
+    auto lower = [](std::string s) {
+        for (char& c : s)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    };
+    const std::string haystack = lower(text);
+    const std::string f = lower(filter);
+    std::size_t at = 0;
+    while (at < f.size())
+    {
+        const std::size_t end = std::min(f.find(' ', at), f.size());
+        if (end > at && haystack.find(f.substr(at, end - at)) == std::string::npos)
+            return false;
+        at = end + 1;
+    }
+    return true;
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Colours
+//-----------------------------------------------------------------------------
+
+namespace {
+
+double Linear(float c)
+{
+    return c <= 0.04045f ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+}
+
+double Luminance(const ImVec4& c)
+{
+    return 0.2126 * Linear(c.x) + 0.7152 * Linear(c.y) + 0.0722 * Linear(c.z);
+}
+
+}  // namespace
+
+double ContrastRatio(const ImVec4& a, const ImVec4& b)
+{
+    const double la = Luminance(a), lb = Luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+ImVec4 Over(const ImVec4& top, const ImVec4& under)
+{
+    const float a = top.w;
+    return ImVec4(top.x * a + under.x * (1.0f - a), top.y * a + under.y * (1.0f - a), top.z * a + under.z * (1.0f - a),
+                  1.0f);
+}
+
+void ApplyPageColors(ImGuiStyle& style)
+{
+    // Dear ImGui's dark style, except: its TextDisabled (0.50 grey) is 4.2:1 on the tables' striped rows
+    // and on an input's hint; white text on a hovered or pressed button is 3.0:1. These read at least
+    // 4.5:1 on every background they are drawn on (tests/browser/keyboard.test.mjs computes each pair).
+    ImVec4* c = style.Colors;
+    c[ImGuiCol_TextDisabled] = ImVec4(0.62f, 0.62f, 0.62f, 1.00f);
+    c[ImGuiCol_FrameBgHovered] = ImVec4(0.20f, 0.36f, 0.60f, 0.50f);
+    c[ImGuiCol_FrameBgActive] = ImVec4(0.20f, 0.38f, 0.66f, 0.45f);
+    c[ImGuiCol_ButtonHovered] = ImVec4(0.18f, 0.42f, 0.74f, 1.00f);
+    c[ImGuiCol_ButtonActive] = ImVec4(0.12f, 0.36f, 0.66f, 1.00f);
+    c[ImGuiCol_HeaderHovered] = ImVec4(0.18f, 0.42f, 0.74f, 0.85f);
+    c[ImGuiCol_HeaderActive] = ImVec4(0.14f, 0.38f, 0.70f, 1.00f);
+    c[ImGuiCol_SliderGrab] = ImVec4(0.20f, 0.42f, 0.72f, 1.00f);
+    c[ImGuiCol_SliderGrabActive] = ImVec4(0.22f, 0.46f, 0.78f, 1.00f);
 }
 
 std::string FormatBytes(std::uint64_t bytes)

@@ -18,9 +18,12 @@
 #include <gpumem/gpumem.h>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "access.h"
 #include "imgui.h"
 #include "scenario_state.h"  // kComponentCount; settings.h's tables
 
@@ -44,8 +47,15 @@ void BulletWrapped(const std::string& text);
 // [SECTION] Combos
 //-----------------------------------------------------------------------------
 
+// Names the combo `label` about to be drawn (by its ID) a combo box showing `preview`, for screen readers.
+// Call it before BeginCombo: its description is applied when the item is added.
+void AccessCombo(const char* label, const std::string& preview);
+
 // "default" or "default (<what the core resolved>)": the entry that leaves a field out.
 std::string DefaultLabel(const char* resolved);
+
+// The number at `path` in a resolved scenario as text ("32", "0.9"), "" when there is none.
+std::string ResolvedNumber(const nlohmann::json& resolved, std::initializer_list<const char*> path);
 
 // The label the core's table gives `value` ("" when none).
 template <typename E>
@@ -82,6 +92,7 @@ bool SettingCombo(const char* label, std::optional<E>& value, const std::optiona
     using gpumem::detail::rows;
     const std::string default_label = DefaultLabel(resolved ? SettingLabel(*resolved) : nullptr);
     bool changed = false;
+    AccessCombo(label, value ? SettingLabel(*value) : default_label);
     if (!ImGui::BeginCombo(label, value ? SettingLabel(*value) : default_label.c_str()))
         return false;
     if (ImGui::Selectable(default_label.c_str(), !value.has_value()))
@@ -105,6 +116,7 @@ bool SettingCombo(const char* label, E& value)
 {
     using gpumem::detail::rows;
     bool changed = false;
+    AccessCombo(label, SettingLabel(value));
     if (!ImGui::BeginCombo(label, SettingLabel(value)))
         return false;
     for (const auto& row : rows(E{}))
@@ -143,6 +155,7 @@ bool ChoiceCombo(const char* label, std::optional<T>& value, const Choice<T> (&c
     const std::string default_label = DefaultLabel(resolved ? text(*resolved).c_str() : nullptr);
     const std::string preview = value ? text(*value) : default_label;
     bool changed = false;
+    AccessCombo(label, preview);
     if (!ImGui::BeginCombo(label, preview.c_str()))
         return false;
     if (ImGui::Selectable(default_label.c_str(), !value.has_value()))
@@ -167,6 +180,79 @@ bool ChoiceCombo(const char* label, std::optional<T>& value, const Choice<T> (&c
 
 // An on / off switch whose default depends on other settings.
 bool OnOffCombo(const char* label, std::optional<bool>& value, const std::optional<bool>& resolved);
+
+//-----------------------------------------------------------------------------
+// [SECTION] Numbers
+//-----------------------------------------------------------------------------
+// Every numeric control can be typed into. A NumberSlider snaps to the values people use and has
+// an "Edit" button beside it (double-click, Ctrl+click and Enter open the same box): on the page
+// the box is an HTML <input inputmode="numeric"> over the control (the phone's number keyboard),
+// elsewhere an ImGui text field. Enter or leaving the box commits through CommitNumberEdit, the
+// one path a typed value takes; Escape cancels; text that is not a whole number in range is
+// refused with a message naming the field and the allowed range.
+//
+//     if (NumberSlider("##seq_len", "Sequence length", t.seq_len, 128, 131072, Snap::Tokens, "tokens")) ...
+//     NumberInput("##num_gpus", "Number of GPUs", hw.num_gpus, 1, 4096);
+//     NumberInputFloat("##lora_alpha", "LoRA alpha", t.lora_alpha, 0, 1e6, DefaultLabel("32"));
+
+// The values a slider stops at: powers of two (batch sizes, ranks, GPU counts), or token counts
+// (powers of two up to 1024, then multiples of 1024: every 1024 to 4096, four a doubling above).
+enum class Snap
+{
+    PowersOfTwo,
+    Tokens,
+};
+
+// The snapped values in [lo, hi], lo and hi included, ascending.
+std::vector<int> SnapValues(int lo, int hi, Snap snap);
+
+// The box a control asks the page to open: the field, its value and range, and the control's
+// rectangle in framebuffer pixels. touch_only: open it only when the last pointer was a finger
+// (a number field's own text field serves mouse and keyboard).
+struct NumberEditRequest
+{
+    std::string id;    // the control's label, e.g. "##seq_len"
+    std::string name;  // "Sequence length"
+    std::string value;
+    double lo = 0.0, hi = 0.0;
+    bool integer = true;
+    bool touch_only = false;
+    float x = 0.0f, y = 0.0f, w = 0.0f, h = 0.0f;
+};
+
+// Set by main.cpp when a page can open its box: returns true when it did.
+void SetNumberEditor(bool (*open)(const NumberEditRequest& request));
+
+// The page's box committed `text` for control `id`: "" when taken (the control takes the value in
+// the next frame, as if dragged there), else why not (also shown under the control).
+std::string CommitNumberEdit(const std::string& id, const std::string& text);
+// Escape in the page's box: nothing changes.
+void CancelNumberEdit();
+
+// A slider over SnapValues(lo, hi, snap) that shows `value` with `unit`, and its Edit button.
+bool NumberSlider(const char* id, const char* name, int& value, int lo, int hi, Snap snap, const char* unit = "");
+// A whole-number field (with - and + buttons); `zero_label` ("default (2)") is shown for 0.
+bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, const char* zero_label = nullptr);
+// A decimal field that shows `zero_label` for 0 (0 leaves the field to its default).
+bool NumberInputFloat(const char* id, const char* name, float& value, float lo, float hi,
+                      const std::string& zero_label);
+
+// A filter box at the top of an open combo (focused when it opens; true when Enter is pressed in it) and
+// whether `text` passes it: case-insensitive, every word of the filter found in the text.
+bool ComboFilter(const char* id, char* filter, std::size_t size, const char* hint);
+bool FilterMatches(const char* filter, const std::string& text);
+
+//-----------------------------------------------------------------------------
+// [SECTION] Colours
+//-----------------------------------------------------------------------------
+
+// The page's colours: Dear ImGui's dark style with the dimmed text raised so that every text colour
+// reads at least 4.5:1 (WCAG 2.x AA) on every background it is drawn on.
+void ApplyPageColors(ImGuiStyle& style);
+// WCAG 2.x contrast ratio of two opaque colours (1 to 21).
+double ContrastRatio(const ImVec4& a, const ImVec4& b);
+// `top` (with its alpha) drawn over the opaque `under`.
+ImVec4 Over(const ImVec4& top, const ImVec4& under);
 
 //-----------------------------------------------------------------------------
 // [SECTION] Figures

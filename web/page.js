@@ -143,6 +143,171 @@
     return request;
   }
 
+  // The clipboard, with the old way where the new one is refused (file://, no permission).
+  function copyText(text) {
+    const fallback = () => {
+      const area = document.createElement('textarea');
+      area.value = text;
+      document.body.appendChild(area);
+      area.select();
+      document.execCommand('copy');
+      area.remove();
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).catch(fallback);
+    else fallback();
+  }
+
+  // "Copy link": the address bar holds the page's settings (saveState), but few know it.
+  function copyLinkButton() {
+    const button = document.getElementById('copy-link');
+    if (!button) return;
+    let timer = 0;
+    button.addEventListener('click', () => {
+      copyText(window.location.href);
+      button.textContent = 'Link copied';
+      clearTimeout(timer);
+      timer = setTimeout(() => { button.textContent = 'Copy link'; }, 2000);
+    });
+  }
+
+  // The keyboard, for the canvas (which the browser sees as one element):
+  // - navigation keys aimed at the canvas are queued and the app takes one event a frame (ui/main.cpp,
+  //   FeedQueuedKey), so a press is never lost in a slow frame nor counted twice; the browser's own
+  //   key repeat is dropped for them (Dear ImGui repeats a held key itself);
+  // - Tab moves between the app's controls (ui/access.h); past the last one, focus goes to the page's
+  //   next element (the links), and Tab or Shift+Tab into the canvas lands on its first or last control;
+  // - keys aimed at anything else (the links, the typed-value box) never reach the app;
+  // - openNumberEditor puts an <input> over a numeric control: the phone's number keyboard, Enter or
+  //   leaving it commits (the app refuses text out of range with a message), Escape cancels.
+  const NAV_KEYS = new Set([8, 9, 13, 27, 32, 33, 34, 35, 36, 37, 38, 39, 40, 46]);
+  const MAX_QUEUED_KEYS = 256;
+  const keyboard = {
+    queue: [],
+    editor: null,        // { input, request, done }
+    lastPointer: 'mouse',
+    buttonDown: false,   // a pointer is pressed (the box must not take its release)
+    tabbedAt: -Infinity, // when Tab last moved focus between the page's elements, and which way
+    tabBackward: false,
+    next() {
+      return this.queue.length > 0 ? this.queue.shift() : -1;
+    },
+    push(code) {
+      if (this.queue.length < MAX_QUEUED_KEYS) this.queue.push(code);
+    },
+    // The page's focusable elements after (or before) the canvas, in document order.
+    leaveCanvas(backward) {
+      const all = Array.from(document.querySelectorAll('a[href], button, input, [tabindex]'))
+        .filter((e) => e.tabIndex >= 0 && !e.hidden && e.getClientRects().length > 0);
+      const at = all.indexOf(canvas);
+      const target = backward ? all.slice(0, at).pop() : all.slice(at + 1)[0];
+      if (target) target.focus();
+      else canvas.blur();
+    },
+    openNumberEditor(app, request) {
+      if (request.touch_only && this.lastPointer !== 'touch') return false;
+      this.closeEditor(false);
+      const input = document.createElement('input');
+      input.type = 'text';
+      input.id = 'number-editor';
+      input.inputMode = request.integer ? 'numeric' : 'decimal';
+      input.enterKeyHint = 'done';
+      input.autocomplete = 'off';
+      input.value = request.value;
+      input.setAttribute('aria-label', `${request.name}, ${request.lo} to ${request.hi}`);
+      Object.assign(input.style, {
+        left: `${request.x}px`, top: `${request.y}px`, width: `${Math.max(request.w, 80)}px`, height: `${request.h}px`,
+      });
+      // Opened by a press (Ctrl+click, double-click): the release still belongs to the canvas, or the app
+      // would think the button held. The box takes the mouse once it is let go.
+      if (this.buttonDown) {
+        input.style.pointerEvents = 'none';
+        window.addEventListener('pointerup', () => setTimeout(() => { input.style.pointerEvents = ''; }, 0),
+          { once: true, capture: true });
+      }
+      const editor = { input, request, app, done: false };
+      input.addEventListener('blur', () => this.commitEditor(editor, true));
+      this.editor = editor;
+      document.body.appendChild(input);
+      input.focus();
+      input.select();
+      return true;
+    },
+    // Enter (or leaving the box): the app takes the value or says why not; a refusal keeps the box
+    // open after Enter, with the reason as its description.
+    commitEditor(editor, leaving) {
+      if (editor.done) return;
+      const why = editor.app.ui_number_commit(editor.request.id, editor.input.value);
+      if (why && !leaving) {
+        editor.input.setAttribute('aria-invalid', 'true');
+        editor.input.title = why;
+        document.getElementById('focus-mirror').textContent = why;
+        return;
+      }
+      this.closeEditor(!leaving);   // leaving: focus is going elsewhere
+    },
+    closeEditor(refocus) {
+      const editor = this.editor;
+      if (!editor) return;
+      editor.done = true;
+      this.editor = null;
+      editor.input.remove();
+      if (refocus) canvas.focus();
+    },
+    install() {
+      // Before the app's GLFW listeners (window, capture), which it adds when it starts.
+      const onKey = (event) => {
+        const down = event.type === 'keydown';
+        const nav = NAV_KEYS.has(event.keyCode);
+        const code = event.keyCode | (down ? 1 << 16 : 0) | (event.shiftKey ? 1 << 17 : 0)
+          | (event.ctrlKey || event.metaKey ? 1 << 18 : 0) | (event.altKey ? 1 << 19 : 0);
+        if (!down) {
+          // A release goes to the app wherever it lands: the key may have been pressed on the canvas.
+          if (nav) {
+            event.stopImmediatePropagation();
+            this.push(code);
+          }
+          return;
+        }
+        if (this.editor && event.target === this.editor.input) {
+          event.stopImmediatePropagation();
+          if (event.key === 'Enter') this.commitEditor(this.editor, false);
+          if (event.key === 'Escape') {
+            this.editor.app.ui_number_cancel();
+            this.closeEditor(true);
+          }
+          return;
+        }
+        if (event.target !== canvas && event.target !== document.body) {
+          event.stopImmediatePropagation();   // the links' and buttons' keys are theirs
+          if (event.key === 'Tab') {
+            this.tabbedAt = performance.now();
+            this.tabBackward = event.shiftKey;
+          }
+          return;
+        }
+        if (!nav) return;
+        event.stopImmediatePropagation();
+        if (event.keyCode !== 32 && event.keyCode !== 13) event.preventDefault();  // keeps Space's and Enter's keypress
+        if (!event.repeat) this.push(code);
+      };
+      window.addEventListener('keydown', onKey, true);
+      window.addEventListener('keyup', onKey, true);
+      window.addEventListener('keypress', (event) => {
+        if (event.target !== canvas && event.target !== document.body) event.stopImmediatePropagation();
+      }, true);
+      // Tab into the canvas from the page: its first control (Shift+Tab: its last).
+      canvas.addEventListener('focus', () => {
+        if (performance.now() - this.tabbedAt < 1000) this.push(9 | (1 << 20) | (this.tabBackward ? 1 << 17 : 0));
+        this.tabbedAt = -Infinity;
+      });
+      window.addEventListener('pointerdown', (event) => {
+        this.lastPointer = event.pointerType;
+        this.buttonDown = true;
+      }, true);
+      window.addEventListener('pointerup', () => { this.buttonDown = false; }, true);
+    },
+  };
+
   // The services ui/main.cpp calls (Module.page). `app` is the started module.
   function pageServices(app) {
     let fileInput = null;
@@ -199,6 +364,19 @@
         const summary = document.getElementById('summary');
         if (summary && summary.textContent !== text) summary.textContent = text;
       },
+      // Keyboard and screen reader (the keyboard object below): the app takes one queued key a frame, and
+      // says where focus is and what the results' details are.
+      nextKey: () => keyboard.next(),
+      leaveCanvas: (backward) => keyboard.leaveCanvas(backward),
+      setFocusText(text) {
+        const mirror = document.getElementById('focus-mirror');
+        if (mirror && mirror.textContent !== text) mirror.textContent = text;
+      },
+      setDetails(text) {
+        const details = document.getElementById('details');
+        if (details && details.textContent !== text) details.textContent = text;
+      },
+      openNumberEditor: (requestText) => keyboard.openNumberEditor(app, JSON.parse(requestText)),
       // Remove (the calibration panel): the browser's copy goes too, so a link naming it says it is missing.
       forgetCalibration(hash) {
         const saved = storage();
@@ -212,18 +390,7 @@
           // storage full: the link still names it, and the file can be loaded again
         }
       },
-      copyText(text) {
-        const fallback = () => {
-          const area = document.createElement('textarea');
-          area.value = text;
-          document.body.appendChild(area);
-          area.select();
-          document.execCommand('copy');
-          area.remove();
-        };
-        if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).catch(fallback);
-        else fallback();
-      },
+      copyText,
       download(name, text) {
         const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
         const link = document.createElement('a');
@@ -395,6 +562,8 @@
       },
     };
     module.page = pageServices(module);
+    keyboard.install();
+    copyLinkButton();
     migrateStorage();
     const request = openRequest();   // before the app's first estimate rewrites the URL
     await createGpumemApp(module);
