@@ -181,6 +181,7 @@ void ShowApp(AppState& state)
     if (ImGui::GetFrameCount() <= 1)
         ImGui::SetNextWindowFocus();
     ImGui::Begin("gpumem", nullptr, page_flags);
+    BeginDecisionFrame(state);  // decisions.h: the first frame shows the estimate alone
 
     ImGui::Text("gpumem %s", state.version.c_str());
     ImGui::SameLine();
@@ -200,7 +201,8 @@ void ShowApp(AppState& state)
         ShowControls(state);
         ImGui::EndChild();
 
-        UpdateEstimate(state);  // this frame's edits show in this frame's results
+        if (UpdateEstimate(state))  // this frame's edits show in this frame's results
+            EstimateRan(state);     // and the decision panels wait for the next (decisions.h)
 
         ImGui::SameLine();
         ImGui::BeginChild("results", ImVec2(0.0f, 0.0f), true);
@@ -211,7 +213,8 @@ void ShowApp(AppState& state)
     {
         ImGui::BeginChild("page", ImVec2(0.0f, 0.0f), false);
         ShowControls(state);
-        UpdateEstimate(state);
+        if (UpdateEstimate(state))
+            EstimateRan(state);
         ImGui::Spacing();
         ShowResults(state);
         ImGui::EndChild();

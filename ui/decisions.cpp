@@ -132,17 +132,60 @@ std::string PoolText(const PoolView& p)
 }
 
 //-----------------------------------------------------------------------------
+// [SECTION] When the decision panels compute
+//-----------------------------------------------------------------------------
+
+void BeginDecisionFrame(AppState& state)
+{
+    ScheduleState& s = state.decisions.schedule;
+    s.frame++;
+    s.waiting = 0;
+    s.turn_taken = s.frame <= 1;  // the first frame draws the estimate alone
+}
+
+void EstimateRan(AppState& state)
+{
+    state.decisions.schedule.turn_taken = true;
+}
+
+bool DecisionTurn(AppState& state)
+{
+    ScheduleState& s = state.decisions.schedule;
+    if (s.turn_taken || Editing())
+    {
+        s.waiting++;
+        return false;
+    }
+    s.turn_taken = true;
+    return true;
+}
+
+bool DecisionsReady(const AppState& state)
+{
+    const ScheduleState& s = state.decisions.schedule;
+    return s.frame > 1 && s.waiting == 0;
+}
+
+void ShowComputing(bool never_computed)
+{
+    ImGui::TextDisabled(never_computed ? "computing..." : "computing... (the answer below is for the last scenario)");
+}
+
+//-----------------------------------------------------------------------------
 // [SECTION] What would make it fit
 //-----------------------------------------------------------------------------
 
-void UpdateFit(AppState& state)
+bool UpdateFit(AppState& state)
 {
     FitState& f = state.decisions.fit;
-    if (f.fit_for == state.scenario_text || Editing())
-        return;
+    if (f.fit_for == state.scenario_text)
+        return true;
+    if (!DecisionTurn(state))
+        return false;
     const json r = gpumem::fit(state.scenario_json);
     f.fit_for = state.scenario_text;
     f.fit_count++;
+    f.fit_frame = state.decisions.schedule.frame;
     f.ok = r.is_object() && r.value("ok", false);
     f.suggestions.clear();
     f.fit = r;
@@ -151,7 +194,7 @@ void UpdateFit(AppState& state)
     if (!f.ok)
     {
         f.error = ErrorText(r);
-        return;
+        return true;
     }
     f.error.clear();
     // fit's own sense of fitting: the top of the error band fits (the point alone is borderline).
@@ -174,6 +217,7 @@ void UpdateFit(AppState& state)
         if (f.fit[list].is_array())
             for (json& s : f.fit[list])
                 s.erase("estimate");
+    return true;
 }
 
 void ApplySuggestion(AppState& state, int index)
@@ -225,13 +269,15 @@ void SetExportFormat(AppState& state, int index)
     (state.scenario.IsInference() ? e.inference_format : e.training_format) = index;
 }
 
-void UpdateExport(AppState& state)
+bool UpdateExport(AppState& state)
 {
     ExportState& e = state.decisions.export_;
     const char* format = gpumem::detail::kExportFormats[ExportFormatIndex(state)].name;
     const std::string key = state.scenario_text + "|" + format;
     if (e.export_for == key)
-        return;
+        return true;
+    if (!DecisionTurn(state))
+        return false;
     e.export_for = key;
     json r = gpumem::export_config({{"format", format}, {"scenario", state.scenario_json}});
     if (r.is_object())
@@ -243,17 +289,20 @@ void UpdateExport(AppState& state)
     const bool ok = r.is_object() && r.value("ok", false);
     e.text = ok ? Text(At(r, "text")) : "";
     e.errors = ok ? "" : ErrorText(r);
+    return true;
 }
 
 //-----------------------------------------------------------------------------
 // [SECTION] Peak memory against a size
 //-----------------------------------------------------------------------------
 
-void UpdateSweeps(AppState& state)
+bool UpdateSweeps(AppState& state)
 {
     SweepState& s = state.decisions.sweep;
-    if (s.sweep_for == state.scenario_text || Editing())
-        return;
+    if (s.sweep_for == state.scenario_text)
+        return true;
+    if (!DecisionTurn(state))
+        return false;
     s.sweep_for = state.scenario_text;
     s.sweep_count++;
     const bool inference = state.scenario.IsInference();
@@ -262,6 +311,7 @@ void UpdateSweeps(AppState& state)
     const json& scenario = state.scenario_json;
     s.size = ReadSweep(gpumem::sweep({{"scenario", scenario}, {"field", size_field}}), size_field, scenario);
     s.batch = ReadSweep(gpumem::sweep({{"scenario", scenario}, {"field", batch_field}}), batch_field, scenario);
+    return true;
 }
 
 //-----------------------------------------------------------------------------
@@ -342,6 +392,9 @@ json DecisionsJson(const AppState& state)
     return {
         {"fit", d.fit.fit},
         {"fit_count", d.fit.fit_count},
+        {"fit_frame", d.fit.fit_frame},
+        {"ready", DecisionsReady(state)},
+        {"waiting", d.schedule.waiting},
         {"undo", d.fit.undo.size()},
         {"message", d.fit.message},
         {"export", d.export_.result},

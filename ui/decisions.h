@@ -78,6 +78,7 @@ struct FitState
     double step_time_s = 0.0;                 // the scenario's own
     std::vector<SuggestionView> suggestions;  // the search's runs, then (when it fits) each change's saving
     int fit_count = 0;                        // how many times gpumem::fit ran (for tests)
+    int fit_frame = 0;                        // the frame that ran the last (ScheduleState::frame; for tests)
 
     std::vector<UndoEntry> undo;  // the newest last; kMaxUndo at most
     std::string message;          // "Applied: ..." / "Undone: ..."
@@ -126,8 +127,23 @@ struct CalibrationState
     std::string wanted_name, wanted_hash;
 };
 
+// When the decision panels compute (fit, the sweeps, the export, max-fit, the plan, the GPU and
+// layout tables): never in the first frame, which shows the estimate alone; then at most one
+// panel's computation per frame, none in a frame that re-estimated, and none while a drag or
+// typing is under way, so a drag costs one estimate per frame and the panels catch up once it
+// settles. A panel whose answer is not for the current scenario says "computing..." until its
+// turn. Only the moment changes: each answer is the one an immediate call gives (the tests
+// compare them).
+struct ScheduleState
+{
+    int frame = 0;            // frames begun (BeginDecisionFrame)
+    bool turn_taken = false;  // this frame's one computation has run, or the estimate ran
+    int waiting = 0;          // panels that wanted a turn this frame and did not get one
+};
+
 struct DecisionState
 {
+    ScheduleState schedule;
     FitState fit;
     ExportState export_;
     SweepState sweep;
@@ -138,8 +154,19 @@ struct AppState;
 
 inline constexpr int kMaxUndo = 16;
 
-// Asks gpumem::fit again when the scenario changed (not while a drag or a typed field is under way).
-void UpdateFit(AppState& state);
+// The schedule above: BeginDecisionFrame() at the start of each frame, EstimateRan() when the frame
+// re-estimated; DecisionTurn() is true when a panel whose answer is stale may compute now (false
+// counts it as waiting); DecisionsReady() when no open panel waited in the last frame.
+void BeginDecisionFrame(AppState& state);
+void EstimateRan(AppState& state);
+bool DecisionTurn(AppState& state);
+bool DecisionsReady(const AppState& state);
+// "computing..." in place of (never_computed) or above (stale) a decision panel's answer.
+void ShowComputing(bool never_computed);
+
+// Asks gpumem::fit again when the scenario changed, on the panel's turn (the schedule above). True
+// when the answer is for the current scenario; false while it waits for its turn.
+bool UpdateFit(AppState& state);
 // Puts suggestion `index` into the calculator, keeping the scenario before it for UndoSuggestion.
 void ApplySuggestion(AppState& state, int index);
 // Puts back the scenario the last Apply replaced.
@@ -148,11 +175,13 @@ void UndoSuggestion(AppState& state);
 // The format shown for the current mode (an index into kExportFormats), and setting it.
 int ExportFormatIndex(const AppState& state);
 void SetExportFormat(AppState& state, int index);
-// Asks gpumem::export_config again when the scenario or the format changed.
-void UpdateExport(AppState& state);
+// Asks gpumem::export_config again when the scenario or the format changed, on its turn; true when
+// the answer is current.
+bool UpdateExport(AppState& state);
 
-// Asks gpumem::sweep again, for both sizes, when the scenario changed (not during a drag or typing).
-void UpdateSweeps(AppState& state);
+// Asks gpumem::sweep again, for both sizes, when the scenario changed, on its turn; true when the
+// answer is current.
+bool UpdateSweeps(AppState& state);
 
 // Reads a calibration file (gpumem calibrate's output). False, with calibration.message saying why,
 // when the core refuses it (not a calibration, or fitted by another gpumem version).

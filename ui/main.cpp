@@ -452,8 +452,10 @@ std::string UiLayout()
 std::string UiTotal()
 {
     const gpumem::ui::AppState& app = g_platform.app;
-    return nlohmann::json{
-        {"text", app.displayed_peak}, {"bytes", app.displayed_peak_bytes}, {"estimates", app.estimate_count}}
+    return nlohmann::json{{"text", app.displayed_peak},
+                          {"bytes", app.displayed_peak_bytes},
+                          {"estimates", app.estimate_count},
+                          {"decisions_ready", gpumem::ui::DecisionsReady(app)}}  // every open decision panel is current
         .dump();
 }
 

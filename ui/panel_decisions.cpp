@@ -151,7 +151,12 @@ void ShowFitPanel(AppState& state)
     if (!ImGui::CollapsingHeader(fits ? "Faster runs and headroom###fit" : "What would make it fit###fit",
                                  ImGuiTreeNodeFlags_DefaultOpen))
         return;
-    UpdateFit(state);
+    if (!UpdateFit(state))
+    {
+        ShowComputing(f.fit_count == 0);  // decisions.h: the panels compute after the first frame
+        if (f.fit_count == 0)
+            return;
+    }
     if (!f.ok)
     {
         ImGui::TextWrapped("%s", f.error.c_str());
@@ -229,7 +234,12 @@ void ShowSweepPanel(AppState& state)
 {
     if (!ImGui::CollapsingHeader("Peak memory against size###sweep"))
         return;
-    UpdateSweeps(state);
+    if (!UpdateSweeps(state))
+    {
+        ShowComputing(state.decisions.sweep.sweep_count == 0);
+        if (state.decisions.sweep.sweep_count == 0)
+            return;
+    }
     ImGui::TextDisabled("Peak per GPU (device total) at powers of two, the other settings as they are:");
     ImGui::SameLine();
     HelpMarker("Each point is one estimate. The dashed line is the card; the circle is the largest size that fits.");
@@ -263,8 +273,13 @@ void ShowExportPanel(AppState& state)
         }
         ImGui::EndCombo();
     }
-    UpdateExport(state);
     ExportState& e = state.decisions.export_;
+    if (!UpdateExport(state))
+    {
+        ShowComputing(e.export_for.empty());
+        if (e.export_for.empty())
+            return;
+    }
     if (!e.errors.empty())
     {
         TextNotice("##export_error", UtilizationColor(1.0), e.errors.c_str());

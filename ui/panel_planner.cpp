@@ -78,9 +78,15 @@ void ShowSolver(AppState& state, const MaxFitSolver& solver)
 
 void ShowMaxFit(AppState& state)
 {
-    UpdateMaxFit(state);
+    const bool current = UpdateMaxFit(state);
     const MaxFitView& view = state.planner.maxfit_view;
     ImGui::TextDisabled("Largest size that fits one GPU of this scenario, the other settings as they are:");
+    if (!current)
+    {
+        ShowComputing(state.planner.maxfit_for.empty());  // decisions.h: the panels' turns
+        if (state.planner.maxfit_for.empty())
+            return;
+    }
     if (!view.ok)
     {
         ImGui::TextWrapped("%s", view.error.c_str());
@@ -241,7 +247,8 @@ void ShowPlannerPanel(AppState& state)
     ShowMaxFit(state);
     ImGui::Spacing();
     ShowPlanInputs(state);
-    UpdatePlan(state);
+    if (!UpdatePlan(state))
+        ShowComputing(state.planner.plan_count == 0);
     // The load message stands until the scenario changes again after the load took effect.
     PlannerState& p = state.planner;
     if (!p.message.empty() && p.message_for.empty())

@@ -19,11 +19,11 @@ namespace gpumem::ui {
 
 namespace {
 
-// The tables re-estimate many variants of the scenario; while a slider is being dragged they keep
-// their last answer and catch up when the mouse is released, so dragging stays smooth.
-bool MayRecompute(const std::string& computed_for, const std::string& current)
+// The tables re-estimate many variants of the scenario: they take their turn after the first frame,
+// one panel per frame, and keep their last answer while a slider is being dragged (decisions.h).
+bool MayRecompute(AppState& state, const std::string& computed_for)
 {
-    return computed_for != current && !ImGui::IsMouseDown(ImGuiMouseButton_Left);
+    return computed_for != state.scenario_text && DecisionTurn(state);
 }
 
 FitView Estimate(const nlohmann::json& scenario)
@@ -196,8 +196,10 @@ void ShowGpuTablePanel(AppState& state)
 {
     if (!ImGui::CollapsingHeader("Which GPUs fit"))
         return;
-    if (MayRecompute(state.gpu_table_for, state.scenario_text))
+    if (MayRecompute(state, state.gpu_table_for))
         ComputeGpuTable(state);
+    if (state.gpu_table_for != state.scenario_text)
+        ShowComputing(state.gpu_table.empty());  // decisions.h: the panels' turns
     ImGui::TextDisabled(
         "One GPU of each kind, this model. Serving and training use this page's settings for the "
         "mode it is in, the defaults otherwise.");
@@ -234,8 +236,10 @@ void ShowLayoutTablePanel(AppState& state)
     if (!ImGui::CollapsingHeader("Parallel layouts"))
         return;
     const bool moe = state.view.params_experts > 0;
-    if (MayRecompute(state.layout_table_for, state.scenario_text))
+    if (MayRecompute(state, state.layout_table_for))
         ComputeLayoutTable(state, moe);
+    if (state.layout_table_for != state.scenario_text)
+        ShowComputing(state.layout_table.empty());
     ImGui::TextDisabled("Tensor x pipeline%s splits of the %d GPUs; the rest is data parallel.", moe ? " x expert" : "",
                         state.scenario.hardware.num_gpus);
     const ImGuiTableFlags flags =

@@ -134,17 +134,20 @@ MaxFitView ReadMaxFit(const json& maxfit)
 
 }  // namespace
 
-void UpdateMaxFit(AppState& state)
+bool UpdateMaxFit(AppState& state)
 {
     PlannerState& p = state.planner;
-    if (ImGui::IsMouseDown(ImGuiMouseButton_Left) || p.maxfit_for == state.scenario_text)
-        return;
+    if (p.maxfit_for == state.scenario_text)
+        return true;
+    if (!DecisionTurn(state))  // decisions.h: the schedule
+        return false;
     p.maxfit = gpumem::maxfit(state.scenario_json);
     p.maxfit_view = ReadMaxFit(p.maxfit);
     p.maxfit_for = state.scenario_text;
+    return true;
 }
 
-void UpdatePlan(AppState& state)
+bool UpdatePlan(AppState& state)
 {
     PlannerState& p = state.planner;
     // What the plan depends on: the scenario and the panel's fields (the request is built only when they change).
@@ -152,8 +155,10 @@ void UpdatePlan(AppState& state)
     std::snprintf(inputs, sizeof inputs, "|%d|%d|%d|%g|%d|%d", p.gpus, p.gpu_index, p.gpus_per_node,
                   static_cast<double>(p.host_ram_gb), p.global_batch, p.top);
     const std::string key = state.scenario_text + inputs;
-    if (ImGui::IsMouseDown(ImGuiMouseButton_Left) || p.plan_for == key)
-        return;
+    if (p.plan_for == key)
+        return true;
+    if (!DecisionTurn(state))
+        return false;
     const json request = PlanRequest(state);
     const auto start = std::chrono::steady_clock::now();
     p.plan = gpumem::plan(request);
@@ -161,6 +166,7 @@ void UpdatePlan(AppState& state)
     p.plan_view = ReadPlan(p.plan, !state.scenario.IsInference());
     p.plan_for = key;
     ++p.plan_count;
+    return true;
 }
 
 void LoadPlanRow(AppState& state, const PlanRow& row)

@@ -79,11 +79,12 @@ struct PlannerState
 
 struct AppState;
 
-// Asks gpumem::maxfit again when the scenario changed (not while the mouse is down: a drag).
-void UpdateMaxFit(AppState& state);
+// Asks gpumem::maxfit again when the scenario changed, on the panel's turn (decisions.h: after the
+// first frame, one panel a frame, not during a drag or typing). True when the answer is current.
+bool UpdateMaxFit(AppState& state);
 
-// Asks gpumem::plan again when the scenario or the cluster changed (not while the mouse is down).
-void UpdatePlan(AppState& state);
+// Asks gpumem::plan again when the scenario or the cluster changed, on its turn; true when current.
+bool UpdatePlan(AppState& state);
 
 // Puts a plan row's scenario into the calculator (the model stays the calculator's own) and says
 // so in planner.message.

@@ -7,8 +7,12 @@
 //                          (or JSON text) in, objects out
 //   window.gpumemReady   a Promise resolved after the first frame is drawn, with
 //                          { firstFrameMs }: milliseconds from navigation start
+//   window.gpumemTimings { instantiatedMs, runtimeMs, mainMs, firstFrameMs }: milliseconds from
+//                          navigation start to the .wasm downloaded, compiled and instantiated; its
+//                          static constructors run; main() done (the catalogues, the first
+//                          estimate); the first frame drawn (tests/bench/page.mjs prints them)
 //   window.gpumemOffline true in the offline bundle (web/bundle.mjs), which carries the .wasm
-//                          inside it (<script id="gpumem-wasm">, base64) and may not use the
+//                          inside it (<script id="gpumem-wasm">, gzip, base64) and may not use the
 //                          network at all: a feature that would fetch (the Hub) says "offline"
 //
 // The page's services for the app (Module.page, called from ui/main.cpp): the Hub fetch
@@ -523,32 +527,81 @@
       uiScenario: () => JSON.parse(module.ui_scenario()),
       uiState: () => JSON.parse(module.ui_state()),
       uiFrameTimes: () => JSON.parse(module.ui_frame_times()),
+      // The core's decisions, called at once (the page computes its panels after the first frame;
+      // tests compare the two).
+      fit: (scenario) => JSON.parse(module.fit(text(scenario))),
+      maxfit: (scenario) => JSON.parse(module.maxfit(text(scenario))),
+      sweep: (request) => JSON.parse(module.sweep(text(request))),
+      exportConfig: (request) => JSON.parse(module.exportConfig(text(request))),
       wasmMemoryBytes: () => module.HEAP8.buffer.byteLength,
     };
   }
 
-  // The offline bundle's .wasm: base64 text in a data block that is never executed.
-  function takeEmbeddedWasm() {
+  // The offline bundle's .wasm: base64 text in a data block that is never executed, gzip-compressed
+  // by web/bundle.mjs (a .wasm starts with "\0asm", gzip with 1f 8b) and unpacked here with the
+  // browser's own DecompressionStream. Null in the served page.
+  async function takeEmbeddedWasm() {
     const block = document.getElementById('gpumem-wasm');
     if (!block) return null;
     const text = atob(block.textContent.trim());
     block.remove();   // the base64 copy is no longer needed
     const bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return bytes;
+    if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+    if (typeof DecompressionStream !== 'function')
+      throw new Error('this browser cannot unpack the offline page (it has no DecompressionStream); use the online page or a newer browser');
+    const unpacked = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(unpacked).arrayBuffer());
+  }
+
+  // The app's .wasm compiled while it downloads (WebAssembly.instantiateStreaming), its bytes
+  // counted on the way for the progress bar; index.html preloads it, so the download starts with
+  // the scripts. The response is handed over as application/wasm whatever the server said (the
+  // file is ours). Where streaming is missing the whole download is compiled at once; the offline
+  // bundle's embedded bytes likewise.
+  async function instantiateApp(embedded, imports) {
+    if (embedded) return WebAssembly.instantiate(embedded, imports);
+    if (typeof WebAssembly.instantiateStreaming !== 'function' || typeof TransformStream !== 'function') {
+      return WebAssembly.instantiate(await fetchWithProgress('gpumem_app.wasm', showProgress), imports);
+    }
+    const response = await fetch('gpumem_app.wasm');
+    if (!response.ok) throw new Error(`gpumem_app.wasm: HTTP ${response.status}`);
+    const total = Number(response.headers.get('Content-Length')) || 0;
+    let received = 0;
+    const counted = response.body.pipeThrough(new TransformStream({
+      transform(chunk, controller) {
+        received += chunk.length;
+        showProgress(received, total);
+        controller.enqueue(chunk);
+      },
+    }));
+    return WebAssembly.instantiateStreaming(
+      new Response(counted, { headers: { 'Content-Type': 'application/wasm' } }), imports);
   }
 
   async function start() {
     showProgress(0, 0);
-    const embedded = takeEmbeddedWasm();
+    const embedded = await takeEmbeddedWasm();
     window.gpumemOffline = embedded !== null;
-    const wasmBinary = embedded ?? await fetchWithProgress('gpumem_app.wasm', showProgress);
-    loadingText.textContent = 'Starting\u2026';
+    const timings = {};
+    window.gpumemTimings = timings;
 
     // MODULARIZE: this object becomes the module itself (its functions are added to it).
     const module = {
       canvas,
-      wasmBinary,
+      // Emscripten's hook for bringing the instance: ours streams (above). Returns {} (not yet).
+      instantiateWasm(imports, receiveInstance) {
+        instantiateApp(embedded, imports).then(({ instance, module: compiled }) => {
+          timings.instantiatedMs = performance.now();
+          loadingText.textContent = 'Starting\u2026';
+          receiveInstance(instance, compiled);
+        }).catch(fail);
+        return {};
+      },
+      onRuntimeInitialized() {
+        timings.runtimeMs = performance.now();
+      },
+      postRun: [() => { timings.mainMs = performance.now(); }],
       page: null,
       print: (text) => console.log(text),
       printErr: (text) => console.error(text),
@@ -558,7 +611,8 @@
         acceptDrops(module);
         module.ui_open(JSON.stringify(request));
         loading.classList.add('hidden');
-        resolveReady({ firstFrameMs: performance.now() });
+        timings.firstFrameMs = performance.now();
+        resolveReady({ firstFrameMs: timings.firstFrameMs });
       },
     };
     module.page = pageServices(module);

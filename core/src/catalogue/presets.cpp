@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <optional>
 
 #include "catalogue/presets.h"
 
@@ -17,6 +19,8 @@ struct EmbeddedFile {
 };
 extern const EmbeddedFile kPresetFiles[];
 extern const std::size_t kPresetFileCount;
+extern const char* const kPresetIndex[];  // the models' ids and summaries (cmake/embed_presets.cmake)
+extern const std::size_t kPresetIndexCount;
 
 namespace {
 
@@ -43,10 +47,28 @@ std::string gpu_key(const std::string& name) {
     return key;
 }
 
+// One bundled model: its summary from the index (model_id, model_type, total_params, params_source,
+// gated), and its file, parsed the first time it is asked for (find_preset) and kept.
+struct Model {
+    json summary;
+    const char* text = nullptr;
+    mutable std::optional<json> record;
+    std::string id() const { return summary["model_id"].get<std::string>(); }
+    const json& full() const {
+        if (!record) {
+            record = json::parse(text, nullptr, false);
+            if (record->is_discarded()) record = json::object();  // the preset tests check every file
+        }
+        return *record;
+    }
+};
+
 // Parsed once, on first use; the embedded text is checked by the preset tests, so a parse failure
-// here means a broken build, reported as an empty catalogue rather than a crash.
+// here means a broken build, reported as an empty catalogue rather than a crash. The models are
+// listed from the build's index and each file is parsed only when that model is used: start-up
+// (the page's first frame) does not parse all of them.
 struct Catalogue {
-    std::vector<json> models;                        // full records, sorted by model_id
+    std::vector<Model> models;                       // sorted by model_id
     std::map<std::string, std::string> alias_to_id;  // lower-cased alias → model_id
     json gpus = json::array();
     json gpu_families = json::object();  // normalised family name -> {"gpu", "why"}
@@ -56,12 +78,16 @@ struct Catalogue {
 
     Catalogue() {
         json aliases;
+        std::map<std::string, const char*> model_files;
         for (std::size_t i = 0; i < kPresetFileCount; ++i) {
             std::string path = kPresetFiles[i].path;
+            if (path.rfind("models/", 0) == 0) {
+                model_files[path] = kPresetFiles[i].text;
+                continue;
+            }
             json doc = json::parse(kPresetFiles[i].text, nullptr, false);
             if (doc.is_discarded()) continue;
-            if (path.rfind("models/", 0) == 0 && doc.contains("model_id")) models.push_back(doc);
-            else if (path == "gpus.json") {
+            if (path == "gpus.json") {
                 gpus = doc.value("gpus", json::array());
                 const json families = doc.value("families", json::object());
                 for (const auto& [name, family] : families.items())
@@ -70,9 +96,15 @@ struct Catalogue {
             else if (path == "dtypes.json") formats_json = doc.value("formats", json::array());
             else if (path == "error_bands.json") error_bands = doc;
         }
-        std::sort(models.begin(), models.end(),
-                  [](const json& a, const json& b) { return a["model_id"] < b["model_id"]; });
-        for (const json& m : models) alias_to_id[lower(m["model_id"].get<std::string>())] = m["model_id"];
+        for (std::size_t i = 0; i < kPresetIndexCount; ++i) {
+            json entry = json::parse(kPresetIndex[i], nullptr, false);
+            if (!entry.is_object()) continue;
+            auto file = model_files.find(entry.value("path", ""));
+            if (file != model_files.end() && entry.contains("model_id") && entry["model_id"].is_string())
+                models.push_back({std::move(entry), file->second, std::nullopt});
+        }
+        std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) { return a.id() < b.id(); });
+        for (const Model& m : models) alias_to_id[lower(m.id())] = m.id();
         // Aliases of models that are not bundled (yet) are left out: they would resolve to nothing.
         std::map<std::string, std::string> bundled = alias_to_id;
         for (const char* kind : {"short", "twins"})
@@ -309,13 +341,14 @@ using detail::lower;
 
 json list_presets() {
     json out = json::array();
-    for (const json& m : catalogue().models) {
+    for (const detail::Model& model : catalogue().models) {
+        const json& m = model.summary;
         json aliases = json::array();
         for (const auto& [alias, target] : catalogue().alias_to_id)
             if (target == m["model_id"] && alias != lower(target)) aliases.push_back(alias);
         out.push_back({{"id", m["model_id"]},
                        {"aliases", aliases},
-                       {"model_type", m["config"].value("model_type", "")},
+                       {"model_type", m.value("model_type", "")},
                        {"total_params", m.value("total_params", json())},
                        {"params_source", m.value("params_source", "")},
                        {"gated", m.value("gated", false)}});
@@ -330,8 +363,8 @@ std::optional<json> find_preset(const std::string& id_or_alias) {
         if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
     auto it = catalogue().alias_to_id.find(key);
     if (it == catalogue().alias_to_id.end()) return std::nullopt;
-    for (const json& m : catalogue().models)
-        if (m["model_id"] == it->second) return m;
+    for (const detail::Model& m : catalogue().models)
+        if (m.id() == it->second) return m.full();
     return std::nullopt;
 }
 
