@@ -301,7 +301,7 @@ void ShowModelPanel(AppState& state)
     for (int i = 0; i < IM_ARRAYSIZE(kSources); i++)
     {
         if (i > 0)
-            ImGui::SameLine();
+            SameLineIfRoom(kSources[i].label);
         if (ImGui::RadioButton(kSources[i].label, state.scenario.model.source == kSources[i].source))
             state.scenario.model.source = kSources[i].source;
     }

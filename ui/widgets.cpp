@@ -29,14 +29,24 @@ void HelpMarker(const char* desc)
 
 void FormRow(const char* label, const char* help)
 {
-    ImGui::AlignTextToFramePadding();
+    // A narrow column (a phone, NarrowColumn): the label on its own line, the control under it at
+    // full width (an empty label takes no line).
+    const bool narrow = NarrowColumn();
+    if (narrow && label[0] == '\0' && help == nullptr)
+    {
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        return;
+    }
+    if (!narrow)
+        ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(label);
     if (help != nullptr)
     {
         ImGui::SameLine();
         HelpMarker(help);
     }
-    ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
+    if (!narrow)
+        ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
     ImGui::SetNextItemWidth(-FLT_MIN);
 }
 
@@ -517,6 +527,21 @@ void EndLinePlot()
 //-----------------------------------------------------------------------------
 // [SECTION] Touch screens
 //-----------------------------------------------------------------------------
+
+bool NarrowColumn()
+{
+    return ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 30.0f;
+}
+
+void SameLineIfRoom(const char* next_label)
+{
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float next =
+        ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(next_label, nullptr, true).x;
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < next)
+        ImGui::NewLine();
+}
 
 bool CompactButton(const char* label)
 {

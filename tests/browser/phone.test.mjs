@@ -228,14 +228,16 @@ test('after a pinch-zoom the canvas keeps its size and still takes taps', async 
   await page.goto(baseUrl);
   await page.evaluate(() => window.gpumemReady);
   await frames(page, 5);
-  // Two fingers spread from 60 to 120 px apart: the browser's pinch-zoom (the app's gesture is
+  // Two fingers spread from 100 to 200 px apart: the browser's pinch-zoom (the app's gesture is
   // cancelled: nothing under them is clicked or scrolled).
   const before = await scenario();
-  const fingers = (gap) => [{ x: 195 - gap / 2, y: 300, id: 1 }, { x: 195 + gap / 2, y: 300, id: 2 }];
-  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(60) });
+  const more = (await layout()).more_header;   // zoom in around "More": it stays in view
+  const c = { x: 195, y: Math.round(more.y + more.h / 2) };
+  const fingers = (gap) => [{ x: c.x - gap / 2, y: c.y, id: 1 }, { x: c.x + gap / 2, y: c.y, id: 2 }];
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(100) });
   await frames(page, 1);
   for (let i = 1; i <= 10; i++) {
-    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(60 + 6 * i) });
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(100 + 10 * i) });
     await frames(page, 1);
   }
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
@@ -247,12 +249,32 @@ test('after a pinch-zoom the canvas keeps its size and still takes taps', async 
   }));
   assert.ok(zoom.scale > 1.5, `zoomed in: ${JSON.stringify(zoom)}`);
   assert.deepEqual(zoom.canvas, [PHONE.width * 3, PHONE.height * 3], 'the canvas keeps its size');
-  // A tap on "Inference", in the zoomed view's coordinates, lands on it.
-  const r = (await layout()).mode_inference;
-  const at = { x: (r.x + Math.min(r.w / 2, 20) - zoom.left) * zoom.scale, y: (r.y + r.h / 2 - zoom.top) * zoom.scale };
-  assert.ok(at.x > 0 && at.x < PHONE.width && at.y > 0 && at.y < PHONE.height, `Inference on screen: ${JSON.stringify(at)}`);
-  await tap(at.x, at.y);
-  assert.equal((await scenario()).mode, 'inference', 'the tap reached the control under it');
+  // A tap, in the zoomed view's coordinates, lands on the control under it: one of these, at the
+  // middle of the part of it the zoomed view shows.
+  const l = await layout();
+  const view = { x0: zoom.left, y0: zoom.top, x1: zoom.left + PHONE.width / zoom.scale,
+    y1: zoom.top + PHONE.height / zoom.scale };
+  const shownPart = (r) => {
+    const x0 = Math.max(r.x, view.x0) + 1, x1 = Math.min(r.x + r.w, view.x1) - 1;
+    const y0 = Math.max(r.y, view.y0) + 1, y1 = Math.min(r.y + r.h, view.y1) - 1;
+    return x1 > x0 && y1 > y0 ? { x: (x0 + x1) / 2, y: (y0 + y1) / 2 } : null;
+  };
+  const effects = {
+    more_header: async (s0) => assert.equal((await uiState()).more_open, !s0.more_open, 'the tap toggled More'),
+    mode_inference: async () => assert.equal((await scenario()).mode, 'inference', 'the tap chose Inference'),
+    source_hub: async () => assert.equal((await uiState()).source, 'hub', 'the tap chose Hub'),
+    source_config: async () => assert.equal((await uiState()).source, 'config', 'the tap chose config.json'),
+    source_manual: async () => assert.equal((await uiState()).source, 'manual', 'the tap chose By hand'),
+  };
+  const target = Object.keys(effects).find((name) => l[name] && shownPart(l[name]));
+  assert.ok(target, `a control in the zoomed view: ${JSON.stringify({ view, l })}`);
+  const part = shownPart(l[target]);
+  const s0 = await uiState();
+  // The DevTools protocol takes a touch's place in CSS pixels from the zoomed view's corner (unscaled:
+  // the touch's clientX is then offsetLeft + x, as Chromium reports a finger there).
+  await tap(part.x - view.x0, part.y - view.y0);
+  await effects[target](s0);
+  console.log(`# zoomed ${zoom.scale.toFixed(2)}x, tapped ${target}`);
   await writeFile(join(outDir, 'phone-zoomed.png'), await page.screenshot());
 });
 
