@@ -256,15 +256,12 @@ void ShowApp(AppState& state)
     }
     else
     {
-        // Text wraps at the column's edge (a phone's column is narrower than the panels' lines).
         ImGui::BeginChild("page", ImVec2(0.0f, 0.0f), false);
-        ImGui::PushTextWrapPos(0.0f);
         ShowControls(state);
         if (UpdateEstimate(state))
             NoteMoreFields(state);
         ImGui::Spacing();
         ShowResults(state);
-        ImGui::PopTextWrapPos();
         ImGui::EndChild();
     }
 
