@@ -69,7 +69,22 @@ void AppInit(AppState& state)
                 s.hardware.gpu_index = i;
     }
     state.default_gpu_index = state.scenario.hardware.gpu_index;
+    const Mode mode = state.scenario.mode;
+    state.scenario.mode = Mode::Training;
+    state.more_default_training = MoreFields(state);
+    state.scenario.mode = Mode::Inference;
+    state.more_default_inference = MoreFields(state);
+    state.scenario.mode = mode;
+    state.more_seen = MoreFields(state);
     UpdateEstimate(state);
+}
+
+std::string MoreFields(const AppState& state)
+{
+    nlohmann::json doc = BuildScenario(state);
+    for (const char* top : {"version", "model", "mode", "hardware"})
+        doc.erase(top);
+    return doc.dump();
 }
 
 bool UpdateEstimate(AppState& state)
@@ -129,16 +144,47 @@ const GpuEntry* CurrentGpu(const AppState& state)
 
 namespace {
 
+// The first things to set (the model, the mode, the GPUs), then the rest under "More", closed at
+// first and opened when something changes a field there while it is closed (AppState::more_open).
 void ShowControls(AppState& state)
 {
     ShowModelPanel(state);
+    ShowHardwarePanel(state);
+    if (state.more_open_request)
+        ImGui::SetNextItemOpen(true);
+    state.more_open_request = false;
+    const char* more = state.more_changed ? "More (changed from the defaults)###more" : "More###more";
+    state.more_open = ImGui::CollapsingHeader(more);
+    if (!state.more_open)
+    {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", state.scenario.IsInference()
+                                     ? "Weights, KV cache, engine, sequences, context, parallelism, factors"
+                                     : "Method, precision, batch, sequence, parallelism, factors");
+        ImGui::PopStyleColor();
+        return;
+    }
+    ImGui::Indent(ImGui::GetStyle().IndentSpacing * 0.5f);
     if (state.scenario.IsInference())
         ShowInferencePanel(state);
     else
         ShowTrainingPanel(state);
     ShowParallelismPanel(state);
-    ShowHardwarePanel(state);
     ShowAdvancedPanel(state);
+    ImGui::Unindent(ImGui::GetStyle().IndentSpacing * 0.5f);
+}
+
+// After an estimate: whether the fields under "More" differ from the defaults, and whether they
+// changed while it was closed (then it opens next frame).
+void NoteMoreFields(AppState& state)
+{
+    const std::string fields = MoreFields(state);
+    const std::string& defaults =
+        state.scenario.IsInference() ? state.more_default_inference : state.more_default_training;
+    state.more_changed = fields != defaults;
+    if (fields != state.more_seen && state.more_changed && !state.more_open)
+        state.more_open_request = true;
+    state.more_seen = fields;
 }
 
 void ShowResults(AppState& state)
@@ -202,7 +248,10 @@ void ShowApp(AppState& state)
         ImGui::EndChild();
 
         if (UpdateEstimate(state))  // this frame's edits show in this frame's results
-            EstimateRan(state);     // and the decision panels wait for the next (decisions.h)
+        {
+            EstimateRan(state);  // and the decision panels wait for the next (decisions.h)
+            NoteMoreFields(state);
+        }
 
         ImGui::SameLine();
         ImGui::BeginChild("results", ImVec2(0.0f, 0.0f), true);
@@ -214,7 +263,10 @@ void ShowApp(AppState& state)
         ImGui::BeginChild("page", ImVec2(0.0f, 0.0f), false);
         ShowControls(state);
         if (UpdateEstimate(state))
+        {
             EstimateRan(state);
+            NoteMoreFields(state);
+        }
         ImGui::Spacing();
         ShowResults(state);
         ImGui::EndChild();

@@ -162,6 +162,17 @@ struct AppState
     // The lines of "Why these figures" drawn in the last frame, by open component (and "phases").
     nlohmann::json explain_shown = nlohmann::json::object();
     bool explain_wanted = false;  // that panel is open: estimates carry "explain" (the core records it only then)
+
+    // "More" (app.cpp): the controls after the model, the mode and the GPUs, closed at first. The
+    // scenario's fields there (MoreFields) at the page's defaults in each mode, and as last seen: when
+    // they change while it is closed (a link, an import, Apply, Load) and differ from the defaults, it
+    // opens; while closed, its title says they differ.
+    bool more_open = false;
+    bool more_open_request = false;
+    bool more_changed = false;  // they differ from the defaults
+    std::string more_seen;
+    std::string more_default_training;
+    std::string more_default_inference;
 };
 
 // Reads the catalogues, picks meta-llama/Llama-3.1-8B (or the first preset) and the core's
@@ -170,6 +181,9 @@ void AppInit(AppState& state);
 
 // Re-estimates when the scenario changed since the last call; returns true when it did.
 bool UpdateEstimate(AppState& state);
+
+// The scenario's fields under "More" (all but the model, the mode and the hardware), as JSON text.
+std::string MoreFields(const AppState& state);
 
 // The card the estimate is for (nullptr when the catalogue is empty).
 const GpuEntry* CurrentGpu(const AppState& state);

@@ -10,10 +10,12 @@
 // first frame has been drawn.
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <emscripten.h>
 #include <emscripten/bind.h>
@@ -25,6 +27,7 @@
 
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
+#include "imgui_internal.h"  // the touch input: scrolling a window, holding a slider (ImGui 1.86 has no touch)
 #include "imgui_impl_opengl3.h"
 
 #include "access.h"
@@ -98,9 +101,68 @@ EM_JS(void, PageSetDetails, (const char* text), {
 EM_JS(int, PageOpenNumberEditor, (const char* request), {
     return Module['page']['openNumberEditor'](UTF8ToString(request)) ? 1 : 0;
 });
+// 1 when the page's main pointer is coarse (a finger: matchMedia('(pointer: coarse)'), web/page.js).
+EM_JS(int, PageCoarsePointer, (), {
+    return Module['coarsePointer'] ? 1 : 0;
+});
 // clang-format on
 
 namespace {
+
+//-----------------------------------------------------------------------------
+// [SECTION] Touch (Dear ImGui 1.86 knows only a mouse)
+//-----------------------------------------------------------------------------
+
+// The page (web/page.js) hands over one finger's touches, in CSS pixels; a second finger is the
+// browser's (pinch-zoom) and cancels the gesture. What a finger does, decided once it has moved
+// past a few pixels:
+//   - a tap (no move) clicks where it lands, except on a slider, which keeps its value;
+//   - a horizontal drag that starts on a slider moves its value from where it was (the slider is
+//     held as the keyboard holds it: each pixel moves it one pixel's worth of its track);
+//   - anything else scrolls the window under the finger (the first one, inward out, that can scroll
+//     that way), and keeps scrolling after the finger lifts, slowing down (momentum).
+// While touch is in use, the mouse is nowhere (no hover) except under a resting finger (a long press
+// shows a tooltip); a real mouse moving hands the page back to the mouse.
+struct TouchEvent
+{
+    int kind = 0;  // 0 start, 1 move, 2 end, 3 cancel
+    ImVec2 pos;    // device pixels
+    double ms = 0.0;
+};
+
+struct Touch
+{
+    enum class Phase
+    {
+        None,     // no finger (momentum may still run)
+        Pending,  // a finger down, not yet moved past the slop
+        Scroll,   // dragging a window's content
+        Slider,   // dragging a slider's value
+        Ignored,  // a finger that neither taps nor drags (cancelled, or a tap that stopped momentum)
+    };
+    std::vector<TouchEvent> queue;        // since the last frame
+    bool active = false;                  // touch is in use (until the real mouse moves)
+    double mouse_x = 0.0, mouse_y = 0.0;  // GLFW's cursor when touch took over
+    Phase phase = Phase::None;
+    ImVec2 start, pos;
+    ImGuiID start_slider = 0;  // the slider under the finger when it landed
+    float start_slider_width = 0.0f;
+    ImGuiID start_window = 0;   // the window under the finger when it landed
+    bool classified = false;    // start_slider / start_window are known (one frame after landing)
+    ImGuiID scroll_window = 0;  // the window being scrolled (or flung)
+    ImVec2 scroll_delta;        // finger movement not yet applied to it
+    ImVec2 velocity;            // pixels per ms, smoothed over the last moves
+    double last_ms = 0.0;
+    bool momentum = false;
+    float slider_dx = 0.0f;  // finger movement not yet given to the slider
+    int tap_frames = 0;      // 2: press this frame, 1: release, 0: none
+    ImVec2 tap_pos;
+    bool down = false;            // the finger is on the glass
+    bool no_tap = false;          // it landed on a moving page: it stops the page, it does not click
+    bool slider_held = false;     // TouchInFrame made the slider active
+    bool release_slider = false;  // the finger lifted: let go of the slider this frame
+    double last_frame_ms = 0.0;
+};
 
 // Emscripten owns the loop and calls Frame() from requestAnimationFrame, so what lives across
 // frames lives here: the window, the canvas metrics, and the app's one state struct.
@@ -111,12 +173,15 @@ struct Platform
     int height = 0;
     double css_width = 0.0;  // canvas size in CSS pixels
     double css_height = 0.0;
-    float ui_scale = 0.0f;  // whole-number scale applied to fonts and style
+    float ui_scale = 0.0f;   // whole-number scale applied to fonts and style
+    bool ui_coarse = false;  // the style applied is the finger's (TouchStyle)
     bool first_frame_done = false;
     std::string focus_text;    // what the page's focus mirror last said
     std::string details_text;  // and its details region
     gpumem::ui::AppState app;
     gpumem::ui::TestHooks test_hooks;  // where the tests' named widgets are (test_hooks.h)
+    bool coarse = false;               // a finger is the main pointer: larger text and targets
+    Touch touch;
 
     // How long each Frame() took (ms, CPU side): a ring of the last kFrameSamples, for the
     // page benchmark's frame-time figures (ui_frame_times).
@@ -129,6 +194,24 @@ Platform g_platform;
 
 constexpr float kBaseFontSize = 13.0f;  // Dear ImGui's default font, ProggyClean, at 1×
 constexpr const char* kCanvas = "#canvas";
+
+// Device pixels per UI pixel: the device pixel ratio rounded to a whole number, so the pixel
+// font stays crisp; with a finger as the pointer a step larger (at 3x, 4: text ~17 CSS px).
+float UiScale(double dpr, bool coarse)
+{
+    const float fine = std::max(1.0f, std::round(static_cast<float>(dpr)));
+    return coarse ? std::max(fine + 1.0f, std::round(static_cast<float>(dpr) * 4.0f / 3.0f)) : fine;
+}
+
+// Sizes for a finger (UI pixels, before scaling): controls 13 + 2 x 4 = 21 px tall, 28 CSS px at
+// 3x (scale 4); rows of a list 13 + 6 = 19 px, 25 CSS px. WCAG 2.2's minimum target is 24 CSS px.
+void TouchStyle(ImGuiStyle& style)
+{
+    style.FramePadding = ImVec2(6.0f, 4.0f);
+    style.ItemSpacing = ImVec2(8.0f, 6.0f);
+    style.ItemInnerSpacing = ImVec2(6.0f, 6.0f);
+    style.GrabMinSize = 16.0f;
+}
 
 // (Re)builds the font atlas and the style for `scale` device pixels per UI pixel.
 void ApplyScale(Platform& p, float scale)
@@ -157,9 +240,16 @@ void ApplyScale(Platform& p, float scale)
     style.ChildRounding = 3.0f;
     style.GrabRounding = 3.0f;
     gpumem::ui::ApplyPageColors(style);
+    if (p.coarse)
+        TouchStyle(style);
     style.ScaleAllSizes(scale);
     ImGui::GetStyle() = style;
     p.ui_scale = scale;
+    p.ui_coarse = p.coarse;
+    if (p.coarse)
+        io.ConfigFlags |= ImGuiConfigFlags_IsTouchScreen;  // widgets.cpp: full-height small buttons
+    else
+        io.ConfigFlags &= ~ImGuiConfigFlags_IsTouchScreen;
 }
 
 // Keeps the canvas backing store at its CSS size × devicePixelRatio (window resizes, zoom,
@@ -180,8 +270,9 @@ void SyncCanvasSize(Platform& p)
         p.width = w;
         p.height = h;
     }
-    const float scale = std::max(1.0f, std::round(static_cast<float>(dpr)));
-    if (scale != p.ui_scale)
+    p.coarse = PageCoarsePointer() != 0;
+    const float scale = UiScale(dpr, p.coarse);
+    if (scale != p.ui_scale || p.coarse != p.ui_coarse)
         ApplyScale(p, scale);
 }
 
@@ -337,6 +428,229 @@ bool OpenNumberEditor(const gpumem::ui::NumberEditRequest& r)
     return PageOpenNumberEditor(request.dump().c_str()) != 0;
 }
 
+// Device pixels per CSS pixel (the canvas's backing store over its CSS size).
+float DevicePixelsPerCss(const Platform& p)
+{
+    return p.css_width > 0.0 ? static_cast<float>(p.width / p.css_width) : 1.0f;
+}
+
+// The window a finger's drag scrolls: the one it landed in or the nearest enclosing one that can
+// scroll along the drag's main axis (0 if none can).
+ImGuiID ScrollTarget(ImGuiID landed, bool vertical)
+{
+    for (ImGuiWindow* w = ImGui::FindWindowByID(landed); w != nullptr; w = w->ParentWindow)
+        if ((vertical ? w->ScrollMax.y : w->ScrollMax.x) > 0.0f)
+            return w->ID;
+    return 0;
+}
+
+// Before ImGui::NewFrame: this frame's touches, what the finger is doing, and where the mouse is.
+void TouchBeforeFrame(Platform& p)
+{
+    Touch& t = p.touch;
+    ImGuiIO& io = ImGui::GetIO();
+    const double now = emscripten_get_now();
+    const float slop = 8.0f * DevicePixelsPerCss(p);  // CSS px a finger may wander and still tap
+
+    if (t.active && t.queue.empty())
+    {
+        double x = 0.0, y = 0.0;
+        glfwGetCursorPos(p.window, &x, &y);
+        if (x != t.mouse_x || y != t.mouse_y)  // the real mouse moved: it has the page back
+            t = Touch();
+    }
+    for (const TouchEvent& e : t.queue)
+    {
+        if (!t.active)
+        {
+            t.active = true;
+            glfwGetCursorPos(p.window, &t.mouse_x, &t.mouse_y);
+        }
+        if (e.kind == 0)
+        {
+            t.no_tap = t.momentum;
+            t.momentum = false;
+            t.phase = Touch::Phase::Pending;
+            t.down = true;
+            t.classified = false;
+            t.start = t.pos = e.pos;
+            t.velocity = ImVec2(0.0f, 0.0f);
+            t.scroll_delta = ImVec2(0.0f, 0.0f);
+            t.slider_dx = 0.0f;
+            t.last_ms = e.ms;
+        }
+        else if (e.kind == 1 && t.down)
+        {
+            const ImVec2 d(e.pos.x - t.pos.x, e.pos.y - t.pos.y);
+            const float dt = static_cast<float>(std::max(1.0, e.ms - t.last_ms));
+            const float blend = 1.0f - std::exp(-dt / 40.0f);  // velocity: the last ~40 ms weigh most
+            t.velocity.x += (d.x / dt - t.velocity.x) * blend;
+            t.velocity.y += (d.y / dt - t.velocity.y) * blend;
+            t.pos = e.pos;
+            t.last_ms = e.ms;
+            if (t.phase == Touch::Phase::Scroll)
+                t.scroll_delta = ImVec2(t.scroll_delta.x + d.x, t.scroll_delta.y + d.y);
+            else if (t.phase == Touch::Phase::Slider)
+                t.slider_dx += d.x;
+        }
+        else if (e.kind == 2 || e.kind == 3)
+        {
+            t.down = false;
+            if (e.kind == 3)  // a second finger (the browser's pinch) or the browser took the touch
+                t.phase = t.phase == Touch::Phase::Slider ? Touch::Phase::Slider : Touch::Phase::Ignored;
+            if (e.kind == 3)
+                t.velocity = ImVec2(0.0f, 0.0f);
+            else if (e.ms - t.last_ms > 150.0)  // the finger rested before lifting: no fling
+                t.velocity = ImVec2(0.0f, 0.0f);
+        }
+    }
+    t.queue.clear();
+
+    // Decide what a landed finger does once the item under it is known (TouchAfterFrame).
+    if (t.phase == Touch::Phase::Pending && t.classified)
+    {
+        const ImVec2 total(t.pos.x - t.start.x, t.pos.y - t.start.y);
+        if (std::abs(total.x) > slop || std::abs(total.y) > slop)
+        {
+            const bool vertical = std::abs(total.y) >= std::abs(total.x);
+            if (t.start_slider != 0 && !vertical)
+            {
+                t.phase = Touch::Phase::Slider;
+                t.slider_dx = total.x;
+            }
+            else
+            {
+                t.phase = Touch::Phase::Scroll;
+                t.scroll_window = ScrollTarget(t.start_window, vertical);
+                t.scroll_delta = total;
+            }
+        }
+        else if (!t.down)
+        {
+            if (!t.no_tap && t.start_slider == 0)  // a tap on a slider keeps its value
+            {
+                t.tap_frames = 2;
+                t.tap_pos = t.start;
+            }
+            t.phase = Touch::Phase::None;
+        }
+    }
+    // A lifted finger ends its gesture (a slider once its last movement is given to it).
+    if (!t.down && t.phase != Touch::Phase::Pending && !(t.phase == Touch::Phase::Slider && t.slider_dx != 0.0f))
+    {
+        if (t.phase == Touch::Phase::Scroll)
+        {
+            const float min_speed = 0.05f * DevicePixelsPerCss(p);  // px per ms
+            t.momentum = std::hypot(t.velocity.x, t.velocity.y) > min_speed && t.scroll_window != 0;
+        }
+        if (t.phase == Touch::Phase::Slider)
+            t.release_slider = true;
+        t.phase = Touch::Phase::None;
+    }
+
+    if (t.momentum && t.phase == Touch::Phase::None)
+    {
+        // Momentum: the content keeps the finger's speed and slows down (a time constant of 325 ms,
+        // as iOS's and Android's scrollers roughly do).
+        const float dt = static_cast<float>(std::clamp(now - t.last_frame_ms, 1.0, 100.0));
+        t.scroll_delta = ImVec2(t.scroll_delta.x + t.velocity.x * dt, t.scroll_delta.y + t.velocity.y * dt);
+        const float decay = std::exp(-dt / 325.0f);
+        t.velocity = ImVec2(t.velocity.x * decay, t.velocity.y * decay);
+        if (std::hypot(t.velocity.x, t.velocity.y) < 0.02f * DevicePixelsPerCss(p))
+            t.momentum = false;
+    }
+    t.last_frame_ms = now;
+
+    if (!t.active)
+        return;
+    // The mouse, as Dear ImGui sees it: pressed then released for a tap, resting under a finger that
+    // has not moved (hover, tooltips), else nowhere.
+    for (bool& down : io.MouseDown)
+        down = false;
+    io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    if (t.tap_frames > 0)
+    {
+        io.MousePos = t.tap_pos;
+        io.MouseDown[0] = t.tap_frames == 2;
+        t.tap_frames--;
+    }
+    else if (t.phase == Touch::Phase::Pending)
+        io.MousePos = t.start;
+}
+
+// After ImGui::NewFrame, before the page: scroll, and hold or let go of a slider.
+void TouchInFrame(Platform& p)
+{
+    Touch& t = p.touch;
+    ImGuiContext& g = *ImGui::GetCurrentContext();
+    if (t.release_slider)
+    {
+        if (g.ActiveId == t.start_slider && t.slider_held)
+            ImGui::ClearActiveID();
+        t.release_slider = false;
+        t.slider_held = false;
+    }
+    if (t.phase == Touch::Phase::Slider)
+    {
+        if (!t.slider_held)
+        {
+            // Held as the keyboard holds it (ImGuiInputSource_Nav): SliderBehavior then moves the
+            // value by g.SliderCurrentAccum, a share of the track, from where it is.
+            ImGuiWindow* window = ImGui::FindWindowByID(t.start_window);
+            if (window == nullptr)
+            {
+                t.phase = Touch::Phase::Ignored;
+                return;
+            }
+            ImGui::SetActiveID(t.start_slider, window);
+            g.ActiveIdSource = ImGuiInputSource_Nav;
+            t.slider_held = true;
+        }
+        else if (g.ActiveId != t.start_slider)
+        {
+            t.phase = Touch::Phase::Ignored;  // something else took it (the slider went away)
+            t.slider_held = false;
+        }
+        else if (t.slider_dx != 0.0f && !g.ActiveIdIsJustActivated)
+        {
+            // The track's usable length: the frame less ImGui's 2 px padding each side and the grab.
+            const float track = std::max(1.0f, t.start_slider_width - 4.0f - g.Style.GrabMinSize);
+            g.SliderCurrentAccum += t.slider_dx / track;
+            g.SliderCurrentAccumDirty = true;
+            t.slider_dx = 0.0f;
+        }
+    }
+    if (t.scroll_delta.x != 0.0f || t.scroll_delta.y != 0.0f)
+    {
+        ImGuiWindow* w = ImGui::FindWindowByID(t.scroll_window);
+        if (w != nullptr)
+        {
+            const ImVec2 to(std::clamp(w->Scroll.x - t.scroll_delta.x, 0.0f, w->ScrollMax.x),
+                            std::clamp(w->Scroll.y - t.scroll_delta.y, 0.0f, w->ScrollMax.y));
+            if (t.momentum && to.x == w->Scroll.x && to.y == w->Scroll.y)
+                t.momentum = false;  // flung against an end
+            ImGui::SetScrollX(w, to.x);
+            ImGui::SetScrollY(w, to.y);
+        }
+        else
+            t.momentum = false;
+        t.scroll_delta = ImVec2(0.0f, 0.0f);
+    }
+}
+
+// After the page: the item and window under a finger that just landed (the mouse was there).
+void TouchAfterFrame(Platform& p)
+{
+    Touch& t = p.touch;
+    if (t.phase != Touch::Phase::Pending || t.classified)
+        return;
+    const ImGuiContext& g = *ImGui::GetCurrentContext();
+    t.start_window = g.HoveredWindow != nullptr ? g.HoveredWindow->ID : 0;
+    t.start_slider = p.test_hooks.hovered_slider;
+    t.start_slider_width = p.test_hooks.hovered_slider_rect.w;
+    t.classified = true;
+}
+
 void Frame()
 {
     Platform& p = g_platform;
@@ -347,8 +661,11 @@ void Frame()
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    TouchBeforeFrame(p);
     ImGui::NewFrame();
+    TouchInFrame(p);
     gpumem::ui::ShowApp(p.app);
+    TouchAfterFrame(p);
     ImGui::Render();
 
     glViewport(0, 0, p.width, p.height);
@@ -400,6 +717,18 @@ std::string UiLoadFiles(const std::string& files)
         return "";
     const std::string& calibration = app.decisions.calibration.message;
     return calibration.empty() ? app.import_message : calibration;
+}
+
+// One finger's touch from the page (web/page.js): kind 0 start, 1 move, 2 end, 3 cancel; where, in
+// CSS pixels from the canvas's corner; when, in ms (the event's timeStamp: performance.now()'s clock).
+// At most 256 a frame.
+void UiTouch(int kind, double x, double y, double ms)
+{
+    Platform& p = g_platform;
+    if (kind < 0 || kind > 3 || p.touch.queue.size() >= 256)
+        return;
+    const float k = DevicePixelsPerCss(p);
+    p.touch.queue.push_back({kind, ImVec2(static_cast<float>(x) * k, static_cast<float>(y) * k), ms});
 }
 
 // A file or dropped text the page refused before reading it (too large): its name and why.
@@ -493,13 +822,43 @@ nlohmann::json ComparedResults(const gpumem::ui::AppState& app)
     return out;
 }
 
+// The tables drawn in the last frame, for tests: {"NAME or ID": [{"width", "content"}, ...]}, each
+// column's room (its work rectangle) and how far its cells' content reached (device pixels): a
+// column whose content is wider than its room is cut. Named as the test hooks name items (a table
+// that scrolls is a child window: its ID is an item's).
+nlohmann::json TablesShown()
+{
+    ImGuiContext& g = *ImGui::GetCurrentContext();
+    const Platform& p = g_platform;
+    nlohmann::json out = nlohmann::json::object();
+    for (int i = 0; i < g.Tables.GetMapSize(); i++)
+    {
+        const ImGuiTable* table = g.Tables.TryGetMapData(i);
+        if (table == nullptr || table->LastFrameActive < g.FrameCount - 1)
+            continue;
+        nlohmann::json columns = nlohmann::json::array();
+        for (int c = 0; c < table->ColumnsCount; c++)
+        {
+            const ImGuiTableColumn& column = table->Columns[c];
+            columns.push_back({{"width", column.WorkMaxX - column.WorkMinX},
+                               {"content", column.ContentMaxXUnfrozen - column.WorkMinX}});
+        }
+        const auto named = p.test_hooks.shown.find(table->ID);
+        char id[16];
+        std::snprintf(id, sizeof(id), "%08X", table->ID);
+        out[named != p.test_hooks.shown.end() ? named->second : id] = columns;
+    }
+    return out;
+}
+
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
 // "import_message", "config_check" and "config_model" (the tools' configs last read),
 // "held_config_files" (how many wait for a file they name), "imported_gpus", "link_message",
 // "share", "pinned", "compare" (the Compare table's columns: ComparedResults), "markdown", "plan", "maxfit",
 // "decisions" (decisions.h: fit, export, sweeps, calibration), "keyboard_focus": the recorded widget keyboard
-// navigation is on}.
+// navigation is on, "more_open" (the controls' "More"), "coarse_pointer" and "ui_scale" (UiScale), "tables"
+// (TablesShown), "touch": {"active", "phase" (Touch::Phase), "momentum", "speed" (CSS px per ms)}}.
 std::string UiState()
 {
     const gpumem::ui::AppState& app = g_platform.app;
@@ -547,6 +906,16 @@ std::string UiState()
         {"link_values", gpumem::ui::LinkValuesInEffect(app)},
         {"style", StyleColors()},
         {"focus_text", g_platform.focus_text},
+        {"more_open", app.more_open},
+        {"tables", TablesShown()},
+        {"touch",
+         {{"active", g_platform.touch.active},
+          {"phase", static_cast<int>(g_platform.touch.phase)},
+          {"momentum", g_platform.touch.momentum},
+          {"speed",
+           std::hypot(g_platform.touch.velocity.x, g_platform.touch.velocity.y) / DevicePixelsPerCss(g_platform)}}},
+        {"coarse_pointer", g_platform.coarse},
+        {"ui_scale", g_platform.ui_scale},
     }
         .dump();
 }
@@ -577,6 +946,7 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_import_problem", &UiImportProblem);
     emscripten::function("ui_number_commit", &UiNumberCommit);
     emscripten::function("ui_number_cancel", &UiNumberCancel);
+    emscripten::function("ui_touch", &UiTouch);
 }
 
 int main()

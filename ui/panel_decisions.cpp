@@ -94,7 +94,7 @@ void ShowSuggestionRow(AppState& state, int index, bool headroom)
     ImGui::TextWrapped("%s", s.cost.c_str());
     ImGui::PopStyleColor();
     ImGui::TableNextColumn();
-    if (ImGui::SmallButton(("Apply##fit_" + std::to_string(index + 1)).c_str()))
+    if (CompactButton(("Apply##fit_" + std::to_string(index + 1)).c_str()))
         ApplySuggestion(state, index);
 }
 
@@ -118,7 +118,7 @@ void ShowSweep(AppState& state, const SweepView& v, const char* str_id)
     else
         ImGui::TextColored(UtilizationColor(1.0), "not even 1 fits");
     ImGui::SameLine();
-    if (ImGui::SmallButton((std::string("Download SVG##") + str_id).c_str()) && state.page.download != nullptr)
+    if (CompactButton((std::string("Download SVG##") + str_id).c_str()) && state.page.download != nullptr)
     {
         const std::string name = "gpumem-" + v.field.substr(v.field.find('.') + 1) + ".svg";
         state.page.download(name, gpumem::sweep_svg(v.result));
@@ -195,9 +195,11 @@ void ShowFitPanel(AppState& state)
     if (f.suggestions.empty())
         ImGui::TextWrapped(headroom ? "No change makes it faster or lowers the peak."
                                     : "No change short of another setup fits.");
-    else if (ImGui::BeginTable(
-                 "fit_table", 6,
-                 ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp))
+    // Narrower than ~100 characters (a phone), the table scrolls sideways: the changes' long words
+    // ("optimizer: paged_adamw_8bit") keep room to be read whole.
+    else if (BeginWideTable("fit_table", 6,
+                            ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp,
+                            ImGui::CalcTextSize("0").x * 100.0f))
     {
         ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableSetupColumn("Change", ImGuiTableColumnFlags_WidthStretch, 1.4f);
@@ -208,7 +210,7 @@ void ShowFitPanel(AppState& state)
         ImGui::TableHeadersRow();
         for (int i = 0; i < static_cast<int>(f.suggestions.size()); i++)
             ShowSuggestionRow(state, i, headroom);
-        ImGui::EndTable();
+        EndWideTable();
     }
 
     ImGui::BeginDisabled(f.undo.empty());

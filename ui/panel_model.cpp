@@ -251,7 +251,7 @@ void ShowLinkNotices(AppState& state)
                 ImGui::SameLine();
             }
         }
-        if (ImGui::SmallButton("Use huggingface.co"))
+        if (CompactButton("Use huggingface.co"))
         {
             std::snprintf(hub.base, sizeof(hub.base), "%s", "https://huggingface.co");
             hub.base_from_link = false;
@@ -268,11 +268,11 @@ void ShowLinkNotices(AppState& state)
         TextNotice("##calibration_notice", UtilizationColor(0.9), notice.c_str());
         if (state.page.open_file != nullptr)
         {
-            if (ImGui::SmallButton("Load calibration...##notice"))
+            if (CompactButton("Load calibration...##notice"))
                 state.page.open_file();
             ImGui::SameLine();
         }
-        if (ImGui::SmallButton("Dismiss##calibration_notice"))
+        if (CompactButton("Dismiss##calibration_notice"))
             state.decisions.calibration.wanted_hash.clear();
     }
     if (!state.link_message.empty())
@@ -280,7 +280,7 @@ void ShowLinkNotices(AppState& state)
         TextNotice("##link_message", UtilizationColor(1.0),
                    gpumem::display_text(state.link_message, kMessageChars).c_str());
         ImGui::SameLine();
-        if (ImGui::SmallButton("Dismiss"))
+        if (CompactButton("Dismiss"))
             state.link_message.clear();
     }
 }
@@ -301,7 +301,7 @@ void ShowModelPanel(AppState& state)
     for (int i = 0; i < IM_ARRAYSIZE(kSources); i++)
     {
         if (i > 0)
-            ImGui::SameLine();
+            SameLineIfRoom(kSources[i].label);
         const bool selected = state.scenario.model.source == kSources[i].source;
         if (ImGui::RadioButton(kSources[i].label, selected))
             state.scenario.model.source = kSources[i].source;

@@ -71,7 +71,7 @@ void ShowSolver(AppState& state, const MaxFitSolver& solver)
     if (f != nullptr && solver.value >= 1 && solver.value <= static_cast<std::uint64_t>(f->control_max))
     {
         ImGui::SameLine();
-        if (ImGui::SmallButton(("Use##" + solver.field).c_str()))
+        if (CompactButton(("Use##" + solver.field).c_str()))
             *f->control(state.scenario) = static_cast<int>(solver.value);
     }
 }
@@ -165,7 +165,7 @@ void ShowPlanRow(AppState& state, const PlanRow& row, bool training, std::uint64
 {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    if (ImGui::SmallButton(("Load " + std::to_string(row.rank)).c_str()))
+    if (CompactButton(("Load " + std::to_string(row.rank)).c_str()))
         LoadPlanRow(state, row);
     for (const std::string& cell : row.cells)
     {
@@ -206,7 +206,8 @@ void ShowPlanTable(AppState& state)
     const bool training = !state.scenario.IsInference();
     const ImGuiTableFlags flags =
         ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("plan_table", training ? 11 : 9, flags))
+    // Narrower than ~90 characters (a phone), the table scrolls sideways.
+    if (BeginWideTable("plan_table", training ? 11 : 9, flags, ImGui::CalcTextSize("0").x * 90.0f))
     {
         if (training)
             for (const char* h :
@@ -222,7 +223,7 @@ void ShowPlanTable(AppState& state)
             ShowPlanRow(state, row, training, plan.gpu_memory_bytes);
             ImGui::PopID();
         }
-        ImGui::EndTable();
+        EndWideTable();
     }
     ImGui::TextDisabled(
         "Step time: FLOPs at an assumed MFU plus exposed communication (README, \"Planner\"). "

@@ -138,7 +138,7 @@ void ShowSummaryPanel(AppState& state)
         for (std::size_t i = 0; i < set.size(); i++)
             text += (i == 0 ? "" : "; ") + set[i];
         TextNotice("##link_values", UtilizationColor(0.9), (text + ".").c_str());
-        if (ImGui::SmallButton("Back to defaults##link_values"))
+        if (CompactButton("Back to defaults##link_values"))
             ClearLinkValues(state);
         ImGui::SameLine();
         HelpMarker(

@@ -133,7 +133,7 @@ void ShowLayoutRow(AppState& state, const LayoutRow& row)
             ImGui::SetTooltip("%s", row.fit.why.c_str());
     }
     ImGui::TableNextColumn();
-    if (row.fit.ok && ImGui::SmallButton("Use"))
+    if (row.fit.ok && CompactButton("Use"))
     {
         ParallelSettings& par = state.scenario.parallel;
         par.tensor_parallel = row.tp;
@@ -172,14 +172,14 @@ void ShowPinnedButtons(AppState& state)
     {
         ImGui::TableNextColumn();
         ImGui::PushID(static_cast<int>(i));
-        if (ImGui::SmallButton("Unpin"))
+        if (CompactButton("Unpin"))
         {
             state.pinned.erase(state.pinned.begin() + static_cast<std::ptrdiff_t>(i));
             ImGui::PopID();
             break;
         }
         ImGui::SameLine();
-        if (ImGui::SmallButton("Load"))
+        if (CompactButton("Load"))
             ImportScenario(
                 state, WithoutCalibration(state, nlohmann::json::parse(state.pinned[i].scenario_text, nullptr, false)));
         ImGui::PopID();
@@ -203,9 +203,13 @@ void ShowGpuTablePanel(AppState& state)
     ImGui::TextDisabled(
         "One GPU of each kind, this model. Serving and training use this page's settings for the "
         "mode it is in, the defaults otherwise.");
+    // Narrower than ~60 characters (a phone), it scrolls sideways too: the cards' names stay whole.
+    const float min_width = ImGui::CalcTextSize("0").x * 60.0f;
+    const bool narrow = ImGui::GetContentRegionAvail().x < min_width;
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_SizingStretchProp;
-    if (ImGui::BeginTable("gpu_table", 5, flags, ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 14.0f)))
+                                  ImGuiTableFlags_SizingStretchProp | (narrow ? ImGuiTableFlags_ScrollX : 0);
+    if (ImGui::BeginTable("gpu_table", 5, flags, ImVec2(0.0f, ImGui::GetTextLineHeightWithSpacing() * 14.0f),
+                          narrow ? min_width : 0.0f))
     {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("GPU", ImGuiTableColumnFlags_WidthStretch, 2.2f);
@@ -244,7 +248,7 @@ void ShowLayoutTablePanel(AppState& state)
                         state.scenario.hardware.num_gpus);
     const ImGuiTableFlags flags =
         ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame;
-    if (ImGui::BeginTable("layout_table", 6, flags))
+    if (BeginWideTable("layout_table", 6, flags, ImGui::CalcTextSize("0").x * 50.0f))
     {
         for (const char* h : {"TP", "PP", "EP", "DP", "Per GPU", ""})
             ImGui::TableSetupColumn(h);
@@ -255,7 +259,7 @@ void ShowLayoutTablePanel(AppState& state)
             ShowLayoutRow(state, state.layout_table[i]);
             ImGui::PopID();
         }
-        ImGui::EndTable();
+        EndWideTable();
     }
 }
 
@@ -279,7 +283,8 @@ void ShowComparePanel(AppState& state)
         return;
 
     const int columns = 2 + static_cast<int>(state.pinned.size());
-    if (!ImGui::BeginTable("compare", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV))
+    if (!BeginWideTable("compare", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV,
+                        ImGui::CalcTextSize("0").x * 16.0f * static_cast<float>(columns)))
         return;
     ImGui::TableSetupColumn("");
     for (std::size_t i = 0; i < state.pinned.size(); i++)
@@ -307,7 +312,7 @@ void ShowComparePanel(AppState& state)
     for (int c = 0; c < kComponentCount; c++)
         CompareRow(kComponents[c].label, results, [c](const ResultView& r) { return r.components[c]; });
     ShowPinnedButtons(state);
-    ImGui::EndTable();
+    EndWideTable();
 }
 
 }  // namespace gpumem::ui

@@ -65,6 +65,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"hub_base", "##hub_base"},
         {"mode_training", "Training##mode"},
         {"mode_inference", "Inference##mode"},
+        {"more_header", "###more"},
         // Training, inference, parallelism, hardware
         {"lora_rank", "##lora_rank"},
         {"batch_size", "##batch_size"},
@@ -104,6 +105,7 @@ std::vector<NamedItem> MakeNamedItems()
         // What would make it fit, the chart, configs to run, calibration
         {"fit_header", "###fit"},
         {"fit_undo", "Undo##fit"},
+        {"fit_table", "fit_table"},  // when it scrolls sideways (a phone): its child window
         {"sweep_header", "###sweep"},
         {"sweep_size", "##sweep_size"},
         {"sweep_batch", "##sweep_batch"},
@@ -179,6 +181,7 @@ void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
         hooks->rects.clear();
         hooks->shown.clear();
         hooks->texts.clear();
+        hooks->hovered_slider = 0;
     }
 }
 
@@ -230,6 +233,9 @@ void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id
     ImGuiWindow* window = ctx->CurrentWindow;
     if (hooks == nullptr || window == nullptr || window->IDStack.empty())
         return;
+    hooks->item_id = id;
+    hooks->item_vertices = window->DrawList->VtxBuffer.Size;
+    hooks->item_rect = gpumem::ui::WidgetRect{bb.Min.x, bb.Min.y, bb.Max.x - bb.Min.x, bb.Max.y - bb.Min.y};
     const ImVector<ImGuiID>& stack = window->IDStack;
     const char* name = gpumem::ui::NameIn(*hooks, stack.back(), id);
     if (name == nullptr && stack.Size >= 2 && id == stack.back())
@@ -245,7 +251,23 @@ void ImGuiTestEngineHook_ItemInfo(ImGuiContext* ctx, ImGuiID id, const char* lab
 {
     gpumem::ui::AccessItemInfo(ctx, id, label, flags);
     gpumem::ui::TestHooks* hooks = gpumem::ui::HooksOf(ctx);
-    if (hooks == nullptr || label == nullptr)
+    if (hooks == nullptr)
+        return;
+    // The hovered item: a slider if it drew a grab (ImGui::SliderScalar draws it between ItemAdd and here).
+    if (id != 0 && id == ctx->HoveredId && id == hooks->item_id && ctx->CurrentWindow != nullptr)
+    {
+        const ImVector<ImDrawVert>& vertices = ctx->CurrentWindow->DrawList->VtxBuffer;
+        const ImU32 grab = ImGui::GetColorU32(ImGuiCol_SliderGrab);
+        const ImU32 grab_active = ImGui::GetColorU32(ImGuiCol_SliderGrabActive);
+        for (int i = hooks->item_vertices; i < vertices.Size; i++)
+            if (vertices[i].col == grab || vertices[i].col == grab_active)
+            {
+                hooks->hovered_slider = id;
+                hooks->hovered_slider_rect = hooks->item_rect;
+                break;
+            }
+    }
+    if (label == nullptr)
         return;
     if (const auto it = hooks->shown.find(id); it != hooks->shown.end())
         hooks->texts[it->second] = label;

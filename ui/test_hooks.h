@@ -38,6 +38,15 @@ struct TestHooks
     // hashed with every label of the table once, and the IDs kept (in the table's order).
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> scopes;
     std::unordered_map<std::uint32_t, const char*> shown;  // this frame's named items, by ID
+
+    // For the page's touch input (main.cpp): the slider under the pointer in the last frame (its ID,
+    // 0 if the item there is not a slider, and its rectangle). A slider is an item that drew a slider
+    // grab: a touch drag on it moves its value from where it was instead of jumping to the finger.
+    std::uint32_t hovered_slider = 0;
+    WidgetRect hovered_slider_rect;
+    std::uint32_t item_id = 0;  // the item last added, and its window's draw list's vertex count then
+    int item_vertices = 0;
+    WidgetRect item_rect;
 };
 
 // Points `ctx`'s test-engine hooks at `hooks` (which must outlive the context).

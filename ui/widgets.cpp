@@ -37,14 +37,24 @@ void HelpMarker(const char* desc)
 void FormRow(const char* label, const char* help)
 {
     AccessRowLabel(label);
-    ImGui::AlignTextToFramePadding();
+    // A narrow column (a phone, NarrowColumn): the label on its own line, the control under it at
+    // full width (an empty label takes no line).
+    const bool narrow = NarrowColumn();
+    if (narrow && label[0] == '\0' && help == nullptr)
+    {
+        ImGui::SetNextItemWidth(-FLT_MIN);
+        return;
+    }
+    if (!narrow)
+        ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(label);
     if (help != nullptr)
     {
         ImGui::SameLine();
         HelpMarker(help);
     }
-    ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
+    if (!narrow)
+        ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
     ImGui::SetNextItemWidth(-FLT_MIN);
 }
 
@@ -938,6 +948,77 @@ void EndLinePlot()
         ImGui::SetTooltip("%s %s: %.2f %s", ctx.x_label, SizeLabel(ctx.xs[best]).c_str(), ctx.ys[best], ctx.y_unit);
     }
     ctx.open = false;
+}
+
+//-----------------------------------------------------------------------------
+// [SECTION] Touch screens
+//-----------------------------------------------------------------------------
+
+bool NarrowColumn()
+{
+    return ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 30.0f;
+}
+
+void SameLineIfRoom(const char* next_label)
+{
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float next =
+        ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(next_label, nullptr, true).x;
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < next)
+        ImGui::NewLine();
+}
+
+bool CompactButton(const char* label)
+{
+    if ((ImGui::GetIO().ConfigFlags & ImGuiConfigFlags_IsTouchScreen) != 0)
+        return ImGui::Button(label);
+    return ImGui::SmallButton(label);
+}
+
+namespace {
+
+// The wide tables drawn this frame, innermost last, and each one's height when it last ended.
+struct WideTable
+{
+    ImGuiID id = 0;
+    bool scrolls = false;
+    ImGuiTable* table = nullptr;
+};
+ImVector<WideTable> g_wide_tables;
+ImGuiStorage g_wide_table_heights;
+
+}  // namespace
+
+bool BeginWideTable(const char* str_id, int columns, ImGuiTableFlags flags, float min_width)
+{
+    const ImGuiID id = ImGui::GetID(str_id);
+    if (ImGui::GetContentRegionAvail().x >= min_width)
+    {
+        if (!ImGui::BeginTable(str_id, columns, flags))
+            return false;
+        g_wide_tables.push_back({id, false, nullptr});
+        return true;
+    }
+    // Scrolling sideways makes the table a child window, whose height must be given: its rows'
+    // height the last time it was drawn, plus the horizontal scrollbar (first frame: a guess).
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float rows = g_wide_table_heights.GetFloat(id, ImGui::GetFrameHeightWithSpacing() * 6.0f);
+    const float height = rows + style.ScrollbarSize + style.CellPadding.y * 2.0f;
+    if (!ImGui::BeginTable(str_id, columns, flags | ImGuiTableFlags_ScrollX, ImVec2(0.0f, height), min_width))
+        return false;
+    g_wide_tables.push_back({id, true, ImGui::GetCurrentTable()});
+    return true;
+}
+
+void EndWideTable()
+{
+    IM_ASSERT(!g_wide_tables.empty());
+    const WideTable wide = g_wide_tables.back();
+    g_wide_tables.pop_back();
+    ImGui::EndTable();
+    if (wide.scrolls && wide.table != nullptr)
+        g_wide_table_heights.SetFloat(wide.id, wide.table->RowPosY2 - wide.table->OuterRect.Min.y);
 }
 
 }  // namespace gpumem::ui

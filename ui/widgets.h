@@ -326,4 +326,26 @@ void PlotHLine(const char* label, double y, ImU32 color);
 void PlotMarker(const char* label, double x, double y, ImU32 color);
 void EndLinePlot();
 
+//-----------------------------------------------------------------------------
+// [SECTION] Touch screens (the page on a phone)
+//-----------------------------------------------------------------------------
+
+// ImGui::SmallButton (no vertical padding: one text line tall) where a mouse points, a full-height
+// Button where a finger does (ImGuiConfigFlags_IsTouchScreen, set by main.cpp for a coarse
+// pointer): a finger's target is at least 24 CSS px.
+bool CompactButton(const char* label);
+
+// The column is narrower than 30 characters' height (a phone): FormRow puts labels above controls.
+bool NarrowColumn();
+
+// ImGui::SameLine() before a radio button or checkbox labelled `next_label`, or a new line when it
+// would not fit beside the last item (a row of choices wraps on a phone).
+void SameLineIfRoom(const char* next_label);
+
+// A table that keeps `min_width` pixels when its column is narrower (a phone) and scrolls sideways
+// there, as tall as its rows (last frame's height); otherwise ImGui::BeginTable. End it with
+// EndWideTable() when it returns true.
+bool BeginWideTable(const char* str_id, int columns, ImGuiTableFlags flags, float min_width);
+void EndWideTable();
+
 }  // namespace gpumem::ui

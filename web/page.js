@@ -485,6 +485,61 @@
     rejectReady(error instanceof Error ? error : new Error(String(error)));
   }
 
+  // Touch (ui/main.cpp, [SECTION] Touch, decides what a finger does): one finger's touches on the
+  // canvas go to the app in CSS pixels, and nowhere else (emscripten's GLFW would turn a touch into a
+  // click at the last mouse position). A second finger is the browser's: the canvas allows pinch-zoom
+  // (page.css, touch-action), and the app's gesture is cancelled. A tap's compatibility mouse events
+  // are suppressed (preventDefault on touchend), as is the long-press menu.
+  function forwardTouches(app) {
+    const START = 0, MOVE = 1, END = 2, CANCEL = 3;
+    let finger = null;   // the identifier of the finger the app follows
+    let lastTouch = -Infinity;
+    // When: the event's own time (the input's, on performance.now()'s clock), not the handler's, so a
+    // flick's speed is the finger's even when frames are slow and events wait for the main thread.
+    const send = (kind, touch, event) => {
+      const box = canvas.getBoundingClientRect();
+      app.ui_touch(kind, touch.clientX - box.left, touch.clientY - box.top, event.timeStamp);
+    };
+    const find = (list) => Array.from(list).find((touch) => touch.identifier === finger);
+    const onTouch = (event) => {
+      if (event.target !== canvas) return;
+      event.stopPropagation();   // capture phase on window: GLFW's listeners on the canvas never see it
+      lastTouch = performance.now();
+      if (event.type === 'touchstart') {
+        if (event.touches.length === 1) {
+          finger = event.changedTouches[0].identifier;
+          send(START, event.changedTouches[0], event);
+        } else if (finger !== null) {
+          const touch = find(event.touches);
+          if (touch) send(CANCEL, touch, event);
+          finger = null;
+        }
+      } else if (event.type === 'touchmove') {
+        const touch = finger !== null && find(event.changedTouches);
+        if (touch) send(MOVE, touch, event);
+      } else {
+        const touch = finger !== null && find(event.changedTouches);
+        if (touch) send(event.type === 'touchend' ? END : CANCEL, touch, event);
+        if (touch) finger = null;
+        if (event.type === 'touchend' && event.cancelable && event.touches.length === 0) event.preventDefault();
+      }
+    };
+    for (const type of ['touchstart', 'touchmove', 'touchend', 'touchcancel'])
+      window.addEventListener(type, onTouch, { capture: true, passive: false });
+    canvas.addEventListener('contextmenu', (event) => {
+      if (performance.now() - lastTouch < 1500) event.preventDefault();
+    });
+  }
+
+  // A finger as the main pointer (matchMedia): the app draws larger text and targets (ui/main.cpp,
+  // UiScale). Read by the app each frame from module.coarsePointer.
+  function watchPointer(module) {
+    const query = window.matchMedia ? window.matchMedia('(pointer: coarse)') : null;
+    const update = () => { module.coarsePointer = query !== null && query.matches; };
+    update();
+    if (query && query.addEventListener) query.addEventListener('change', update);
+  }
+
   // The whole response as bytes, reporting progress as chunks arrive.
   async function fetchWithProgress(url, onProgress) {
     const response = await fetch(url);
@@ -609,6 +664,7 @@
       onFirstFrame() {
         window.gpumem = wrap(module);
         acceptDrops(module);
+        forwardTouches(module);
         module.ui_open(JSON.stringify(request));
         loading.classList.add('hidden');
         timings.firstFrameMs = performance.now();
@@ -618,6 +674,7 @@
     module.page = pageServices(module);
     keyboard.install();
     copyLinkButton();
+    watchPointer(module);
     migrateStorage();
     const request = openRequest();   // before the app's first estimate rewrites the URL
     await createGpumemApp(module);

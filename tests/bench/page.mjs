@@ -31,7 +31,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import {
-  CHROMIUM_ARGS, chromiumPath, click, replaceDigits, repo as root, reveal, siteDir, startServer, until,
+  CHROMIUM_ARGS, chromiumPath, click, rect, replaceDigits, repo as root, reveal, siteDir, startServer, until,
 } from '../browser/harness.mjs';
 
 const loadsArg = process.argv.indexOf('--loads');
@@ -174,7 +174,7 @@ async function frameTimes(browser, url) {
   await frames(30);
   await frames(120);
   const idle = (await tab.evaluate(() => window.gpumem.uiFrameTimes())).slice(-120);
-  const slider = (await tab.evaluate(() => window.gpumem.uiLayout())).batch_size;
+  const slider = await rect(tab, 'batch_size');   // under "More", which rect() opens
   const y = slider.y + slider.h / 2;
   await tab.mouse.move(slider.x + 4, y);
   await frames(2);

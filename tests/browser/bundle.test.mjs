@@ -19,7 +19,7 @@ import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import {
-  cliPath as cli, launchBrowser, outDir, siteDir, typeIntoSlider, watchForProblems,
+  cliPath as cli, launchBrowser, outDir, rect, siteDir, typeIntoSlider, watchForProblems,
 } from './harness.mjs';
 
 const bundle = join(siteDir, 'gpumem-offline.html');
@@ -111,7 +111,7 @@ test('a preset picked and a setting changed in the UI give the CLI\'s figure', a
   assert.equal(picked.model.preset, TARGET_PRESET, 'the combo took the typed model');
 
   // Batch size: Ctrl+click turns the slider into a text field; type the number, press Enter.
-  const slider = (await page.evaluate(() => window.gpumem.uiLayout())).batch_size;
+  const slider = await rect(page, 'batch_size');   // under "More", which rect() opens
   assert.ok(slider && slider.w > 20, `batch_size slider in layout: ${JSON.stringify(slider)}`);
   const before = await page.evaluate(() => window.gpumem.uiTotal());
   await typeIntoSlider(page, slider, TARGET_BATCH);

@@ -68,11 +68,12 @@ export function watchForProblems(page, problems) {
 
 // Chromium with a fresh profile (removed by the caller: userDataDir); resolves with
 // { context, page, userDataDir }. It accepts the https mock Hub's self-signed certificate.
-export async function launchBrowser(viewport) {
+// `device` overrides the context's device options: { deviceScaleFactor, hasTouch, isMobile } (a phone).
+export async function launchBrowser(viewport, device = {}) {
   const userDataDir = await mkdtemp(join(tmpdir(), 'gpumem-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS, viewport, deviceScaleFactor: 1,
-    ignoreHTTPSErrors: true,
+    ignoreHTTPSErrors: true, ...device,
   });
   const page = context.pages()[0] ?? await context.newPage();
   return { context, page, userDataDir };
@@ -133,10 +134,18 @@ export async function until(page, what, predicate, timeoutMs = 10000) {
   }
 }
 
-// A named widget's rectangle in CSS pixels, as the page last drew it.
+// A named widget's rectangle in CSS pixels, as the page last drew it. A control under the closed
+// "More" header (ui/app.cpp: everything after the model, the mode and the GPUs) is found as a user
+// finds it: "More" is clicked open first.
 export async function rect(page, name) {
   await frames(page, 2);
-  const layout = await page.evaluate(() => window.gpumem.uiLayout());
+  let layout = await page.evaluate(() => window.gpumem.uiLayout());
+  if (!layout[name] && layout.more_header && !(await page.evaluate(() => window.gpumem.uiState())).more_open) {
+    const more = layout.more_header;
+    await page.mouse.click(more.x + Math.min(more.w / 2, 40), more.y + more.h / 2);
+    await frames(page, 3);
+    layout = await page.evaluate(() => window.gpumem.uiLayout());
+  }
   if (!layout[name]) throw new Error(`widget ${name} is not on the page: ${Object.keys(layout).join(', ')}`);
   return layout[name];
 }

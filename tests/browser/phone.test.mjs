@@ -1,0 +1,305 @@
+// The page on a phone, with real touch: Debian's headless Chromium as a 390x844 screen at 3x with
+// touch (playwright's hasTouch/isMobile: touch emulation, a coarse pointer), driven through the
+// DevTools protocol's Input.dispatchTouchEvent (the browser's own touchstart/move/end events).
+// A swipe scrolls the page and keeps going after the finger lifts; a horizontal drag on a slider
+// moves its value from where it was, a tap on one leaves it; targets are at least 24 CSS px; the
+// fit table's columns hold their text; pinch-zoom is the browser's. Screenshots at 390x844@3x and on
+// three desktop screens go to tests/browser/out/phone-*.png and desktop-*.png.
+//
+//   GPUMEM_CLI=... GPUMEM_SITE_DIR=... node --test tests/browser/phone.test.mjs
+
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { frames, launchBrowser, outDir, siteDir, startServer, watchForProblems } from './harness.mjs';
+
+const PHONE = { width: 390, height: 844 };
+const PHONE_DEVICE = { deviceScaleFactor: 3, hasTouch: true, isMobile: true };
+const MIN_TARGET = 24;   // CSS px: WCAG 2.2, 2.5.8 Target Size (Minimum)
+
+let server;
+let baseUrl;
+let browser;   // { context, page, userDataDir }
+let page;
+let cdp;
+const problems = [];
+
+before(async () => {
+  assert.ok(existsSync(join(siteDir, 'index.html')), `no site at ${siteDir}`);
+  ({ child: server, url: baseUrl } = await startServer());
+  browser = await launchBrowser(PHONE, PHONE_DEVICE);
+  page = browser.page;
+  watchForProblems(page, problems);
+  cdp = await browser.context.newCDPSession(page);
+  await mkdir(outDir, { recursive: true });
+});
+
+after(async () => {
+  await browser?.context.close();
+  if (browser) await rm(browser.userDataDir, { recursive: true, force: true });
+  server?.kill();
+});
+
+const layout = async () => { await frames(page, 2); return page.evaluate(() => window.gpumem.uiLayout()); };
+const uiState = () => page.evaluate(() => window.gpumem.uiState());
+const scenario = () => page.evaluate(() => window.gpumem.uiScenario());
+
+// One finger through the DevTools protocol: touchStart, touchMoves, touchEnd. The moves carry their
+// own times (`dt` ms apart; the finger rests `rest` ms before lifting), so a flick is as fast as a
+// finger's even on this slow software-rendered screen, where a frame takes most of a second.
+async function touch(type, x, y, timestamp) {
+  await cdp.send('Input.dispatchTouchEvent', {
+    type, touchPoints: type === 'touchEnd' ? [] : [{ x: Math.round(x), y: Math.round(y) }],
+    ...(timestamp ? { timestamp } : {}),
+  });
+}
+async function drag(from, to, { steps = 8, dt = 16, rest = 0, hold = 2 } = {}) {
+  await touch('touchStart', from.x, from.y);
+  await frames(page, hold);   // the app learns what is under the finger
+  const t0 = Date.now() / 1000;
+  for (let i = 1; i <= steps; i++)
+    await touch('touchMove', from.x + ((to.x - from.x) * i) / steps, from.y + ((to.y - from.y) * i) / steps,
+      t0 + (i * dt) / 1000);
+  await touch('touchEnd', 0, 0, t0 + (steps * dt + rest) / 1000);
+  await frames(page, 1);
+}
+async function tap(x, y) {
+  await touch('touchStart', x, y);
+  await frames(page, 2);
+  await touch('touchEnd');
+  await frames(page, 4);
+}
+const centre = (r) => ({ x: r.x + r.w / 2, y: r.y + r.h / 2 });
+const visible = (r) => r && r.y >= 0 && r.y + r.h <= PHONE.height;
+
+// Swipes up (content moves up) from the middle of the screen until `name` is on screen.
+async function swipeTo(name, { max = 30 } = {}) {
+  for (let i = 0; i < max; i++) {
+    const r = (await layout())[name];
+    if (visible(r)) return r;
+    const up = !r || r.y > PHONE.height;
+    const x = PHONE.width * 0.9;   // the right edge: labels and empty space, not a control
+    await drag({ x, y: up ? 700 : 200 }, { x, y: up ? 200 : 700 }, { steps: 10, rest: 300 });   // no fling
+    await frames(page, 3);
+  }
+  throw new Error(`${name} never came into view by swiping`);
+}
+
+test('the phone gets the one-column page, zoomable, with a coarse pointer', async () => {
+  await page.goto(baseUrl);
+  await page.evaluate(() => window.gpumemReady);
+  await frames(page, 5);
+  const shown = await page.evaluate(() => ({
+    viewport: document.querySelector('meta[name=viewport]').getAttribute('content'),
+    touchAction: getComputedStyle(document.getElementById('canvas')).touchAction,
+    coarse: matchMedia('(pointer: coarse)').matches,
+    canvas: [document.getElementById('canvas').width, document.getElementById('canvas').height],
+  }));
+  // Pinch-zoom allowed: no user-scalable=no and no maximum-scale; the canvas leaves two fingers to the browser.
+  assert.doesNotMatch(shown.viewport, /user-scalable\s*=\s*(no|0)|maximum-scale/i);
+  assert.match(shown.viewport, /width=device-width/);
+  assert.equal(shown.touchAction, 'pinch-zoom');
+  assert.equal(shown.coarse, true, 'touch emulation makes the pointer coarse');
+  assert.deepEqual(shown.canvas, [PHONE.width * 3, PHONE.height * 3]);
+
+  const state = await uiState();
+  assert.equal(state.coarse_pointer, true);
+  assert.equal(state.ui_scale, 4, 'at 3x a finger gets a 4x UI: 13 px font drawn 17.3 CSS px tall');
+  const l = await layout();
+  assert.ok(l.page_column && !l.controls_column && !l.results_column, `one column: ${Object.keys(l)}`);
+  // The first things to set, first; the rest under "More", closed.
+  for (const name of ['preset', 'mode_training', 'gpu', 'num_gpus', 'more_header'])
+    assert.ok(visible(l[name]), `${name} on the first screen: ${JSON.stringify(l[name])}`);
+  assert.ok(l.preset.y < l.mode_training.y && l.mode_training.y < l.gpu.y && l.gpu.y < l.num_gpus.y
+    && l.num_gpus.y < l.more_header.y, 'model, mode, GPU, count, then More');
+  assert.equal(state.more_open, false);
+  assert.equal(l.batch_size, undefined, 'batch size is under More');
+  await writeFile(join(outDir, 'phone-top.png'), await page.screenshot());
+});
+
+test('targets are at least 24 CSS px for a finger', async () => {
+  const l = await layout();
+  const names = ['source_preset', 'source_hub', 'preset', 'mode_training', 'mode_inference', 'gpu', 'num_gpus',
+    'more_header'];
+  for (const name of names) {
+    assert.ok(l[name], `${name} drawn`);
+    assert.ok(l[name].h >= MIN_TARGET && l[name].w >= MIN_TARGET, `${name}: ${JSON.stringify(l[name])}`);
+  }
+});
+
+test('a swipe scrolls the page, with momentum, and brings the results into view', async () => {
+  const before = (await layout()).fit_header;
+  assert.ok(!visible(before), `"What would make it fit" starts below the fold: ${JSON.stringify(before)}`);
+
+  // One quick flick: the page follows the finger, then keeps moving after it lifts.
+  const x = PHONE.width * 0.9;
+  const unchanged = await scenario();
+  const start = (await layout()).more_header.y;
+  await drag({ x, y: 700 }, { x, y: 400 }, { steps: 6, dt: 16 });   // 300 px in 0.1 s
+  const lifted = (await page.evaluate(() => window.gpumem.uiLayout())).more_header.y;
+  await frames(page, 20);
+  const settled = (await layout()).more_header.y;
+  assert.ok(lifted < start - 150, `the content followed the finger: ${start} -> ${lifted}`);
+  assert.ok(settled < lifted - 5, `momentum carried it on after the finger lifted: ${lifted} -> ${settled}`);
+  assert.deepEqual(await scenario(), unchanged, 'the flick changed no setting');
+
+  const shown = await swipeTo('fit_header');
+  assert.ok(visible(shown), JSON.stringify(shown));
+  await writeFile(join(outDir, 'phone-results.png'), await page.screenshot());
+});
+
+test('sliders: a tap keeps the value, a horizontal drag moves it from where it was, a vertical swipe scrolls', async () => {
+  // Back to the top, then open More with a tap.
+  const more = await swipeTo('more_header');
+  await tap(more.x + more.w / 2, more.y + more.h / 2);
+  assert.equal((await uiState()).more_open, true, 'a tap opened More');
+  const slider = await swipeTo('batch_size');
+  assert.ok(slider.h >= MIN_TARGET, `the slider is a finger's target: ${JSON.stringify(slider)}`);
+  const batch0 = (await scenario()).training.batch_size;
+
+  // A tap far from the grab (at 85 % of the track) leaves the value.
+  const far = { x: slider.x + slider.w * 0.85, y: slider.y + slider.h / 2 };
+  await tap(far.x, far.y);
+  assert.equal((await scenario()).training.batch_size, batch0, 'a tap does not jump the slider');
+
+  // A drag from that same far point, 40 CSS px to the right: the value moves by about 40 px worth of
+  // the logarithmic track (1..512: 9 doublings over the track), up from where it was; never to the
+  // finger's point (about 512^0.85 = 200).
+  await drag(far, { x: far.x + 40, y: far.y }, { steps: 8, dt: 30, rest: 300 });
+  await frames(page, 4);
+  const batch1 = (await scenario()).training.batch_size;
+  const doublings = Math.log2(batch1 / batch0);
+  const expected = (9 * 40) / (slider.w - 4 - 16 * 4 / 3);   // the track: the frame less padding and grab
+  assert.ok(batch1 > batch0, `the drag raised the batch: ${batch0} -> ${batch1}`);
+  assert.ok(doublings <= expected * 1.5 + 0.5,
+    `${batch0} -> ${batch1}: ${doublings.toFixed(2)} doublings for ${expected.toFixed(2)} expected`);
+  assert.ok(batch1 < 100, `no jump to the finger (~200): ${batch1}`);
+
+  // A vertical swipe that starts on the slider scrolls the page and leaves the value.
+  const y0 = (await layout()).batch_size.y;
+  const on = centre((await layout()).batch_size);
+  await drag(on, { x: on.x + 6, y: on.y - 200 }, { steps: 8, rest: 300 });
+  await frames(page, 4);
+  const y1 = (await layout()).batch_size?.y ?? -Infinity;
+  assert.ok(y1 < y0 - 150, `the page scrolled: ${y0} -> ${y1}`);
+  assert.equal((await scenario()).training.batch_size, batch1, 'the swipe left the slider');
+});
+
+test('the fit table keeps its columns whole on a phone (it scrolls sideways)', async () => {
+  // A scenario that does not fit (a link): the fit panel lists changes; the link's batch is under
+  // More, so More opens.
+  const doc = { training: { batch_size: 16, seq_len: 8192 } };
+  const s = Buffer.from(JSON.stringify(doc)).toString('base64url');
+  await page.goto(`${baseUrl}?model=meta-llama/Llama-3.1-8B&s=${s}`);
+  await page.evaluate(() => window.gpumemReady);
+  await frames(page, 8);
+  assert.equal((await scenario()).training.batch_size, 16);
+  assert.equal((await uiState()).more_open, true, 'a link that sets a field under More opens it');
+
+  let state = await uiState();
+  for (let i = 0; i < 100 && !(state.decisions.fit.suggestions?.length > 0); i++) {
+    await frames(page, 5);
+    state = await uiState();
+  }
+  assert.ok(state.decisions.fit.suggestions?.length > 0, 'the fit panel has changes to list');
+  const apply = await swipeTo('fit_apply_1');
+  assert.ok(apply.h >= MIN_TARGET && apply.w >= MIN_TARGET, `Apply is a finger's target: ${JSON.stringify(apply)}`);
+  state = await uiState();
+  const table = state.tables.fit_table;
+  assert.ok(table, `the fit table scrolls sideways (a child window): ${Object.keys(state.tables)}`);
+  table.forEach((column, i) => assert.ok(column.content <= column.width + 1,
+    `column ${i} holds its text: ${JSON.stringify(column)}`));
+  await writeFile(join(outDir, 'phone-fit.png'), await page.screenshot());
+
+  // A horizontal swipe on the table scrolls it sideways: Apply moves left with the content.
+  const before = (await layout()).fit_apply_1;
+  await drag({ x: 300, y: before.y + before.h / 2 }, { x: 100, y: before.y + before.h / 2 },
+    { steps: 8, rest: 300 });
+  await frames(page, 4);
+  const after = (await layout()).fit_apply_1;
+  assert.ok(after.x < before.x - 50, `the table scrolled sideways: ${before.x} -> ${after.x}`);
+  assert.equal((await scenario()).training.batch_size, 16, 'the swipe applied nothing');
+});
+
+test('after a pinch-zoom the canvas keeps its size and still takes taps', async () => {
+  await page.goto(baseUrl);
+  await page.evaluate(() => window.gpumemReady);
+  await frames(page, 5);
+  // Two fingers spread from 100 to 200 px apart: the browser's pinch-zoom (the app's gesture is
+  // cancelled: nothing under them is clicked or scrolled).
+  const before = await scenario();
+  const more = (await layout()).more_header;   // zoom in around "More": it stays in view
+  const c = { x: 195, y: Math.round(more.y + more.h / 2) };
+  const fingers = (gap) => [{ x: c.x - gap / 2, y: c.y, id: 1 }, { x: c.x + gap / 2, y: c.y, id: 2 }];
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(100) });
+  await frames(page, 1);
+  for (let i = 1; i <= 10; i++) {
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(100 + 10 * i) });
+    await frames(page, 1);
+  }
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await frames(page, 6);
+  assert.deepEqual(await scenario(), before, 'the pinch changed no setting');
+  const zoom = await page.evaluate(() => ({
+    scale: window.visualViewport.scale, left: window.visualViewport.offsetLeft, top: window.visualViewport.offsetTop,
+    canvas: [document.getElementById('canvas').width, document.getElementById('canvas').height],
+  }));
+  assert.ok(zoom.scale > 1.5, `zoomed in: ${JSON.stringify(zoom)}`);
+  assert.deepEqual(zoom.canvas, [PHONE.width * 3, PHONE.height * 3], 'the canvas keeps its size');
+  // A tap, in the zoomed view's coordinates, lands on the control under it: one of these, at the
+  // middle of the part of it the zoomed view shows.
+  const l = await layout();
+  const view = { x0: zoom.left, y0: zoom.top, x1: zoom.left + PHONE.width / zoom.scale,
+    y1: zoom.top + PHONE.height / zoom.scale };
+  const shownPart = (r) => {
+    const x0 = Math.max(r.x, view.x0) + 1, x1 = Math.min(r.x + r.w, view.x1) - 1;
+    const y0 = Math.max(r.y, view.y0) + 1, y1 = Math.min(r.y + r.h, view.y1) - 1;
+    return x1 > x0 && y1 > y0 ? { x: (x0 + x1) / 2, y: (y0 + y1) / 2 } : null;
+  };
+  const effects = {
+    more_header: async (s0) => assert.equal((await uiState()).more_open, !s0.more_open, 'the tap toggled More'),
+    mode_inference: async () => assert.equal((await scenario()).mode, 'inference', 'the tap chose Inference'),
+    source_hub: async () => assert.equal((await uiState()).source, 'hub', 'the tap chose Hub'),
+    source_config: async () => assert.equal((await uiState()).source, 'config', 'the tap chose config.json'),
+    source_manual: async () => assert.equal((await uiState()).source, 'manual', 'the tap chose By hand'),
+  };
+  const target = Object.keys(effects).find((name) => l[name] && shownPart(l[name]));
+  assert.ok(target, `a control in the zoomed view: ${JSON.stringify({ view, l })}`);
+  const part = shownPart(l[target]);
+  const s0 = await uiState();
+  // The DevTools protocol takes a touch's place in CSS pixels from the zoomed view's corner (unscaled:
+  // the touch's clientX is then offsetLeft + x, as Chromium reports a finger there).
+  await tap(part.x - view.x0, part.y - view.y0);
+  await effects[target](s0);
+  console.log(`# zoomed ${zoom.scale.toFixed(2)}x, tapped ${target}`);
+  await writeFile(join(outDir, 'phone-zoomed.png'), await page.screenshot());
+});
+
+test('desktop screens keep two columns and the mouse', async () => {
+  for (const [name, viewport, dpr] of [['1440x900', { width: 1440, height: 900 }, 1],
+    ['1280x800@2x', { width: 1280, height: 800 }, 2], ['1920x1080', { width: 1920, height: 1080 }, 1]]) {
+    const desk = await launchBrowser(viewport, { deviceScaleFactor: dpr });
+    try {
+      watchForProblems(desk.page, problems);
+      await desk.page.goto(baseUrl);
+      await desk.page.evaluate(() => window.gpumemReady);
+      await frames(desk.page, 5);
+      const l = await desk.page.evaluate(() => window.gpumem.uiLayout());
+      const state = await desk.page.evaluate(() => window.gpumem.uiState());
+      assert.ok(l.controls_column && l.results_column, `${name}: two columns`);
+      assert.equal(state.coarse_pointer, false, `${name}: a mouse`);
+      assert.equal(state.ui_scale, dpr, `${name}: the UI at the device pixel ratio`);
+      await writeFile(join(outDir, `desktop-${name}.png`), await desk.page.screenshot());
+    } finally {
+      await desk.context.close();
+      await rm(desk.userDataDir, { recursive: true, force: true });
+    }
+  }
+});
+
+test('no console errors or page errors', () => {
+  assert.deepEqual(problems, []);
+});
