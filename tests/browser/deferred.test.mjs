@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { click, frames, pageSuite, reveal, until } from './harness.mjs';
+import { click, frames, pageSuite, rect, reveal, until } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
 const { problems, openPage } = pageSuite(VIEWPORT);
@@ -78,7 +78,7 @@ test('a drag estimates each frame and runs fit once, after the mouse is released
   const fits = state.decisions.fit_count;
   const estimates = (await page.evaluate(() => window.gpumem.uiTotal())).estimates;
 
-  const slider = (await page.evaluate(() => window.gpumem.uiLayout())).batch_size;
+  const slider = await rect(page, 'batch_size');  // under More: opened as a user opens it
   const y = slider.y + slider.h / 2;
   await page.mouse.move(slider.x + 4, y);
   await frames(page, 2);

@@ -16,6 +16,8 @@ import { click, frames, outDir, pageSuite, pressKey, reveal, until } from './har
 const VIEWPORT = { width: 1280, height: 800 };
 const suite = pageSuite(VIEWPORT);
 
+// A link to full fine-tuning: the page opens on LoRA, and a link that sets a field under "More" opens it.
+const FULL = Buffer.from(JSON.stringify({ version: 1, training: { method: 'full' } })).toString('base64url');
 const mirrorOf = (page) => page.$eval('#focus-mirror', (e) => e.textContent);
 const activeId = (page) => page.evaluate(() => document.activeElement?.id ?? '');
 
@@ -29,10 +31,17 @@ async function shiftTab(page) {
 }
 
 // Presses Tab (or Shift+Tab) until `done(mirror, activeId)` holds; returns the number of presses.
+// The "More" header, closed on a first visit, is opened on the way as a keyboard user opens it (Space).
 async function tabUntil(page, done, { shift = false, limit = 400 } = {}) {
   for (let i = 1; i <= limit; i++) {
     if (shift) await shiftTab(page);
     else await pressKey(page, 'Tab');
+    const mirror = await mirrorOf(page);
+    if (/^More\b.*, section, collapsed$/.test(mirror)) {
+      await pressKey(page, 'Space');
+      await frames(page, 2);
+      assert.match(await mirrorOf(page), /^More\b.*, section, expanded$/, 'Space opens More');
+    }
     if (await done(await mirrorOf(page), await activeId(page))) return i;
   }
   throw new Error(`Tab never got there; the mirror says "${await mirrorOf(page)}"`);
@@ -82,7 +91,7 @@ test('the mirror names the focused control, its role and value; Enter on a slide
   assert.equal(await mirrorOf(page), 'Sequence length, slider, 8192 tokens', 'the new value is read out');
   await pressKey(page, 'Tab');
   assert.equal(await mirrorOf(page), 'Edit, button, types Sequence length');
-  await tabUntil(page, (m) => m.startsWith('Number of GPUs'));
+  await tabUntil(page, (m) => m.startsWith('Number of GPUs'), { shift: true });   // above More
   assert.equal(await mirrorOf(page), 'Number of GPUs, number field, 1');
   await pressKey(page, 'Tab');
   assert.equal(await mirrorOf(page), 'Decrease Number of GPUs, button');
@@ -90,7 +99,7 @@ test('the mirror names the focused control, its role and value; Enter on a slide
 });
 
 test('the fit suggestions, the "why" lines and the config to run are in the accessible text', async () => {
-  const page = await suite.openPage('?model=Qwen/Qwen2.5-7B');   // full training on one H100: does not fit
+  const page = await suite.openPage(`?model=Qwen/Qwen2.5-7B&s=${FULL}`);   // full fine-tuning: does not fit one H100
   await reveal(page, 'fit_header');
   await click(page, 'fit_header');
   const state = await until(page, 'the fit suggestions', (s) => (s.decisions.fit.suggestions ?? []).length > 0);
@@ -134,12 +143,12 @@ test('a key script gives the same result five times with the CPU throttled 6x', 
   let tabs;
   {
     // How many Tabs reach the combo, found one key at a time; then the script at full speed.
-    const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
+    const page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${FULL}`);
     tabs = await tabUntil(page, (m) => m.startsWith('Checkpointing, combo box'));
     await page.close();
   }
   {
-    const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
+    const page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${FULL}`);
     const start = await page.evaluate(() => window.gpumem.uiScenario());
     reference = await runScript(page, tabs);
     assert.notEqual(reference.scenario.training.activation_checkpointing, start.training.activation_checkpointing,
@@ -147,7 +156,7 @@ test('a key script gives the same result five times with the CPU throttled 6x', 
     await page.close();
   }
   for (let run = 1; run <= 5; run++) {
-    const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
+    const page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${FULL}`);
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 6 });
     const result = await runScript(page, tabs);
@@ -172,7 +181,7 @@ const contrast = (a, b) => {
 const over = ([r, g, b, a], [R, G, B]) => [r * a + R * (1 - a), g * a + G * (1 - a), b * a + B * (1 - a), 1];
 
 test('every text colour reads at least 4.5:1 on the backgrounds it is drawn on', async () => {
-  const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
+  const page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${FULL}`);
   const c = (await page.evaluate(() => window.gpumem.uiState())).style;
   await page.close();
   // The formula, checked on known pairs: white on black 21:1; Dear ImGui's stock 0.50 grey on its striped

@@ -187,13 +187,8 @@ test('the GPU list is sorted by vendor and memory and filtered as you type; Ente
 
 test('"0 means default" fields show the default the core used', async () => {
   const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
-  await reveal(page, 'method', CONTROLS);
-  await click(page, 'method');
-  await pressKey(page, 'ArrowDown');   // Full, then LoRA
-  await pressKey(page, 'Space');
-  await frames(page, 3);
   const scenario = await scenarioOf(page);
-  assert.equal(scenario.training.method, 'lora');
+  assert.equal(scenario.training.method, 'lora', 'the page opens on LoRA');
   assert.equal(scenario.training.lora?.alpha, undefined, 'alpha is left to the core');
   const cli = JSON.parse(execFileSync(cliPath, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' }));
   await reveal(page, 'lora_alpha', CONTROLS);
