@@ -981,6 +981,9 @@ int main()
     io.IniFilename = nullptr;  // no imgui.ini: the page has no filesystem and keeps no layout
     io.LogFilename = nullptr;
     io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+    // A double-click within half a second (Windows' default; Dear ImGui's own 0.30 s drops a double-click whose
+    // two presses straddle slow frames, and the slider moves instead of opening its box).
+    io.MouseDoubleClickTime = 0.5f;
 
     ImGui_ImplGlfw_InitForOpenGL(p.window, true);
     glfwSetScrollCallback(p.window, ScrollCallback);

@@ -163,6 +163,7 @@ void ShowFitPanel(AppState& state)
         return;
     }
     const bool headroom = f.fits;
+    ImGui::PushTextWrapPos(0.0f);  // the line wraps at the column's edge (a phone's column is ~30 characters)
     if (f.pool.fills_budget)
     {
         // The engine fills its budget whatever it serves: the verdict is the sequences its pool holds.
@@ -182,6 +183,7 @@ void ShowFitPanel(AppState& state)
     else
         ImGui::TextDisabled("%s over the card. The least change that fits, then the fastest run of each tier:",
                             FormatBytes(static_cast<std::uint64_t>(std::max(0.0, -f.headroom_bytes))).c_str());
+    ImGui::PopTextWrapPos();
     ImGui::SameLine();
     HelpMarker(
         "One search over the layout, engine and sharding, offload, activation checkpointing, micro-batch at the "

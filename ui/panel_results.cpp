@@ -61,12 +61,14 @@ void ShowSummaryPanel(AppState& state)
     // was judged on (a custom size when one is set, which the line says).
     state.displayed_peak = FormatBytes(device_total);
     state.displayed_peak_bytes = device_total;
+    ImGui::PushTextWrapPos(0.0f);  // wrapped at the column's edge (a phone's column is ~30 characters)
     if (r.fills_budget)
         ImGui::TextDisabled(
             "Per GPU, what the serving engine claims at start-up (its share of the card, whatever it "
             "serves)");
     else
         ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
+    ImGui::PopTextWrapPos();
     if (state.font_large != nullptr)
         ImGui::PushFont(state.font_large);
     ImGui::TextColored(UtilizationColor(utilization), "%s", state.displayed_peak.c_str());
@@ -100,8 +102,9 @@ void ShowSummaryPanel(AppState& state)
                verdict);
     if (r.gpus_needed)
     {
-        ImGui::SameLine();
-        ImGui::Text(" GPUs needed: %d", static_cast<int>(*r.gpus_needed));
+        if (!NarrowColumn())  // on a phone, a line of its own
+            ImGui::SameLine();
+        ImGui::Text(NarrowColumn() ? "GPUs needed: %d" : " GPUs needed: %d", static_cast<int>(*r.gpus_needed));
         ImGui::SameLine();
         HelpMarker(
             "The fewest GPUs of this model that would hold the job with the same settings, "
@@ -173,8 +176,8 @@ void ShowSummaryPanel(AppState& state)
     }
 
     if (r.has_parameters)
-        ImGui::Text("Parameters: %s total, %s trainable", FormatCount(r.params_total).c_str(),
-                    FormatCount(r.params_trainable).c_str());
+        ImGui::TextWrapped("Parameters: %s total, %s trainable", FormatCount(r.params_total).c_str(),
+                           FormatCount(r.params_trainable).c_str());
     if (r.host_bytes > 0)
         ImGui::Text("Host RAM for offloaded state: %s", FormatBytes(r.host_bytes).c_str());
     if (const CalibrationState& c = state.decisions.calibration; !c.hash.empty())
@@ -350,7 +353,9 @@ void ShowBreakdownPanel(AppState& state)
             "head; the figures are for the heaviest stage, so the others hold at most this.");
     }
 
-    // Legend with values, largest first would reorder the bars' colours: keep stacking order.
+    // Legend with values, largest first would reorder the bars' colours: keep stacking order. On a phone the
+    // figures drop their padding so the share column stays on screen.
+    const bool narrow_legend = NarrowColumn();
     if (ImGui::BeginTable("legend", 4, ImGuiTableFlags_SizingFixedFit))
     {
         for (int i = 0; i < kComponentCount; i++)
@@ -365,9 +370,9 @@ void ShowBreakdownPanel(AppState& state)
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(labels[i]);
             ImGui::TableNextColumn();
-            ImGui::Text("%8.2f GiB", values[i]);
+            ImGui::Text(narrow_legend ? "%.2f GiB" : "%8.2f GiB", values[i]);
             ImGui::TableNextColumn();
-            ImGui::TextDisabled("%5.1f %%", total > 0.0 ? values[i] / total * 100.0 : 0.0);
+            ImGui::TextDisabled(narrow_legend ? "%.1f %%" : "%5.1f %%", total > 0.0 ? values[i] / total * 100.0 : 0.0);
         }
         ImGui::EndTable();
     }
