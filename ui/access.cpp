@@ -262,7 +262,13 @@ std::string DetailsText(const AppState& state)
                 text += "- " + line.get<std::string>() + "\n";
     }
     if (!state.decisions.export_.text.empty())
+    {
         text += "Config to run:\n" + state.decisions.export_.text + "\n";
+        const nlohmann::json& r = state.decisions.export_.result;
+        if (r.is_object() && r.contains("dropped") && r["dropped"].is_array())
+            for (const nlohmann::json& d : r["dropped"])
+                text += "Not in that file: " + d.value("text", std::string()) + ".\n";
+    }
     return text;
 }
 

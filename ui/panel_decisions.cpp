@@ -317,6 +317,16 @@ void ShowExportPanel(AppState& state)
                                                           : " (the format has no comments to say it in).";
         TextNotice("##export_fit_note", UtilizationColor(1.0), note.c_str());
     }
+    // A setting the format cannot carry: the file, read back as `gpumem check` reads it, runs otherwise.
+    if (e.result.contains("dropped") && e.result["dropped"].is_array() && !e.result["dropped"].empty())
+    {
+        std::string text = "This file does not run the estimated job:";
+        for (const nlohmann::json& d : e.result["dropped"])
+            text += "\n- " + d.value("text", std::string());
+        text += e.result.value("kind", std::string()) != "json" ? "\n(The file's comments say so too.)"
+                                                                : "\n(The format has no comments to say it in.)";
+        TextNotice("##export_dropped", UtilizationColor(0.9), text.c_str());
+    }
     if (e.result.contains("notes") && e.result["notes"].is_array())
         for (const nlohmann::json& note : e.result["notes"])
             BulletWrapped(note.is_string() ? note.get<std::string>() : note.dump());

@@ -117,6 +117,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"export_text", "##export_text"},
         {"export_error", "##export_error"},
         {"export_fit_note", "##export_fit_note"},
+        {"export_dropped", "##export_dropped"},
         {"layout", "##layout"},
         {"calibration_header", "###calibration"},
         {"load_calibration", "Load calibration..."},

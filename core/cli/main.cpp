@@ -569,6 +569,9 @@ int cmd_export(const Args& o, const Request& req) {
     for (const json& n : r["notes"]) std::cerr << "gpumem: note: " << n.get<std::string>() << "\n";
     // A run that does not fit: the file says so where its format has comments; stderr always does.
     if (r["fit_note"].is_string()) std::cerr << "gpumem: warning: " << r["fit_note"].get<std::string>() << "\n";
+    // A setting the format cannot carry: stderr says it whether or not the file has comments to say it in.
+    if (r["dropped"].is_array())
+        for (const json& d : r["dropped"]) std::cerr << "gpumem: warning: " << d["text"].get<std::string>() << "\n";
     if (!o.out_file.empty())
         std::cerr << "gpumem: wrote " << o.out_file << " (" << r["format"].get<std::string>() << ")\n";
     return write_output(o, r["text"].get<std::string>());

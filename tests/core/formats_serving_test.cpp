@@ -470,6 +470,8 @@ TEST(FormatsServing, RoundTripGivesTheSamePeakAndKvPool) {
             ++refused;
             continue;
         }
+        // The export's own read-back finds nothing the file leaves out.
+        EXPECT_TRUE(e["dropped"].is_array() && e["dropped"].empty()) << label << "\n" << e["dropped"].dump();
         std::string why;
         json back = read_back(e, c.scenario, why);
         ASSERT_FALSE(back.is_null()) << label << "\n" << why << "\n" << e["text"].get<std::string>();
@@ -493,4 +495,39 @@ TEST(FormatsServing, RoundTripGivesTheSamePeakAndKvPool) {
     EXPECT_EQ(refused, 2u * 2 + 1 + 1 + 5 * 2 + 1) << compared << " compared";
     RecordProperty("round_trip_compared", static_cast<int>(compared));
     RecordProperty("round_trip_refused", static_cast<int>(refused));
+}
+
+TEST(FormatsServing, AnExportSaysWhatItsCommandDoesNotCarry) {
+    // An int4 checkpoint (GPTQ, AWQ) is a checkpoint, not a flag: `vllm serve` of the model id runs its bf16
+    // weights. The export says so in its answer, in the command's comments and beside the notes.
+    json e = exported(
+        "vllm",
+        {{"model", "meta-llama/Llama-3.1-8B"}, {"mode", "inference"}, {"inference", {{"weight_format", "int4"}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    ASSERT_EQ(e["dropped"].size(), 1u) << e["dropped"].dump();
+    EXPECT_EQ(e["dropped"][0]["field"], "inference.weight_format");
+    EXPECT_EQ(e["dropped"][0]["estimated"], "int4");
+    EXPECT_EQ(e["dropped"][0]["in_file"], "bf16");
+    EXPECT_NE(e["text"].get<std::string>().find("# gpumem: inference.weight_format = \"int4\" is not in the file"),
+              std::string::npos)
+        << e["text"];
+    // trtllm-serve's fp8 cache lives in its YAML, which the command does not give.
+    e = exported(
+        "tensorrt_llm",
+        {{"model", "meta-llama/Llama-3.1-8B"}, {"mode", "inference"}, {"inference", {{"kv_cache_dtype", "fp8"}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    ASSERT_EQ(e["dropped"].size(), 1u) << e["dropped"].dump();
+    EXPECT_EQ(e["dropped"][0]["field"], "inference.kv_cache_dtype");
+    // The sequences asked of an engine that fills its budget are its load, not a setting: TGI has no flag for them.
+    e = exported("tgi",
+                 {{"model", "meta-llama/Llama-3.1-8B"}, {"mode", "inference"}, {"inference", {{"batch_size", 8}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    EXPECT_TRUE(e["dropped"].empty()) << e["dropped"].dump();
+    // llama-server's -fa defaults to auto (flash attention): what the export estimates where the scenario is open.
+    e = exported(
+        "llama.cpp",
+        {{"model", "meta-llama/Llama-3.1-8B"}, {"mode", "inference"}, {"inference", {{"weight_format", "q4_k_m"}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    EXPECT_EQ(e["scenario"]["inference"]["attention"], "flash");
+    EXPECT_TRUE(e["dropped"].empty()) << e["dropped"].dump();
 }

@@ -124,6 +124,9 @@ TEST(Formats, ExportThenCheckIsTheSameJobForEveryTrainingFormat) {
                                 e["errors"][0]["message"].get<std::string>().c_str());
                 continue;
             }
+            // The export's own read-back finds nothing the file leaves out.
+            EXPECT_TRUE(e["dropped"].is_array() && e["dropped"].empty())
+                << format << " " << label << ": " << e["dropped"].dump();
             const json resolved = e["scenario"];
             std::map<std::string, std::string> others;
             if (resolved["engine"]["type"] == "deepspeed" && std::string(format) != "deepspeed") {
@@ -296,6 +299,46 @@ TEST(Formats, LitgptRefusesWhatLitgptRefusesAndWritesWhatItRuns) {
     r = exported("litgpt", {{"model", model}, {"training", {{"optimizer", "paged_adamw_8bit"}}}});
     ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
     EXPECT_NE(r["text"].get<std::string>().find("--optimizer bitsandbytes.optim.PagedAdamW8bit"), std::string::npos);
+}
+
+TEST(Formats, AnExportSaysWhatItsFileDoesNotCarry) {
+    // HF Trainer has no flag for activation offloading: the torchrun line, read back, runs without it.
+    json e = exported(
+        "torchrun",
+        {{"model", "meta-llama/Llama-3.1-8B"},
+         {"training", {{"method", "lora"}, {"activation_checkpointing", "full"}, {"activation_offloading", true}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    ASSERT_EQ(e["dropped"].size(), 1u) << e["dropped"].dump();
+    EXPECT_EQ(e["dropped"][0]["field"], "training.activation_offloading");
+    EXPECT_EQ(e["dropped"][0]["estimated"], true);
+    EXPECT_EQ(e["dropped"][0]["in_file"], false);
+    const std::string text = e["text"];
+    EXPECT_EQ(
+        text.rfind("# gpumem: training.activation_offloading = true is not in the file: as written it runs false\n", 0),
+        0u)
+        << text;
+    // The file still reads back as a command after its comment lines.
+    EXPECT_TRUE(read_command(text).value("ok", false));
+    // A run that does not fit: the fit line first, then what the file leaves out.
+    e = exported("torchrun", {{"model", "meta-llama/Llama-3.1-70B"},
+                              {"hardware", {{"gpu", "H100-80GB"}}},
+                              {"training", {{"activation_checkpointing", "full"}, {"activation_offloading", true}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    EXPECT_EQ(e["text"].get<std::string>().rfind("# gpumem: this run does not fit", 0), 0u) << e["text"];
+    EXPECT_NE(e["text"].get<std::string>().find("\n# gpumem: training.activation_offloading"), std::string::npos);
+}
+
+TEST(Formats, LitgptRunsItsChunkedLoss) {
+    // finetune/full.py, lora.py and adapter.py compute chunked_cross_entropy (litgpt/utils.py @00af8b0d).
+    json e = exported("litgpt", {{"model", "meta-llama/Llama-3.1-8B"}, {"training", {{"method", "lora"}}}});
+    ASSERT_TRUE(e["ok"].get<bool>()) << e.dump();
+    EXPECT_EQ(e["scenario"]["training"]["loss"], "chunked");
+    json r = read_command(e["text"]);
+    ASSERT_TRUE(r.value("ok", false)) << r.dump();
+    EXPECT_EQ(r["scenario"]["training"]["loss"], "chunked");
+    e = exported("litgpt", {{"model", "meta-llama/Llama-3.1-8B"}, {"training", {{"loss", "standard"}}}});
+    ASSERT_FALSE(e["ok"].get<bool>());
+    EXPECT_EQ(e["errors"][0]["field"], "training.loss");
 }
 
 TEST(Formats, AnAliasIsWrittenAsItsHubId) {

@@ -75,6 +75,72 @@ std::string fit_note(const json& e) {
     return "this run does not fit: " + what + "; `gpumem fit` finds what would";
 }
 
+// The scenario sections a written file decides; the model, the GPU and its count are the user's to give
+// (as `gpumem check` asks for them), extras are not run.
+constexpr const char* kRunSections[] = {"training", "parallelism", "engine", "inference"};
+
+// Each leaf of `a` and `b` under `path` that differs, as {"field", "estimated", "in_file"}.
+void leaf_differences(const json& a, const json& b, const std::string& path, json& out) {
+    if (a.is_object() && b.is_object()) {
+        for (auto it = a.begin(); it != a.end(); ++it) {
+            auto other = b.find(it.key());
+            leaf_differences(it.value(), other == b.end() ? json() : *other, path + "." + it.key(), out);
+        }
+        for (auto it = b.begin(); it != b.end(); ++it)
+            if (!a.contains(it.key())) leaf_differences(json(), it.value(), path + "." + it.key(), out);
+        return;
+    }
+    if (a != b) out.push_back({{"field", path}, {"estimated", a}, {"in_file", b}});
+}
+
+// The written file read back as `gpumem check` reads it, given the model, GPU and GPU count the file does
+// not name: each field it runs otherwise than the estimated scenario is a setting the format drops.
+// A DeepSpeed JSON and an accelerate config are half a launch (the script gives the training settings,
+// which the notes list), and a file that names ds_config.json is read with the one export writes.
+// Empty when the file runs the estimated job; null when the text cannot be read back (a defect of the writer).
+json dropped_settings(ExportFormat format, const Written& w, const json& resolved, bool fills_budget) {
+    const std::string fmt = name(format);
+    FindFile find = [&](const std::string& file, const std::string&) -> std::optional<std::string> {
+        if (file.size() < 14 || file.compare(file.size() - 14, 14, "ds_config.json") != 0) return std::nullopt;
+        json ds = export_config({{"format", "deepspeed"}, {"scenario", resolved}});
+        if (!ds.value("ok", false)) return std::nullopt;
+        return ds["text"].get<std::string>();
+    };
+    json request = std::string(w.kind) == "command"
+                       ? json{{"command", w.text}}
+                       : json{{"files", json::array({{{"name", w.file_name}, {"text", w.text}}})}};
+    const json reading = read_configs(request, find);
+    if (!reading.value("ok", false)) return json();
+    json back = reading["scenario"];
+    back["model"] = resolved["model"];
+    back["mode"] = resolved["mode"];
+    const std::uint64_t files_gpus = back["hardware"].is_object() ? back["hardware"].value("num_gpus", 0ull) : 0ull;
+    back["hardware"] = resolved["hardware"];
+    if (files_gpus > 0) back["hardware"]["num_gpus"] = files_gpus;
+    if (format == ExportFormat::Deepspeed || format == ExportFormat::Accelerate) {
+        json script = resolved["training"];
+        script.merge_patch(back.value("training", json::object()));
+        back["training"] = script;
+    }
+    const json estimated_back = estimate(back);
+    if (!estimated_back.value("ok", false)) return json();
+    json out = json::array();
+    for (const char* section : kRunSections)
+        leaf_differences(resolved.value(section, json()), estimated_back["scenario"].value(section, json()), section,
+                         out);
+    // An engine that fills its budget takes requests as they come: the sequences asked for are the load the
+    // verdict is judged by, not a setting of the server.
+    if (fills_budget)
+        out.erase(
+            std::remove_if(out.begin(), out.end(), [](const json& d) { return d["field"] == "inference.batch_size"; }),
+            out.end());
+    for (json& d : out)
+        d["text"] = d["field"].get<std::string>() + " = " + show(d["estimated"]) +
+                    " is not in the file: as written it runs " +
+                    (d["in_file"].is_null() ? std::string("without it") : show(d["in_file"]));
+    return out;
+}
+
 }  // namespace
 
 json export_config(const json& request) {
@@ -98,6 +164,11 @@ json export_config(const json& request) {
     if (is_serving(*format)) {
         if (!scenario.contains("mode")) scenario["mode"] = "inference";
         require_field(scenario, "inference", "engine", engine_of(*format), fmt, issues);
+        // llama-server's -fa defaults to auto, flash attention where the backend has it (common/arg.cpp): what
+        // the written command runs where the scenario leaves the attention open.
+        if (*format == ExportFormat::LlamaCpp &&
+            !(scenario["inference"].is_object() && scenario["inference"].contains("attention")))
+            scenario["inference"]["attention"] = "flash";
     } else {
         if (!scenario.contains("mode")) scenario["mode"] = "training";
         if (*format == ExportFormat::Deepspeed &&
@@ -108,7 +179,10 @@ json export_config(const json& request) {
             if (!(scenario["training"].is_object() && scenario["training"].contains("precision")))
                 scenario["training"]["precision"] = "pure";  // torchtune holds the weights in its dtype
         }
-        if (*format == ExportFormat::Litgpt) require_field(scenario, "training", "framework", "litgpt", fmt, issues);
+        if (*format == ExportFormat::Litgpt) {
+            require_field(scenario, "training", "framework", "litgpt", fmt, issues);
+            require_field(scenario, "training", "loss", "chunked", fmt, issues);  // chunked_cross_entropy, always
+        }
         const bool deepspeed = scenario.contains("engine") && scenario["engine"].is_object() &&
                                scenario["engine"].value("type", json()) == json("deepspeed");
         // Under DeepSpeed, bf16/fp16 keep an fp32 master copy of what trains, adapters included
@@ -161,6 +235,16 @@ json export_config(const json& request) {
     // a JSON file cannot, so the front ends say it beside it (fit_note).
     const std::string warning = fit_note(estimated);
     const bool commented = std::string(w.kind) != "json";
+    const json& serving = estimated["serving"];
+    const json dropped = dropped_settings(*format, w, estimated["scenario"],
+                                          serving.is_object() && serving.value("fills_budget", false));
+    // What the file does not carry is said in the file too, under the fit line.
+    if (commented && dropped.is_array()) {
+        std::string head;
+        for (const json& d : dropped) head += "# gpumem: " + d["text"].get<std::string>() + "\n";
+        w.text = head + w.text;
+    }
+    if (!dropped.is_array()) notes.push_back("gpumem could not read this file back to check that it runs the estimate");
     if (!warning.empty() && commented) w.text = "# gpumem: " + warning + "\n" + w.text;
     return {{"ok", true},
             {"format", fmt},
@@ -171,6 +255,7 @@ json export_config(const json& request) {
             {"verdict", estimated["verdict"]},
             {"fit_note", warning.empty() ? json() : json(warning)},
             {"fit_note_in_file", !warning.empty() && commented},
+            {"dropped", dropped},
             {"scenario", estimated["scenario"]},
             {"estimate", estimated}};
 }

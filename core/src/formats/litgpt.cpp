@@ -260,6 +260,10 @@ void refuse(Writer& wr) {
     if (r.world() == 1 && r.checkpointing != "none")
         w.refuse("training.activation_checkpointing", "litgpt on one device does not checkpoint activations: none",
                  r.checkpointing);
+    if (r.loss != "chunked")
+        w.refuse("training.loss",
+                 "litgpt's fine-tuning computes its loss with chunked_cross_entropy (litgpt/utils.py): chunked",
+                 r.loss);
     const std::string o = r.optimizer;
     if (o != "adamw" && o != "adam" && o != "sgd" && o != "adamw_8bit" && o != "paged_adamw_8bit" &&
         o != "paged_adamw_32bit")
@@ -319,6 +323,9 @@ void finish_read(Reader& r) {
     if (!r.has("training.method"))
         r.set("training.method",
               r.has("training.lora.rank") || command.rfind("finetune_lora", 0) == 0 ? "lora" : "full");
+    // finetune/full.py, lora.py and adapter.py compute the loss with chunked_cross_entropy (litgpt/utils.py
+    // @00af8b0d), whatever the config says; no key changes it.
+    r.set("training.loss", "chunked");
     r.set("engine.type", world > 1 ? "fsdp" : "none");
     r.set("training.activation_checkpointing", world > 1 ? "full" : "none");
     r.assume(world > 1 ? "litgpt under FSDP checkpoints every block (activation_checkpointing_policy)"
