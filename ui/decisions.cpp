@@ -127,8 +127,11 @@ std::string Grouped(std::uint64_t n)
 
 std::string PoolText(const PoolView& p)
 {
-    return Grouped(p.sequences) + " of " + Grouped(p.requested) + " sequences of " + Grouped(p.context) +
-           " tokens fit (KV pool " + FormatBytes(p.pool_bytes) + " per GPU)";
+    // Never "53 of 32": what was asked fits, and the room beyond it is said as room.
+    return Grouped(std::min(p.sequences, p.requested)) + " of " + Grouped(p.requested) + " sequences of " +
+           Grouped(p.context) + " tokens fit" +
+           (p.sequences > p.requested ? ", room for " + Grouped(p.sequences) : "") + " (KV pool " +
+           FormatBytes(p.pool_bytes) + " per GPU)";
 }
 
 //-----------------------------------------------------------------------------

@@ -67,8 +67,13 @@ void ShowSuggestionRow(AppState& state, int index, bool headroom)
     {
         // An engine that fills its budget claims the same share in every row: the rows differ by the pool.
         ImGui::TextColored(UtilizationColor(s.pool.sequences >= s.pool.requested ? 0.5 : 1.0), "%s of %s sequences",
-                           FormatCount(s.pool.sequences).c_str(), FormatCount(s.pool.requested).c_str());
-        ImGui::TextDisabled("%s tokens in the pool", FormatCount(s.pool.tokens).c_str());
+                           FormatCount(std::min(s.pool.sequences, s.pool.requested)).c_str(),
+                           FormatCount(s.pool.requested).c_str());
+        if (s.pool.sequences > s.pool.requested)
+            ImGui::TextDisabled("room for %s; %s tokens in the pool", FormatCount(s.pool.sequences).c_str(),
+                                FormatCount(s.pool.tokens).c_str());
+        else
+            ImGui::TextDisabled("%s tokens in the pool", FormatCount(s.pool.tokens).c_str());
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%s; the engine claims %s of the card.", PoolText(s.pool).c_str(),
                               FormatBytes(s.device_total_bytes).c_str());

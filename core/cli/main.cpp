@@ -224,15 +224,16 @@ void print_gpus_needed(const json& r) {
 }
 
 // What a serving engine's KV pool holds, as the verdict's subject: "3 of 32 sequences of 8,192 tokens fit
-// (KV pool 3.98 GiB per GPU = 26,000 tokens)".
+// (KV pool 3.98 GiB per GPU = 26,000 tokens)"; with room to spare, "32 of 32 ... fit, room for 53 (...)".
 std::string serving_text(const json& sv, bool gb) {
     char pool[48];
     std::snprintf(pool, sizeof pool, "%.2f %s",
                   sv["kv_cache_bytes"].get<double>() / (gb ? gpumem::kGB : static_cast<double>(gpumem::kGiB)),
                   gb ? "GB" : "GiB");
-    return with_commas(sv["max_concurrent_sequences"]) + " of " + with_commas(sv["requested_sequences"]) +
-           " sequences of " + with_commas(sv["at_context_len"]) + " tokens fit (KV pool " + pool +
-           " per GPU = " + with_commas(sv["kv_cache_tokens"]) + " tokens)";
+    const std::uint64_t held = sv["max_concurrent_sequences"], asked = sv["requested_sequences"];
+    return with_commas(std::min(held, asked)) + " of " + with_commas(asked) + " sequences of " +
+           with_commas(sv["at_context_len"]) + " tokens fit" + (held > asked ? ", room for " + with_commas(held) : "") +
+           " (KV pool " + pool + " per GPU = " + with_commas(sv["kv_cache_tokens"]) + " tokens)";
 }
 
 void print_table(const json& r, bool gb) {
@@ -897,10 +898,18 @@ void print_check(const json& r, bool gb) {
     const json& c = r["check"];
     const bool fits = r.value("fits", false);
     std::string model = r.contains("model") && r["model"].is_object() ? r["model"].value("name", std::string()) : "";
-    std::cout << (fits ? "fits" : "does not fit") << ": " << size_text(peak, gb) << " of " << size_text(capacity, gb)
-              << " per GPU ("
-              << (fits ? "headroom " + size_text(capacity - peak, gb) : "over by " + size_text(peak - capacity, gb))
-              << "), " << gpumem::display_text(model) << " on " << s["hardware"].value("num_gpus", 1) << " x "
+    const json& sv = r.contains("serving") ? r["serving"] : json();
+    std::cout << (fits ? "fits" : "does not fit") << ": ";
+    // An engine that fills its budget claims the same share whatever the load: its verdict is the sequences.
+    if (sv.is_object() && sv.value("fills_budget", false))
+        std::cout << serving_text(sv, gb) << ", claiming " << size_text(peak, gb) << " of " << size_text(capacity, gb)
+                  << " per GPU";
+    else
+        std::cout << size_text(peak, gb) << " of " << size_text(capacity, gb) << " per GPU ("
+                  << (peak <= capacity ? "headroom " + size_text(capacity - peak, gb)
+                                       : "over by " + size_text(peak - capacity, gb))
+                  << ")";
+    std::cout << ", " << gpumem::display_text(model) << " on " << s["hardware"].value("num_gpus", 1) << " x "
               << s["hardware"].value("gpu", std::string("GPU")) << "\n";
     std::cout << "error band: " << band_text(r, gb) << (r.value("verdict", "") == "borderline" ? ": borderline" : "")
               << "\n";

@@ -96,6 +96,31 @@ test('vLLM on two H100s: one tensor-parallel server, judged by the sequences its
   await page.close();
 });
 
+test('an export says what its file does not carry, in the panel and in the file, as the CLI does', async () => {
+  // An int4 checkpoint is not a flag of `vllm serve`: the command of the model id runs its bf16 weights.
+  const link = {
+    version: 1, mode: 'inference',
+    inference: { engine: 'vllm', weight_format: 'int4', batch_size: 8, context_len: 8192 },
+    hardware: { gpu: 'H100-80GB', num_gpus: 1 },
+  };
+  const page = await openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64(link)}`);
+  await until(page, 'the verdict', (s) => s.texts?.verdict);
+  await reveal(page, 'export_header');
+  await click(page, 'export_header');
+  let state = await until(page, 'an export', (s) => s.decisions.export && s.decisions.export.ok === true);
+  const scenario = await uiScenario(page);
+  const cliExport = runCli(['export', state.decisions.export.format, '--scenario', '-', '--json'], JSON.stringify(scenario));
+  assert.equal(state.decisions.export.format, 'vllm');
+  assert.deepEqual(cliExport.dropped.map((d) => d.field), ['inference.weight_format']);
+  assert.equal(state.decisions.export.text, cliExport.text);
+  assert.match(state.decisions.export.text, /^# gpumem: inference\.weight_format = "int4" is not in the file: /m);
+  await reveal(page, 'export_dropped');
+  state = await until(page, 'the dropped note', (s) => s.texts?.export_dropped);
+  assert.match(state.texts.export_dropped, /^This file does not run the estimated job:\n- inference\.weight_format = "int4" is not in the file: as written it runs "bf16"\n\(The file's comments say so too\.\)$/);
+  await page.screenshot({ path: join(outDir, 'serving-export-dropped-1280x800.png') });
+  await page.close();
+});
+
 test('no console errors or page errors', () => {
   assert.deepEqual(problems, []);
 });

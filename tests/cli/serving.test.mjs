@@ -129,12 +129,46 @@ test('fit compares a budget-filling engine\'s runs by sequences and tokens in th
   assert.match(r.stdout, /does not fit: \d+ of 32 sequences of 8,192 tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming [\d.]+ GiB of [\d.]+ GiB per GPU/);
   const rows = r.stdout.split('\n').filter((l) => /^ {5}\S/.test(l));
   assert.ok(rows.length >= 2, r.stdout);
-  for (const row of rows) assert.match(row, /^ {5}(\d+) of (\d+) sequences of [\d,]+ tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming /);
+  for (const row of rows) assert.match(row, /^ {5}(\d+) of (\d+) sequences of [\d,]+ tokens fit(, room for \d+)? \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming /);
   // Every row holds the sequences it asks for (a row may ask for fewer, or shorter ones).
   for (const row of rows) {
     const [, held, asked] = row.match(/^ {5}(\d+) of (\d+)/);
     assert.ok(Number(held) >= Number(asked), row);
   }
+});
+
+test('fit offers a server\'s own settings for data: fewer sequences of the asked context, or, where none fits, the longest context the pool holds', () => {
+  // 70B on two H100s: not one 8k sequence fits, so fewer sequences cannot help; shrinking all 32 to fit at once
+  // ("context 80") is no setting of a server. The longest context the pool holds, one sequence at a time, is.
+  const r = spawnSync(cli, ['fit', ...issue, '--json'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout);
+  assert.equal(j.serving.max_concurrent_sequences, 0);
+  const data = j.suggestions.filter((x) => x.tier === 'data');
+  assert.deepEqual(data.map((x) => x.change), [`context ${j.serving.kv_cache_tokens}, one sequence at a time`]);
+  assert.deepEqual(data[0].set, { 'inference.context_len': j.serving.kv_cache_tokens, 'inference.batch_size': 1 });
+  assert.equal(data[0].serving.max_concurrent_sequences, 1);
+  // Four H100s and 64 asked: 53 of 8k fit, so the data tier is 53 sequences at the asked context.
+  const four = spawnSync(cli, ['fit', ...issue.slice(0, -6), '--gpus', '4', '--batch-size', '64', '--context-len', '8192', '--json'],
+    { encoding: 'utf8' });
+  assert.equal(four.status, 0, four.stderr);
+  const k = JSON.parse(four.stdout);
+  const held = k.serving.max_concurrent_sequences;
+  assert.ok(held > 0 && held < 64, `${held}`);
+  assert.deepEqual(k.suggestions.filter((x) => x.tier === 'data').map((x) => x.change), [`concurrent sequences: ${held}`]);
+});
+
+test('check judges a budget-filling engine by its sequences, never by the budget it fills', () => {
+  const ok = spawnSync(cli, ['check', '--gpu', 'H100-80GB', '--', 'vllm', 'serve', 'meta-llama/Llama-3.1-8B', '--max-num-seqs', '32',
+    '--max-model-len', '8192'], { encoding: 'utf8' });
+  assert.equal(ok.status, 0, ok.stderr);
+  // What was asked fits, and the room beyond it is said as room: never "51 of 32".
+  assert.match(ok.stdout, /^fits: 32 of 32 sequences of 8,192 tokens fit, room for \d+ \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming [\d.]+ GiB of [\d.]+ GiB per GPU, meta-llama\/Llama-3\.1-8B on 1 x H100-80GB$/m);
+  const no = spawnSync(cli, ['check', '--gpu', 'H100-80GB', '--', 'vllm', 'serve', 'meta-llama/Llama-3.1-70B', '-tp', '2',
+    '--max-num-seqs', '32', '--max-model-len', '8192'], { encoding: 'utf8' });
+  assert.equal(no.status, 3, no.stderr);
+  assert.match(no.stdout, /^does not fit: \d+ of 32 sequences of 8,192 tokens fit \(KV pool [\d.]+ GiB per GPU = [\d,]+ tokens\), claiming [\d.]+ GiB of [\d.]+ GiB per GPU, /m);
+  assert.doesNotMatch(no.stdout, /over by|headroom/);
 });
 
 test('an export of a run that does not fit says so in the file, or on stderr where the format has no comments', () => {

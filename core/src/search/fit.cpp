@@ -632,6 +632,27 @@ json fit(const json& request) {
         if (training) {
             size_suggestion(scenario, s, {"training.seq_len", 100000000, true}, r["training"]["seq_len"],
                             "sequence length", "shorter samples: changes the data", top, tried);
+        } else if (base["serving"].is_object() && base["serving"].value("fills_budget", false)) {
+            // An engine that fills its budget schedules sequences as they come: its settings are the sequences at
+            // once (max-num-seqs) and the longest context (max-model-len). Fewer sequences of the asked context,
+            // where one fits; where none does, the longest context the pool holds, one sequence at a time (vLLM
+            // refuses a max-model-len its KV cache cannot hold, engine/arg checks). Shrinking every sequence so
+            // that all of them fit at once ("context 80") is nothing a server is set to.
+            size_suggestion(scenario, s, {"inference.batch_size", 1000000, false}, r["inference"]["batch_size"],
+                            "concurrent sequences:", "fewer sequences at once: lower throughput", top, tried);
+            if (base["serving"].value("max_concurrent_sequences", std::uint64_t{0}) == 0) {
+                detail::Scenario one = s;
+                one.inference.batch_size = 1;
+                json one_doc = with_changes(scenario, {{"inference.batch_size", 1}});
+                const std::size_t before = tried.size();
+                size_suggestion(one_doc, one, {"inference.context_len", 100000000, true}, r["inference"]["context_len"],
+                                "context", "a shorter context, one sequence at a time: lower throughput", top, tried);
+                if (tried.size() > before) {
+                    Tried& t = tried.back();
+                    t.change.what += ", one sequence at a time";
+                    t.change.set["inference.batch_size"] = 1;
+                }
+            }
         } else {
             size_suggestion(scenario, s, {"inference.context_len", 100000000, true}, r["inference"]["context_len"],
                             "context", "a shorter context per sequence", top, tried);
