@@ -537,6 +537,28 @@ TEST(Training, Torchtune01QloraReservesTheNf4QuantizationPeakOfLoading) {
     EXPECT_DOUBLE_EQ(now["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 2 * matrix);
 }
 
+TEST(Training, LitgptQloraQuantizesTheHeadAndCastsItsFp16Dequantization) {
+    // litgpt's QLoRA (Lightning's BitsandbytesPrecision): every torch.nn.Linear is 4-bit, Llama-2-7B's untied
+    // lm_head (32,000 x 4,096) too, and each weight is quantized from fp16, so MatMul4Bit dequantizes to fp16 and
+    // casts to bf16 beside it: 2 + 2 B per element of the largest quantized matrix, the head.
+    json t = kPureBf16;
+    t["method"] = "qlora";
+    t["seq_len"] = 512;
+    t["framework"] = "litgpt";
+    json s = {{"model", kLlama2_7B}, {"training", t}};
+    json r = run(s);
+    const double head = 32000.0 * 4096, mlp = 4096.0 * 11008;
+    EXPECT_DOUBLE_EQ(r["assumptions"]["quantized_lm_head_parameters_per_gpu"].get<double>(), head);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 4 * head);
+    // The same run under transformers: the head stays bf16 (2 B), the largest quantized matrix is an MLP one,
+    // dequantized straight to bf16.
+    s["training"].erase("framework");
+    json hf = run(s);
+    EXPECT_FALSE(hf["assumptions"].contains("quantized_lm_head_parameters_per_gpu"));
+    EXPECT_DOUBLE_EQ(hf["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 2 * mlp);
+    EXPECT_NEAR(at_phase(hf, "forward", "weights") - at_phase(r, "forward", "weights"), head * (2 - 0.5625), 2);
+}
+
 TEST(Training, AutocastCachesTheCastWeightsThroughTheLoss) {
     // bf16 autocast over fp32 weights: every linear's bf16 copy is cached until autocast exits. Llama-2-7B:
     // 32 x (4 x 4,096^2 + 3 x 4,096 x 11,008) + the untied head 32,000 x 4,096 = 6,607,077,376 parameters x 2 B,
