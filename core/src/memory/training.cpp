@@ -441,7 +441,23 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
     };
     if (p.adapters) {
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
-        const char* peft = "PEFT LoraModel: adapters in fp32 (autocast_adapter_dtype=True)";
+        // torchtune and litgpt build the whole model, adapters included, under the run's default dtype: torchtune's
+        // recipes instantiate it inside set_default_dtype(self._dtype) (recipes/lora_finetune_single_device.py
+        // _setup_model @v0.1.1 and @v0.3.0; its LoRALinear's lora_a/lora_b are nn.Linear, torchtune/modules/peft/
+        // lora.py), litgpt inside fabric.init_module(), whose precision plugin (bf16-true, or bitsandbytes with
+        // dtype bf16) sets the default dtype (litgpt/finetune/lora.py @00af8b0d; lightning/fabric/plugins/precision/
+        // bitsandbytes.py module_init_context @f5d8250), so lora_A/lora_B are created in bf16. Under a pure recipe
+        // their adapters, and the gradients autograd gives them, are in the compute dtype; torch.optim keeps its
+        // moments in the parameter's dtype (torch/optim/adamw.py: torch.zeros_like(p)), bitsandbytes' 32-bit
+        // optimizers in fp32 whatever the parameter (bitsandbytes/optim/optimizer.py Optimizer2State.init_state
+        // @0.42.0: state1 = get_state_buffer(p, dtype=torch.float32) when optim_bits == 32).
+        const bool native =
+            (t.framework == Framework::Torchtune || t.framework == Framework::Litgpt) && t.precision == Precision::Pure;
+        const double adapter = native ? compute_bytes(t.dtype) : kFp32;
+        const char* peft = native ? "torchtune / litgpt: the model, adapters included, built under the run's default "
+                                    "dtype (set_default_dtype / fabric.init_module)"
+                                  : "PEFT LoraModel: adapters in fp32 (autocast_adapter_dtype=True)";
+        const char* adapter_dtype = native ? "bytes per element (the compute dtype)" : "fp32";
         if (t.method == Method::Qlora) {
             // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
             const double linear = std::min(p.shard.linear_params + p.head_copy + p.quantized_head, p.frozen);
@@ -452,19 +468,20 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
                          {{"linear parameters", linear, "params"}, {"bytes per quantized weight", bytes4, "B"}}},
                         {"the rest of the base (embeddings, norms)",
                          {{"parameters", p.frozen - linear, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
-                        {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}}},
+                        {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {adapter_dtype, adapter, "B"}}}},
                        "QLoRA (Dettmers et al. 2023): 4-bit base, bf16 compute; bitsandbytes formats from "
                        "presets/dtypes.json");
         } else {
             st.weights = ex.sum(
                 "weights", "the frozen base and the adapters",
                 {{"frozen base", {{"parameters", p.frozen, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
-                 {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}}},
+                 {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {adapter_dtype, adapter, "B"}}}},
                 peft);
         }
         st.grads = ex.product("gradients", "the adapters' gradients",
-                              {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}, peft);
+                              {{"adapter parameters", p.lora, "params"}, {adapter_dtype, adapter, "B"}}, peft);
         state_dtype = storage_bytes(is_8bit(t.optimizer) ? StateDtype::Int8 : StateDtype::Fp32);
+        if (native && !is_8bit(t.optimizer) && t.optimizer != Optimizer::PagedAdamw32bit) state_dtype = adapter;
         st.states = ex.rule("optimizer_states", "the optimizer's state for the adapters",
                             state_bytes(t.optimizer, state_dtype, p.lora, 1),
                             "states per parameter by optimizer (Adam family: 2 moments) x state dtype bytes",
