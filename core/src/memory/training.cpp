@@ -389,10 +389,11 @@ double qlora_bytes_per_param(const Scenario& sc, const Params& p, States& st, Br
     // weight.contiguous().to(device, dtype=torch.half), lightning/fabric/plugins/precision/bitsandbytes.py @f5d8250,
     // unchanged at 7f0c343), so the quant state's dtype is fp16 whatever the compute dtype: dequantize_4bit allocates
     // its output in that dtype (torch.empty(quant_state.shape, dtype=quant_state.dtype), bitsandbytes/functional.py
-    // @0.42.0, the release litgpt pinned), and MatMul4Bit's .to(A.dtype) casts it to bf16 beside it. Both copies are
-    // alive during the cast: 2 + 2 B per element of the matrix, the lm_head at litgpt's peak (its chunked head calls
-    // the quantized lm_head once per 128 positions, at the end of the forward and the start of the backward).
-    if (t.framework == Framework::Litgpt && t.dtype != Dtype::Fp16 && t.dtype != Dtype::Fp32) {
+    // @0.42.0, the release litgpt pinned), and MatMul4Bit's .to(A.dtype) casts it to the compute dtype (bf16, or fp32
+    // under 32-true) beside it. Both copies are alive during the cast: 2 + 2 B per element of the matrix, the lm_head
+    // at litgpt's peak (its chunked head calls the quantized lm_head once per 128 positions, at the end of the forward
+    // and the start of the backward).
+    if (t.framework == Framework::Litgpt && t.dtype != Dtype::Fp16) {
         st.dequant_temp = out.explain.product(
             "qlora_dequantized_matrix",
             "the largest quantized matrix, dequantized in fp16 and cast to the compute dtype beside it",
