@@ -381,7 +381,9 @@ TEST(Training, LitgptKeepsAnUntiedHeadAndTheLastStepsLogits) {
     json lit = base;
     lit["training"]["framework"] = "litgpt";
     json a = run(base), b = run(lit);
-    EXPECT_NEAR(component(b, "weights") - component(a, "weights"), 2048.0 * 128256 * 2, 2);
+    // less its adapters' 2 B each: bf16 under litgpt, fp32 under PEFT
+    const double adapters = b["assumptions"]["lora_parameters_per_gpu"].get<double>();
+    EXPECT_NEAR(component(b, "weights") - component(a, "weights"), 2048.0 * 128256 * 2 - adapters * 2, 2);
     EXPECT_DOUBLE_EQ(b["assumptions"]["previous_step_retained_bytes"].get<double>(), 1024.0 * 128256 * 2);
 }
 
@@ -535,6 +537,61 @@ TEST(Training, Torchtune01QloraReservesTheNf4QuantizationPeakOfLoading) {
     json now = run(s);
     EXPECT_FALSE(now["assumptions"].contains("nf4_load_peak_bytes"));
     EXPECT_DOUBLE_EQ(now["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 2 * matrix);
+}
+
+TEST(Training, LitgptQloraQuantizesTheHeadAndCastsItsFp16Dequantization) {
+    // litgpt's QLoRA (Lightning's BitsandbytesPrecision): every torch.nn.Linear is 4-bit, Llama-2-7B's untied
+    // lm_head (32,000 x 4,096) too, and each weight is quantized from fp16, so MatMul4Bit dequantizes to fp16 and
+    // casts to bf16 beside it: 2 + 2 B per element of the largest quantized matrix, the head.
+    json t = kPureBf16;
+    t["method"] = "qlora";
+    t["seq_len"] = 512;
+    t["framework"] = "litgpt";
+    json s = {{"model", kLlama2_7B}, {"training", t}};
+    json r = run(s);
+    const double head = 32000.0 * 4096, mlp = 4096.0 * 11008;
+    EXPECT_DOUBLE_EQ(r["assumptions"]["quantized_lm_head_parameters_per_gpu"].get<double>(), head);
+    EXPECT_DOUBLE_EQ(r["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 4 * head);
+    // The same run under transformers: the head stays bf16 (2 B), the largest quantized matrix is an MLP one,
+    // dequantized straight to bf16.
+    s["training"].erase("framework");
+    json hf = run(s);
+    EXPECT_FALSE(hf["assumptions"].contains("quantized_lm_head_parameters_per_gpu"));
+    EXPECT_DOUBLE_EQ(hf["assumptions"]["qlora_dequantized_matrix_bytes"].get<double>(), 2 * mlp);
+    // and litgpt's adapters (rank 8 on q_proj, v_proj: 32 x 8 x 4 x 4,096) are bf16, PEFT's fp32
+    const double adapters = 32.0 * 8 * 4 * 4096;
+    EXPECT_NEAR(at_phase(hf, "forward", "weights") - at_phase(r, "forward", "weights"),
+                head * (2 - 0.5625) + adapters * 2, 2);
+}
+
+TEST(Training, TorchtuneAndLitgptAdaptersAreInTheComputeDtype) {
+    // torchtune and litgpt build the adapters under the run's default dtype (bf16 under a pure recipe): 2 B per
+    // adapter parameter for the weight and the gradient, and torch.optim's AdamW keeps its two moments in the
+    // parameter's dtype; PEFT keeps them in fp32. Llama-2-7B, rank 64 on q_proj and v_proj: 32 x 64 x 4 x 4,096.
+    json t = kPureBf16;
+    t["method"] = "lora";
+    t["seq_len"] = 512;
+    t["lora"] = {{"rank", 64}, {"target_modules", {"q_proj", "v_proj"}}};
+    json s = {{"model", kLlama2_7B}, {"training", t}};
+    const double adapters = 32.0 * 64 * 4 * 4096;
+    json peft = run(s);
+    EXPECT_DOUBLE_EQ(peft["assumptions"]["lora_parameters_per_gpu"].get<double>(), adapters);
+    EXPECT_DOUBLE_EQ(at_phase(peft, "optimizer_step", "gradients"), adapters * 4);
+    EXPECT_DOUBLE_EQ(at_phase(peft, "optimizer_step", "optimizer_states"), adapters * 8);
+    for (const char* framework : {"torchtune", "litgpt"}) {
+        s["training"]["framework"] = framework;
+        json r = run(s);
+        EXPECT_DOUBLE_EQ(at_phase(r, "optimizer_step", "gradients"), adapters * 2) << framework;
+        EXPECT_DOUBLE_EQ(at_phase(r, "optimizer_step", "optimizer_states"), adapters * 4) << framework;
+        EXPECT_NEAR(at_phase(peft, "forward", "weights") - at_phase(r, "forward", "weights"), adapters * 2, 2)
+            << framework;
+    }
+    // bitsandbytes' 32-bit optimizers keep fp32 moments for bf16 adapters (paged: outside the allocator, so read
+    // from the optimizer_states figure).
+    s["training"]["optimizer"] = "paged_adamw_32bit";
+    s["explain"] = true;
+    json paged = run(s);
+    EXPECT_DOUBLE_EQ(paged["explain"]["figures"]["optimizer_states"]["value"].get<double>(), adapters * 8);
 }
 
 TEST(Training, AutocastCachesTheCastWeightsThroughTheLoss) {

@@ -243,6 +243,7 @@ struct Params {
     Shard shard;                      // the untied head copy, if any, added to its non-layer parameters
     double P_gpu = 0;                 // parameters on one GPU before data-parallel sharding
     double head_copy = 0;             // a framework's own lm_head copy of tied embeddings (litgpt)
+    double quantized_head = 0;        // QLoRA under litgpt: an untied lm_head, quantized with the layers
     double largest_layer_matrix = 0;  // the largest weight matrix in a layer, per GPU
     double largest_tensor = 0;        // the largest tensor (the head copy included), per GPU
     bool adapters = false;            // lora / qlora
@@ -317,6 +318,17 @@ Params trained_params(const Scenario& sc, Notes& why) {
         p.frozen = p.P_gpu;
         why["lora_parameters_per_gpu"] = p.lora;
     }
+    // litgpt's QLoRA quantizes through Lightning's BitsandbytesPrecision, which builds the model with every
+    // torch.nn.Linear swapped for a bitsandbytes 4-bit one (module_init_context: _ClassReplacementContextManager;
+    // litgpt passes no ignore_modules; lightning/fabric/plugins/precision/bitsandbytes.py @f5d8250), and litgpt's
+    // lm_head is such a Linear (litgpt/lora.py GPT: LoRALinear wraps torch.nn.Linear, @00af8b0d): an untied head is
+    // quantized like the layers' matrices. (A tied one is the head copy above, quantized already; transformers
+    // keeps the output embedding out of bitsandbytes, torchtune's output projection is a plain Linear.)
+    if (t.method == Method::Qlora && t.framework == Framework::Litgpt && !m.tie_word_embeddings &&
+        sc.parallel.pp == 1) {
+        p.quantized_head = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size) / tp;
+        why["quantized_lm_head_parameters_per_gpu"] = p.quantized_head;
+    }
     return p;
 }
 
@@ -366,12 +378,31 @@ double qlora_bytes_per_param(const Scenario& sc, const Params& p, States& st, Br
     out.assumptions["qlora_bytes_per_quantized_param"] = bytes4;
     // bitsandbytes' MatMul4Bit dequantizes the whole weight to the compute dtype for every forward
     // and backward matmul (F.dequantize_4bit(B).to(A.dtype)): one matrix-sized transient, the
-    // largest quantized one at the peak (the head copy when quantized, else an MLP matrix).
-    st.dequant_temp = out.explain.product(
-        "qlora_dequantized_matrix", "the largest quantized matrix, dequantized for its matmul",
-        {{"elements of the largest matrix", std::max(p.largest_layer_matrix, p.head_copy), "elements"},
-         {"bytes per element (compute dtype)", compute_bytes(t.dtype), "B"}},
-        "bitsandbytes MatMul4Bit: F.dequantize_4bit(B).to(A.dtype) in forward and backward");
+    // largest quantized one at the peak (the head when quantized, else an MLP matrix).
+    const double largest = std::max({p.largest_layer_matrix, p.head_copy, p.quantized_head});
+    st.dequant_temp =
+        out.explain.product("qlora_dequantized_matrix", "the largest quantized matrix, dequantized for its matmul",
+                            {{"elements of the largest matrix", largest, "elements"},
+                             {"bytes per element (compute dtype)", compute_bytes(t.dtype), "B"}},
+                            "bitsandbytes MatMul4Bit: F.dequantize_4bit(B).to(A.dtype) in forward and backward");
+    // litgpt (Lightning's BitsandbytesPrecision) quantizes each weight from an fp16 copy (_Linear4bit.quantize:
+    // weight.contiguous().to(device, dtype=torch.half), lightning/fabric/plugins/precision/bitsandbytes.py @f5d8250,
+    // unchanged at 7f0c343), so the quant state's dtype is fp16 whatever the compute dtype: dequantize_4bit allocates
+    // its output in that dtype (torch.empty(quant_state.shape, dtype=quant_state.dtype), bitsandbytes/functional.py
+    // @0.42.0, the release litgpt pinned), and MatMul4Bit's .to(A.dtype) casts it to the compute dtype (bf16, or fp32
+    // under 32-true) beside it. Both copies are alive during the cast: 2 + 2 B per element of the matrix, the lm_head
+    // at litgpt's peak (its chunked head calls the quantized lm_head once per 128 positions, at the end of the forward
+    // and the start of the backward).
+    if (t.framework == Framework::Litgpt && t.dtype != Dtype::Fp16) {
+        st.dequant_temp = out.explain.product(
+            "qlora_dequantized_matrix",
+            "the largest quantized matrix, dequantized in fp16 and cast to the compute dtype beside it",
+            {{"elements of the largest matrix", largest, "elements"},
+             {"bytes per element: fp16 dequantized + its compute-dtype cast", 2 + compute_bytes(t.dtype), "B"}},
+            "lightning/fabric/plugins/precision/bitsandbytes.py _Linear4bit.quantize @f5d8250 (quantizes "
+            "weight.to(torch.half)); bitsandbytes 0.42.0 dequantize_4bit (output in the quant state's dtype) and "
+            "MatMul4Bit.forward/backward (.to(A.dtype))");
+    }
     if (torchtune_01(t)) {
         // torchtune 0.1 quantizes with torchao's NF4Tensor (a7670be58, the release torchtune 0.1 pinned):
         // linear_nf4's forward and backward call weight.to(bf16), i.e. get_original_weight(), which holds at
@@ -379,7 +410,7 @@ double qlora_bytes_per_param(const Scenario& sc, const Params& p, States& st, Br
         // two scaled halves (1 + 1) and the stacked result (2): 14 bytes per element of the matrix.
         st.dequant_temp = out.explain.product(
             "qlora_dequantized_matrix", "the largest quantized matrix, dequantized for its matmul (torchao NF4)",
-            {{"elements of the largest matrix", std::max(p.largest_layer_matrix, p.head_copy), "elements"},
+            {{"elements of the largest matrix", largest, "elements"},
              {"bytes per element alive in get_original_weight", 14, "B"}},
             "torchao/dtypes/nf4tensor.py NF4Tensor.get_original_weight @a7670be58 (linear_nf4: weight.to(dtype))");
     }
@@ -411,10 +442,26 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
     };
     if (p.adapters) {
         // PEFT keeps adapters in fp32 (autocast_adapter_dtype) and trains them with fp32 grads and states.
-        const char* peft = "PEFT LoraModel: adapters in fp32 (autocast_adapter_dtype=True)";
+        // torchtune and litgpt build the whole model, adapters included, under the run's default dtype: torchtune's
+        // recipes instantiate it inside set_default_dtype(self._dtype) (recipes/lora_finetune_single_device.py
+        // _setup_model @v0.1.1 and @v0.3.0; its LoRALinear's lora_a/lora_b are nn.Linear, torchtune/modules/peft/
+        // lora.py), litgpt inside fabric.init_module(), whose precision plugin (bf16-true, or bitsandbytes with
+        // dtype bf16) sets the default dtype (litgpt/finetune/lora.py @00af8b0d; lightning/fabric/plugins/precision/
+        // bitsandbytes.py module_init_context @f5d8250), so lora_A/lora_B are created in bf16. Under a pure recipe
+        // their adapters, and the gradients autograd gives them, are in the compute dtype; torch.optim keeps its
+        // moments in the parameter's dtype (torch/optim/adamw.py: torch.zeros_like(p)), bitsandbytes' 32-bit
+        // optimizers in fp32 whatever the parameter (bitsandbytes/optim/optimizer.py Optimizer2State.init_state
+        // @0.42.0: state1 = get_state_buffer(p, dtype=torch.float32) when optim_bits == 32).
+        const bool native =
+            (t.framework == Framework::Torchtune || t.framework == Framework::Litgpt) && t.precision == Precision::Pure;
+        const double adapter = native ? compute_bytes(t.dtype) : kFp32;
+        const char* peft = native ? "torchtune / litgpt: the model, adapters included, built under the run's default "
+                                    "dtype (set_default_dtype / fabric.init_module)"
+                                  : "PEFT LoraModel: adapters in fp32 (autocast_adapter_dtype=True)";
+        const char* adapter_dtype = native ? "bytes per element (the compute dtype)" : "fp32";
         if (t.method == Method::Qlora) {
             // An untied head copy is an nn.Linear too: litgpt's bitsandbytes plugin quantizes every one.
-            const double linear = std::min(p.shard.linear_params + p.head_copy, p.frozen);
+            const double linear = std::min(p.shard.linear_params + p.head_copy + p.quantized_head, p.frozen);
             const double bytes4 = qlora_bytes_per_param(sc, p, st, out);
             st.weights =
                 ex.sum("weights", "the quantized base, the rest of the base and the adapters",
@@ -422,19 +469,20 @@ States model_states(const Scenario& sc, const Params& p, Breakdown& out) {
                          {{"linear parameters", linear, "params"}, {"bytes per quantized weight", bytes4, "B"}}},
                         {"the rest of the base (embeddings, norms)",
                          {{"parameters", p.frozen - linear, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
-                        {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}}},
+                        {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {adapter_dtype, adapter, "B"}}}},
                        "QLoRA (Dettmers et al. 2023): 4-bit base, bf16 compute; bitsandbytes formats from "
                        "presets/dtypes.json");
         } else {
             st.weights = ex.sum(
                 "weights", "the frozen base and the adapters",
                 {{"frozen base", {{"parameters", p.frozen, "params"}, {"bytes per weight", rc.frozen_weight, "B"}}},
-                 {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}}},
+                 {"LoRA adapters", {{"adapter parameters", p.lora, "params"}, {adapter_dtype, adapter, "B"}}}},
                 peft);
         }
         st.grads = ex.product("gradients", "the adapters' gradients",
-                              {{"adapter parameters", p.lora, "params"}, {"fp32", kFp32, "B"}}, peft);
+                              {{"adapter parameters", p.lora, "params"}, {adapter_dtype, adapter, "B"}}, peft);
         state_dtype = storage_bytes(is_8bit(t.optimizer) ? StateDtype::Int8 : StateDtype::Fp32);
+        if (native && !is_8bit(t.optimizer) && t.optimizer != Optimizer::PagedAdamw32bit) state_dtype = adapter;
         st.states = ex.rule("optimizer_states", "the optimizer's state for the adapters",
                             state_bytes(t.optimizer, state_dtype, p.lora, 1),
                             "states per parameter by optimizer (Adam family: 2 moments) x state dtype bytes",
