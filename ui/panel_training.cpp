@@ -74,6 +74,11 @@ void ShowPrecisionRows(TrainingSettings& t, const TrainingSettings& resolved)
             "embeddings and the previous step's graph; torchtune and torchtitan step the "
             "optimizer as their recipes do.");
     SettingCombo("##framework", t.framework, resolved.framework);
+    FormRow("Release",
+            "The framework's release, where an older one allocated otherwise: torchtune 0.1 (fp32 logits, "
+            "unfused AdamW, torchao 0.1's NF4) or the HF Trainer of 2022 (PyTorch 1.x). A release sets its "
+            "framework when that is left at its default.");
+    SettingCombo("##framework_version", t.framework_version, resolved.framework_version);
     FormRow("Precision",
             "Compute dtype. How weights, gradients and the fp32 master copy are kept follows "
             "from it and the engine (the precision recipe, listed under Assumptions).");

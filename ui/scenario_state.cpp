@@ -153,6 +153,7 @@ void WriteTraining(json& s, const ScenarioState& state)
     t["seq_len"] = tr.seq_len;
     SetUnless(t, "gradient_accumulation_steps", tr.grad_accum, 1);
     SetOrErase(t, "framework", tr.framework);
+    SetOrErase(t, "framework_version", tr.framework_version);
     SetOrErase(t, "compile", tr.compile);
     SetUnless(t, "images", state.images, 0);
     const bool frozen = tr.method == Method::Frozen;
@@ -296,6 +297,7 @@ void ReadTraining(TrainingSettings& tr, const json& raw, const json& f)
     tr.seq_len = Number(f, "training", "seq_len", tr.seq_len);
     tr.grad_accum = Number(f, "training", "gradient_accumulation_steps", 1);
     Take(tr.framework, raw, f, "training", "framework");
+    Take(tr.framework_version, raw, f, "training", "framework_version");
     tr.trainable_layers = GivenNumber(raw, f, "training", "trainable_layers", 0);
     const json* head = Find(raw, "training", "train_lm_head");
     tr.train_lm_head = head != nullptr && head->is_boolean() && head->get<bool>();

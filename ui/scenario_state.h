@@ -27,6 +27,7 @@ using gpumem::detail::Compile;
 using gpumem::detail::Dtype;
 using gpumem::detail::EngineType;
 using gpumem::detail::Framework;
+using gpumem::detail::FrameworkVersion;
 using gpumem::detail::FsdpSharding;
 using gpumem::detail::InferenceEngine;
 using gpumem::detail::KvCacheDtype;
@@ -101,10 +102,11 @@ struct TrainingSettings
     int seq_len = 2048;  // tokens per sample
     int grad_accum = 1;  // gradient_accumulation_steps
     std::optional<Framework> framework;
-    std::optional<Compile> compile;  // torch.compile
-    int trainable_layers = 0;        // method frozen: the top N layers train
-    bool train_lm_head = false;      // method frozen: the head trains too
-    int pipeline_microbatches = 0;   // 0: the core's default
+    std::optional<FrameworkVersion> framework_version;  // a release that allocated otherwise (torchtune 0.1, ...)
+    std::optional<Compile> compile;                     // torch.compile
+    int trainable_layers = 0;                           // method frozen: the top N layers train
+    bool train_lm_head = false;                         // method frozen: the head trains too
+    int pipeline_microbatches = 0;                      // 0: the core's default
     // Switches whose default depends on the framework.
     std::optional<bool> optimizer_in_backward;
     std::optional<bool> activation_offloading;

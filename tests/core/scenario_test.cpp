@@ -56,6 +56,18 @@ TEST(Scenario, AFrameworkReleaseNeedsItsFramework) {
     EXPECT_NE(bad["errors"][0]["problem"].get<std::string>().find("torchtune"), std::string::npos);
     doc["training"]["framework"] = "torchtune";
     EXPECT_TRUE(gpumem::estimate(doc)["ok"].get<bool>());
+    // A release names its framework: left out, the framework is the release's (recorded as a default).
+    json open = {{"model", {{"preset", "meta-llama/Llama-2-7b-hf"}}},
+                 {"training", {{"framework_version", "torchtune_0.1"}}}};
+    json r = gpumem::estimate(open);
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump().substr(0, 400);
+    EXPECT_EQ(r["scenario"]["training"]["framework"], "torchtune");
+    const auto& applied = r["defaults_applied"];
+    EXPECT_TRUE(std::any_of(applied.begin(), applied.end(), [](const json& d) {
+        return d == "training.framework = \"torchtune\"";
+    })) << applied.dump();
+    open["training"]["framework_version"] = "transformers_2022";
+    EXPECT_EQ(gpumem::estimate(open)["scenario"]["training"]["framework"], "transformers");
     doc["training"]["framework_version"] = "0.9";
     bad = gpumem::estimate(doc);
     ASSERT_FALSE(bad["ok"].get<bool>());

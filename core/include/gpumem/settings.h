@@ -368,7 +368,8 @@ inline constexpr Field<Framework> kFrameworkField{"training.framework", Framewor
                                                   "the training loop, which sets the defaults of its own habits"};
 inline constexpr Field<FrameworkVersion> kFrameworkVersionField{
     "training.framework_version", FrameworkVersion::Current,
-    "the release family of training.framework whose allocations apply (each value names its framework)"};
+    "the release family of training.framework whose allocations apply (each value names its framework, which "
+    "it sets where training.framework is left out)"};
 inline constexpr Field<Compile> kCompileField{"training.compile", Compile::None,
                                               "torch.compile; true/false are read as layers_and_loss/none"};
 inline constexpr Field<LoraTarget> kLoraTargetsField{

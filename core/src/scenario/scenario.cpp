@@ -344,11 +344,14 @@ void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<doub
     TrainingSettings& x = s.training;
     std::vector<std::string> quiet;
     Defaults q{quiet};
-    x.framework = read_setting(r, d, kFrameworkField);
     x.framework_version = read_setting(r, q, kFrameworkVersionField);
-    const Framework family_of = x.framework_version == FrameworkVersion::Torchtune01        ? Framework::Torchtune
-                                : x.framework_version == FrameworkVersion::Transformers2022 ? Framework::Transformers
-                                                                                            : x.framework;
+    const bool release = x.framework_version != FrameworkVersion::Current;
+    const Framework release_of = x.framework_version == FrameworkVersion::Torchtune01 ? Framework::Torchtune
+                                 : release                                            ? Framework::Transformers
+                                                                                      : kFrameworkField.fallback;
+    // A release names its framework: where the framework is left out, it is the release's.
+    x.framework = apply_setting(d, given_setting(r, kFrameworkField), release_of, kFrameworkField.path);
+    const Framework family_of = release ? release_of : x.framework;
     if (family_of != x.framework)
         r.fail("framework_version",
                std::string("\"") + name(x.framework_version) + "\" is a release of " + name(family_of) +
