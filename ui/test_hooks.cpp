@@ -84,6 +84,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"gpu_memory_utilization", "##gpu_memory_utilization"},
         {"serving_engine", "##serving_engine"},
         {"method", "##method"},
+        {"framework_version", "##framework_version"},
         {"weight_format", "##weight_format"},
         {"num_gpus", "##num_gpus"},
         // Results
@@ -134,6 +135,8 @@ std::vector<NamedItem> MakeNamedItems()
     for (const char* field :
          {"training.batch_size", "training.seq_len", "inference.batch_size", "inference.context_len"})
         items.push_back({std::string("maxfit_use_") + field, std::string("Use##") + field});
+    for (const auto& release : gpumem::detail::kFrameworkVersions)  // framework_version_torchtune_0.1: the entries
+        items.push_back({std::string("framework_version_") + release.name, release.label});
     for (const auto& format : gpumem::detail::kExportFormats)  // export_format_vllm: the combo's entries
         items.push_back({std::string("export_format_") + format.name, format.label});
     for (int i = 1; i <= 16; i++)  // imported cards in the GPU combo; the scenario's own weight formats
