@@ -427,12 +427,23 @@ bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, c
             format += *c == '%' ? std::string("%%") : std::string(1, *c);
     }
     const int step = 1, step_fast = 10;
+    const std::string shown = format == "%d" ? std::to_string(value) : zero_label;
     if (ImGui::InputScalar(id, ImGuiDataType_S32, &value, &step, &step_fast, format.c_str(), 0))
     {
         value = std::clamp(value, lo, hi);
         changed = true;
     }
     const ImGuiContext& g = *GImGui;
+#ifdef IMGUI_ENABLE_TEST_ENGINE
+    {
+        // The text the field showed this frame, for tools following items by ID (as TextNotice does).
+        ImGuiContext& ctx = *GImGui;
+        if (ctx.TestEngineHookItems)
+            ImGuiTestEngineHook_ItemInfo(&ctx, text_id, shown.c_str(), 0);
+    }
+#else
+    (void)shown;
+#endif
     if (g.ActiveId == text_id && g.ActiveIdPreviousFrame != text_id &&
         OpenEditor(id, name, value, lo, hi, true, x0, true))  // a finger: the page's box, with its keyboard
         ImGui::ClearActiveID();
