@@ -272,11 +272,12 @@ void ApplyScale(Platform& p, float scale)
 }
 
 // A pinch-zoom's sharper canvas: at most this many pixels in the backing store (64 MiB of RGBA, 4096 x 4096),
-// and this many on a side; and at most this UI scale: ProggyClean at 13 x 8 = 104 px and its double at 208 px
-// keep the font atlas within 4096 x 2048 (ui_state's font_atlas says its size).
+// and this many on a side; and at most this UI scale: ProggyClean at 13 x 6 = 78 px and its double at 156 px
+// keep the font atlas within 4096 px a side, the smallest WebGL texture limit phones have (at 8 it is
+// 2048 x 8192; ui_state's font_atlas says its size).
 constexpr double kMaxZoomPixels = 4096.0 * 4096.0;
 constexpr double kMaxZoomSide = 8192.0;
-constexpr float kMaxZoomUiScale = 8.0f;
+constexpr float kMaxZoomUiScale = 6.0f;
 
 // The UI scale for `base` (UiScale's) under a pinch-zoom of `zoom`: the whole number nearest base x zoom,
 // lowered until the backing store (css x dpr x scale / base) fits the caps above; `base` when unzoomed.

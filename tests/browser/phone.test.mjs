@@ -296,14 +296,14 @@ test('after a pinch-zoom to 3x the canvas is drawn at the zoomed resolution and 
   let zoom = await zoomOf();
   assert.ok(zoom.scale > 2.5, `zoomed in about 3x: ${JSON.stringify(zoom)}`);
   // Once the zoom settles the backing store grows: UI scale 4 -> the whole number nearest 4 x 3 within the
-  // caps (ui/main.cpp, ZoomedUiScale: 16 M pixels, 8192 on a side, UI scale 8): 8, twice the pixels a side.
+  // caps (ui/main.cpp, ZoomedUiScale: 16 M pixels, 8192 on a side, UI scale 6): 6, 1.5 x the pixels a side.
   let state = await until(page, 'the zoomed canvas', (s) => s.ui_scale > unzoomed.ui_scale);
   await frames(page, 3);
   zoom = await zoomOf();
   state = await uiState();
   assert.equal(state.base_scale, 4);
-  assert.equal(state.ui_scale, 8, `the UI drawn at 8 device px per UI px: ${JSON.stringify(zoom)}`);
-  assert.deepEqual(zoom.canvas, [PHONE.width * 6, PHONE.height * 6], 'the backing store doubled on a side');
+  assert.equal(state.ui_scale, 6, `the UI drawn at 6 device px per UI px: ${JSON.stringify(zoom)}`);
+  assert.deepEqual(zoom.canvas, [PHONE.width * 4.5, PHONE.height * 4.5], 'the backing store grew 1.5 x a side');
   assert.deepEqual(zoom.css, [PHONE.width, PHONE.height], 'the canvas keeps its CSS size');
   assert.deepEqual(state.canvas, zoom.canvas);
   assert.ok(zoom.canvas[0] * zoom.canvas[1] <= 4096 * 4096, 'within 16 M pixels');
