@@ -87,8 +87,13 @@ void FormRow(const char* label, const char* help)
         ImGui::SameLine();
         HelpMarker(help);
     }
+    // The controls' column, or past a label too long for it (an indented row: nothing overlaps).
     if (!narrow)
-        ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
+    {
+        const ImGuiWindow* window = ImGui::GetCurrentWindow();
+        const float label_end = ImGui::GetItemRectMax().x - (window->Pos.x - window->Scroll.x);
+        ImGui::SameLine(std::max(ImGui::GetFontSize() * 12.5f, label_end + ImGui::GetStyle().ItemSpacing.x));
+    }
     ImGui::SetNextItemWidth(-FLT_MIN);
 }
 
@@ -427,7 +432,7 @@ bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, c
             format += *c == '%' ? std::string("%%") : std::string(1, *c);
     }
     const int step = 1, step_fast = 10;
-    const std::string shown = format == "%d" ? std::to_string(value) : zero_label;
+    const std::string shown = value == 0 && zero_label != nullptr ? zero_label : std::to_string(value);
     if (ImGui::InputScalar(id, ImGuiDataType_S32, &value, &step, &step_fast, format.c_str(), 0))
     {
         value = std::clamp(value, lo, hi);
