@@ -92,7 +92,7 @@ void FormRow(const char* label, const char* help)
     {
         const ImGuiWindow* window = ImGui::GetCurrentWindow();
         const float label_end = ImGui::GetItemRectMax().x - (window->Pos.x - window->Scroll.x);
-        ImGui::SameLine(std::max(ImGui::GetFontSize() * 12.5f, label_end + ImGui::GetStyle().ItemSpacing.x));
+        ImGui::SameLine(std::max(ImGui::GetFontSize() * 14.0f, label_end + ImGui::GetStyle().ItemSpacing.x));
     }
     ImGui::SetNextItemWidth(-FLT_MIN);
 }

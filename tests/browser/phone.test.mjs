@@ -361,6 +361,15 @@ test('desktop screens keep two columns and the mouse', async () => {
       assert.equal(state.coarse_pointer, false, `${name}: a mouse`);
       assert.equal(state.ui_scale, dpr, `${name}: the UI at the device pixel ratio`);
       await writeFile(join(outDir, `desktop-${name}.png`), await desk.page.screenshot());
+      // More opened with the mouse, and the controls column scrolled to its end: nothing overlaps there.
+      await desk.page.mouse.click(l.more_header.x + 40, l.more_header.y + l.more_header.h / 2);
+      await frames(desk.page, 3);
+      assert.equal((await desk.page.evaluate(() => window.gpumem.uiState())).more_open, true, `${name}: More opened`);
+      await writeFile(join(outDir, `desktop-${name}-more.png`), await desk.page.screenshot());
+      await desk.page.mouse.move(l.controls_column.x + l.controls_column.w / 2, viewport.height / 2);
+      for (let i = 0; i < 12; i++) await desk.page.mouse.wheel(0, 240);
+      await frames(desk.page, 4);
+      await writeFile(join(outDir, `desktop-${name}-more-end.png`), await desk.page.screenshot());
     } finally {
       await desk.context.close();
       await rm(desk.userDataDir, { recursive: true, force: true });
