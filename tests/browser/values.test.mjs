@@ -209,7 +209,7 @@ test('"0 means default" fields show the default the core used', async () => {
 test('pipeline micro-batches and vLLM\'s batched tokens show default (the core\'s value) on screen, and take a typed value', async () => {
   // Pipeline micro-batches: under More > More training switches, with two pipeline stages (a link: More opens).
   const b64 = (doc) => Buffer.from(JSON.stringify(doc)).toString('base64url');
-  let page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ parallelism: { pipeline_parallel_size: 2 },
+  let page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ version: 1, parallelism: { pipeline_parallel_size: 2 },
     hardware: { num_gpus: 2 } })}`);
   let scenario = await scenarioOf(page);
   let cli = JSON.parse(execFileSync(cliPath, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' }));
@@ -218,7 +218,8 @@ test('pipeline micro-batches and vLLM\'s batched tokens show default (the core\'
   await reveal(page, 'training_switches', CONTROLS);
   await click(page, 'training_switches');
   await reveal(page, 'pipeline_microbatches', CONTROLS);
-  // A link sets every field it resolves: typing 0 (a click selects the text) leaves it to the default.
+  // Shown as the default; typing 0 (a click selects the shown text) keeps it there.
+  assert.equal((await page.evaluate(() => window.gpumem.uiState())).texts.pipeline_microbatches, `default (${micro})`);
   const typeInto = async (name, text) => {
     await click(page, name);
     await page.keyboard.type(text, { delay: 20 });
@@ -239,10 +240,12 @@ test('pipeline micro-batches and vLLM\'s batched tokens show default (the core\'
   await page.close();
 
   // vLLM's batched tokens (a link choosing vLLM).
-  page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ mode: 'inference', inference: { engine: 'vllm' } })}`);
+  page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ version: 1, mode: 'inference', inference: { engine: 'vllm' } })}`);
   scenario = await scenarioOf(page);
   cli = JSON.parse(execFileSync(cliPath, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' }));
   await reveal(page, 'max_num_batched_tokens', CONTROLS);
+  assert.equal((await page.evaluate(() => window.gpumem.uiState())).texts.max_num_batched_tokens,
+    `default (${cli.scenario.inference.max_num_batched_tokens})`);
   await typeInto('max_num_batched_tokens', '0');
   assert.equal((await scenarioOf(page)).inference.max_num_batched_tokens, undefined, '0 leaves the default');
   state = await page.evaluate(() => window.gpumem.uiState());
@@ -262,7 +265,7 @@ test('the custom card size is under More; a link that sets it opens More', async
   assert.ok(layout.num_gpus && layout.more_header, 'the first screen has the GPUs and More');
   assert.equal(layout.gpu_memory_gb, undefined, 'no custom size while More is closed');
   await page.close();
-  const s = Buffer.from(JSON.stringify({ hardware: { gpu: 'H100-80GB', gpu_memory_gb: 40 } })).toString('base64url');
+  const s = Buffer.from(JSON.stringify({ version: 1, hardware: { gpu: 'H100-80GB', gpu_memory_gb: 40 } })).toString('base64url');
   page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${s}`);
   await frames(page, 5);
   const state = await page.evaluate(() => window.gpumem.uiState());
