@@ -141,7 +141,8 @@ void AccessItemInfo(ImGuiContext*, unsigned int id, const char* label, int statu
         item->name = (own == "-" ? "Decrease " : "Increase ") + item->row;
     else if (item->name.empty())
         item->name = own;
-    else if (!own.empty() && own != item->name)  // a button in a form row: "config.json: Open a file..."
+    else if (!own.empty() && own != item->name && own != item->value)  // a button in a form row: "config.json: Open
+                                                                       // a file..." (not a field's shown value)
         item->name += ": " + own;
 }
 

@@ -84,6 +84,9 @@ std::string MoreFields(const AppState& state)
     nlohmann::json doc = BuildScenario(state);
     for (const char* top : {"version", "model", "mode", "hardware"})
         doc.erase(top);
+    // The hardware's one field under "More": a custom card size (0: the card's own).
+    if (state.scenario.hardware.custom_gpu_gb > 0.0f)
+        doc["custom_gpu_gb"] = state.scenario.hardware.custom_gpu_gb;
     return doc.dump();
 }
 
@@ -158,9 +161,10 @@ void ShowControls(AppState& state)
     if (!state.more_open)
     {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-        ImGui::TextWrapped("%s", state.scenario.IsInference()
-                                     ? "Weights, KV cache, engine, sequences, context, parallelism, factors"
-                                     : "Method, precision, batch, sequence, parallelism, factors");
+        ImGui::TextWrapped("%s",
+                           state.scenario.IsInference()
+                               ? "Weights, KV cache, engine, sequences, context, parallelism, card memory, factors"
+                               : "Method, precision, batch, sequence, parallelism, card memory, factors");
         ImGui::PopStyleColor();
         return;
     }
@@ -170,6 +174,7 @@ void ShowControls(AppState& state)
     else
         ShowTrainingPanel(state);
     ShowParallelismPanel(state);
+    ShowGpuMemoryPanel(state);
     ShowAdvancedPanel(state);
     ImGui::Unindent(ImGui::GetStyle().IndentSpacing * 0.5f);
 }

@@ -182,7 +182,8 @@ void AppInit(AppState& state);
 // Re-estimates when the scenario changed since the last call; returns true when it did.
 bool UpdateEstimate(AppState& state);
 
-// The scenario's fields under "More" (all but the model, the mode and the hardware), as JSON text.
+// The scenario's fields under "More" (all but the model, the mode and the GPU and its count; a custom
+// card size is under it), as JSON text.
 std::string MoreFields(const AppState& state);
 
 // The card the estimate is for (nullptr when the catalogue is empty).

@@ -105,6 +105,10 @@ EM_JS(int, PageOpenNumberEditor, (const char* request), {
 EM_JS(int, PageCoarsePointer, (), {
     return Module['coarsePointer'] ? 1 : 0;
 });
+// The visual viewport's scale (a pinch-zoom), as the page last settled on it (web/page.js, watchZoom); 1 unzoomed.
+EM_JS(double, PageZoomScale, (), {
+    return Module['zoomScale'] || 1;
+});
 // clang-format on
 
 namespace {
@@ -173,8 +177,9 @@ struct Platform
     int height = 0;
     double css_width = 0.0;  // canvas size in CSS pixels
     double css_height = 0.0;
-    float ui_scale = 0.0f;   // whole-number scale applied to fonts and style
-    bool ui_coarse = false;  // the style applied is the finger's (TouchStyle)
+    float ui_scale = 0.0f;    // whole-number scale applied to fonts and style (a pinch-zoom's included)
+    float base_scale = 0.0f;  // UiScale's, unzoomed: CSS px per UI px is base_scale / devicePixelRatio
+    bool ui_coarse = false;   // the style applied is the finger's (TouchStyle)
     bool first_frame_done = false;
     std::string focus_text;    // what the page's focus mirror last said
     std::string details_text;  // and its details region
@@ -233,6 +238,20 @@ void ApplyScale(Platform& p, float scale)
         ImGui_ImplOpenGL3_CreateFontsTexture();
     }
 
+    // Every window's scroll is in device pixels: kept at the same place in the content.
+    if (p.ui_scale > 0.0f && scale != p.ui_scale)
+    {
+        const float ratio = scale / p.ui_scale;
+        for (ImGuiWindow* window : GImGui->Windows)
+        {
+            window->Scroll = ImVec2(window->Scroll.x * ratio, window->Scroll.y * ratio);
+            if (window->ScrollTarget.x != FLT_MAX)
+                window->ScrollTarget.x *= ratio;
+            if (window->ScrollTarget.y != FLT_MAX)
+                window->ScrollTarget.y *= ratio;
+        }
+    }
+
     ImGuiStyle style;
     ImGui::StyleColorsDark(&style);
     style.WindowRounding = 0.0f;
@@ -252,16 +271,44 @@ void ApplyScale(Platform& p, float scale)
         io.ConfigFlags &= ~ImGuiConfigFlags_IsTouchScreen;
 }
 
+// A pinch-zoom's sharper canvas: at most this many pixels in the backing store (64 MiB of RGBA, 4096 x 4096),
+// and this many on a side; and at most this UI scale: ProggyClean at 13 x 6 = 78 px and its double at 156 px
+// keep the font atlas within 4096 px a side, the smallest WebGL texture limit phones have (at 8 it is
+// 2048 x 8192; ui_state's font_atlas says its size).
+constexpr double kMaxZoomPixels = 4096.0 * 4096.0;
+constexpr double kMaxZoomSide = 8192.0;
+constexpr float kMaxZoomUiScale = 6.0f;
+
+// The UI scale for `base` (UiScale's) under a pinch-zoom of `zoom`: the whole number nearest base x zoom,
+// lowered until the backing store (css x dpr x scale / base) fits the caps above; `base` when unzoomed.
+float ZoomedUiScale(float base, double zoom, double css_w, double css_h, double dpr)
+{
+    float scale = std::min(std::round(base * static_cast<float>(std::max(zoom, 1.0))), std::max(base, kMaxZoomUiScale));
+    for (; scale > base; scale -= 1.0f)
+    {
+        const double k = dpr * scale / base;
+        if (css_w * k <= kMaxZoomSide && css_h * k <= kMaxZoomSide && css_w * k * css_h * k <= kMaxZoomPixels)
+            break;
+    }
+    return std::max(scale, base);
+}
+
 // Keeps the canvas backing store at its CSS size × devicePixelRatio (window resizes, zoom,
-// moving to another screen). Module.setCanvasSize tells emscripten's GLFW without the
-// fullscreen request that glfwSetWindowSize makes when the size equals the screen's.
+// moving to another screen), and × the pinch-zoom's scale over UiScale's once one settles
+// (ZoomedUiScale), so that zoomed-in text is drawn at the zoomed size instead of enlarged.
+// Module.setCanvasSize tells emscripten's GLFW without the fullscreen request that
+// glfwSetWindowSize makes when the size equals the screen's.
 void SyncCanvasSize(Platform& p)
 {
     double css_w = 0.0, css_h = 0.0;
     emscripten_get_element_css_size(kCanvas, &css_w, &css_h);
     const double dpr = emscripten_get_device_pixel_ratio();
-    const int w = std::max(1, static_cast<int>(std::lround(css_w * dpr)));
-    const int h = std::max(1, static_cast<int>(std::lround(css_h * dpr)));
+    p.coarse = PageCoarsePointer() != 0;
+    const float base = UiScale(dpr, p.coarse);
+    const float scale = ZoomedUiScale(base, PageZoomScale(), css_w, css_h, dpr);
+    const double render = dpr * scale / base;  // device pixels per CSS pixel
+    const int w = std::max(1, static_cast<int>(std::lround(css_w * render)));
+    const int h = std::max(1, static_cast<int>(std::lround(css_h * render)));
     p.css_width = css_w;
     p.css_height = css_h;
     if (w != p.width || h != p.height)
@@ -270,8 +317,7 @@ void SyncCanvasSize(Platform& p)
         p.width = w;
         p.height = h;
     }
-    p.coarse = PageCoarsePointer() != 0;
-    const float scale = UiScale(dpr, p.coarse);
+    p.base_scale = base;
     if (scale != p.ui_scale || p.coarse != p.ui_coarse)
         ApplyScale(p, scale);
 }
@@ -857,8 +903,10 @@ nlohmann::json TablesShown()
 // "held_config_files" (how many wait for a file they name), "imported_gpus", "link_message",
 // "share", "pinned", "compare" (the Compare table's columns: ComparedResults), "markdown", "plan", "maxfit",
 // "decisions" (decisions.h: fit, export, sweeps, calibration), "keyboard_focus": the recorded widget keyboard
-// navigation is on, "more_open" (the controls' "More"), "coarse_pointer" and "ui_scale" (UiScale), "tables"
-// (TablesShown), "touch": {"active", "phase" (Touch::Phase), "momentum", "speed" (CSS px per ms)}}.
+// navigation is on, "more_open" (the controls' "More"), "coarse_pointer" and "ui_scale" (UiScale, a pinch-zoom's
+// included), "tables" (TablesShown), "touch": {"active", "phase" (Touch::Phase), "momentum", "speed" (CSS px per ms)},
+// "base_scale" (UiScale's, before a pinch-zoom's: ZoomedUiScale), "canvas" (the backing store, device px),
+// "font_atlas" (its width and height)}.
 std::string UiState()
 {
     const gpumem::ui::AppState& app = g_platform.app;
@@ -916,6 +964,9 @@ std::string UiState()
            std::hypot(g_platform.touch.velocity.x, g_platform.touch.velocity.y) / DevicePixelsPerCss(g_platform)}}},
         {"coarse_pointer", g_platform.coarse},
         {"ui_scale", g_platform.ui_scale},
+        {"base_scale", g_platform.base_scale},
+        {"canvas", {g_platform.width, g_platform.height}},
+        {"font_atlas", {ImGui::GetIO().Fonts->TexWidth, ImGui::GetIO().Fonts->TexHeight}},
     }
         .dump();
 }

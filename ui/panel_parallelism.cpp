@@ -156,6 +156,13 @@ void ShowHardwarePanel(AppState& state)
     // The layout in words (the core's), so that a count never silently means replicas.
     if (state.scenario.hardware.num_gpus > 1 && !state.last_good.layout_text.empty())
         TextNotice("##layout", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled), state.last_good.layout_text.c_str());
+}
+
+// Under "More": a card size of one's own, rarely set (the catalogue's is the usual answer).
+void ShowGpuMemoryPanel(AppState& state)
+{
+    if (!ImGui::CollapsingHeader("Card memory", ImGuiTreeNodeFlags_DefaultOpen))
+        return;
     FormRow("Custom size (GiB)",
             "A card with this much memory (GiB, 2^30 bytes, as gpu_memory_gb in a scenario) "
             "instead of the catalogue's figure: for cards not listed, or memory already "

@@ -133,16 +133,19 @@ void ShowPlanInputs(AppState& state)
     FormRow("Host RAM (GB)",
             "CPU memory per node (GB, 10^9 bytes) for offloaded optimizer states and parameters. "
             "0: not limited.");
-    if (ImGui::InputFloat("##plan_host_ram_gb", &p.host_ram_gb, 0.0f, 0.0f, "%g"))
-        p.host_ram_gb = std::clamp(p.host_ram_gb, 0.0f, 1.0e6f);
+    NumberInputFloat("##plan_host_ram_gb", "Host RAM (GB)", p.host_ram_gb, 0.0f, 1.0e6f, DefaultLabel("not limited"));
     if (!state.scenario.IsInference())
     {
         FormRow("Global batch",
                 "Sequences per optimizer step, split into data-parallel ranks x "
                 "micro-batch x accumulation. 0: GPUs x the calculator's micro-batch x "
                 "accumulation.");
-        if (ImGui::InputInt("##plan_global_batch", &p.global_batch))
-            p.global_batch = std::clamp(p.global_batch, 0, 1 << 24);
+        // 0 shows the size the core's plan takes (core/src/search/plan.cpp: num_gpus x training.batch_size x
+        // gradient_accumulation_steps, the plan's GPUs and the calculator's last resolved sizes).
+        const TrainingSettings& t = state.last_good.resolved.training;
+        const long long fallback = static_cast<long long>(p.gpus) * t.batch_size * t.grad_accum;
+        const std::string global = DefaultLabel(fallback > 0 ? std::to_string(fallback).c_str() : nullptr);
+        NumberInput("##plan_global_batch", "Global batch", p.global_batch, 0, 1 << 24, global.c_str());
     }
     FormRow("Rows");
     if (ImGui::InputInt("##plan_top", &p.top))

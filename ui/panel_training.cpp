@@ -105,7 +105,8 @@ void ShowPrecisionRows(TrainingSettings& t, const TrainingSettings& resolved)
     SettingCombo("##loss", t.loss, resolved.loss);
 }
 
-void ShowTrainingSwitches(TrainingSettings& t, const TrainingSettings& resolved, bool pipeline)
+void ShowTrainingSwitches(TrainingSettings& t, const TrainingSettings& resolved, const nlohmann::json& resolved_json,
+                          bool pipeline)
 {
     if (!ImGui::TreeNode("More training switches"))
         return;
@@ -133,8 +134,13 @@ void ShowTrainingSwitches(TrainingSettings& t, const TrainingSettings& resolved,
     }
     if (pipeline)
     {
-        FormRow("Pipeline micro-batches", "Micro-batches per step through the pipeline; 0 leaves the default.");
-        NumberInput("##pipeline_microbatches", "Pipeline micro-batches", t.pipeline_microbatches, 0, 1 << 20);
+        FormRow("Pipeline micro-batches",
+                "Micro-batches per step through the pipeline; 0 leaves the default, shown as default (value).");
+        // 0 shows the count the core chose (the larger of the accumulation steps and the stages).
+        const std::string micro =
+            DefaultLabel(ResolvedNumber(resolved_json, {"training", "pipeline_microbatches"}).c_str());
+        NumberInput("##pipeline_microbatches", "Pipeline micro-batches", t.pipeline_microbatches, 0, 1 << 20,
+                    micro.c_str());
     }
     ImGui::TreePop();
 }
@@ -227,7 +233,7 @@ void ShowTrainingPanel(AppState& state)
     NumberSlider("##batch_size", "Batch size", t.batch_size, 1, 512, Snap::PowersOfTwo);
     FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
     NumberSlider("##seq_len", "Sequence length", t.seq_len, 128, 131072, Snap::Tokens, "tokens");
-    ShowTrainingSwitches(t, resolved, state.scenario.parallel.pipeline_parallel > 1);
+    ShowTrainingSwitches(t, resolved, state.last_good.resolved_json, state.scenario.parallel.pipeline_parallel > 1);
     ShowImagesRow(state);
     FormRow("Grad. accumulation",
             "Gradient accumulation: micro-batches per optimizer step. It multiplies the global batch, "
@@ -274,8 +280,11 @@ void ShowInferencePanel(AppState& state)
                 ResolvedNumber(state.last_good.resolved_json, {"inference", "gpu_memory_utilization"}).c_str()));
         FormRow("Batched tokens",
                 "vLLM's max_num_batched_tokens: the size of its profiling step, whose "
-                "activations are kept out of the KV cache. 0 leaves the default.");
-        NumberInput("##max_num_batched_tokens", "Batched tokens", in.max_num_batched_tokens, 0, 1 << 24);
+                "activations are kept out of the KV cache. 0 leaves the default, shown as default (value).");
+        const std::string batched = DefaultLabel(
+            ResolvedNumber(state.last_good.resolved_json, {"inference", "max_num_batched_tokens"}).c_str());
+        NumberInput("##max_num_batched_tokens", "Batched tokens", in.max_num_batched_tokens, 0, 1 << 24,
+                    batched.c_str());
     }
     if (in.engine == InferenceEngine::LlamaCpp)
     {

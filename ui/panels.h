@@ -16,6 +16,7 @@ void ShowTrainingPanel(AppState& state);     // method, precision, optimizer, ba
 void ShowInferencePanel(AppState& state);    // weights, KV cache, engine, sequences, context
 void ShowParallelismPanel(AppState& state);  // engine / ZeRO / FSDP, tensor and pipeline parallel
 void ShowHardwarePanel(AppState& state);     // GPU model and count
+void ShowGpuMemoryPanel(AppState& state);    // a custom card size (under "More")
 void ShowImagesRow(AppState& state);         // images per sequence (multimodal models only)
 void ShowAdvancedPanel(AppState& state);     // every tunable factor, with its default
 

@@ -81,6 +81,9 @@ std::vector<NamedItem> MakeNamedItems()
         {"number_message", "##number_message"},
         {"lora_alpha", "##lora_alpha"},
         {"gpu_memory_gb", "##gpu_memory_gb"},
+        {"training_switches", "More training switches"},
+        {"pipeline_microbatches", "##pipeline_microbatches"},
+        {"max_num_batched_tokens", "##max_num_batched_tokens"},
         {"gpu_memory_utilization", "##gpu_memory_utilization"},
         {"serving_engine", "##serving_engine"},
         {"method", "##method"},
@@ -120,6 +123,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"export_fit_note", "##export_fit_note"},
         {"export_dropped", "##export_dropped"},
         {"layout", "##layout"},
+        {"help_text", "##help_text"},  // an open help marker's text (widgets.cpp, HelpMarker)
         {"calibration_header", "###calibration"},
         {"load_calibration", "Load calibration..."},
         {"remove_calibration", "Remove##calibration"},
@@ -186,6 +190,7 @@ void OnNewFrame(ImGuiContext* ctx, ImGuiContextHook*)
         hooks->shown.clear();
         hooks->texts.clear();
         hooks->hovered_slider = 0;
+        hooks->help_markers = 0;
     }
 }
 
@@ -241,6 +246,13 @@ void ImGuiTestEngineHook_ItemAdd(ImGuiContext* ctx, const ImRect& bb, ImGuiID id
     hooks->item_vertices = window->DrawList->VtxBuffer.Size;
     hooks->item_rect = gpumem::ui::WidgetRect{bb.Min.x, bb.Min.y, bb.Max.x - bb.Min.x, bb.Max.y - bb.Min.y};
     const ImVector<ImGuiID>& stack = window->IDStack;
+    // The help markers, each in a scope of its own (its text): help_1, help_2, ... in the order drawn.
+    if (id == ImHashStr("##help", 0, stack.back()))
+    {
+        const std::string help = "help_" + std::to_string(++hooks->help_markers);
+        hooks->rects[help] = gpumem::ui::WidgetRect{bb.Min.x, bb.Min.y, bb.Max.x - bb.Min.x, bb.Max.y - bb.Min.y};
+        return;
+    }
     const char* name = gpumem::ui::NameIn(*hooks, stack.back(), id);
     if (name == nullptr && stack.Size >= 2 && id == stack.back())
         name = gpumem::ui::NameIn(*hooks, stack[stack.Size - 2], id);

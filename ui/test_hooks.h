@@ -33,6 +33,7 @@ struct TestHooks
     std::string keyboard_focus;
     // The text the last frame showed in the named items that report it (notices, a bar's share).
     std::map<std::string, std::string> texts;
+    int help_markers = 0;  // the help markers drawn this frame (rects: help_1, help_2, ...)
 
     // An item's ID is its label hashed into the ID scope it was submitted in: each scope seen is
     // hashed with every label of the table once, and the IDs kept (in the table's order).

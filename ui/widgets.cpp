@@ -23,15 +23,48 @@ namespace gpumem::ui {
 
 void HelpMarker(const char* desc)
 {
-    ImGui::TextDisabled("(?)");
-    if (ImGui::IsItemHovered())
+    // An item of its own (a button under the "(?)"), so that a tap can open it: where a finger points
+    // (ImGuiConfigFlags_IsTouchScreen) a frame-high square at least, 28 CSS px at 3x (main.cpp,
+    // TouchStyle), else the text's own size. Hover shows the text as a tooltip, a click or tap opens it
+    // until the next click elsewhere. Not a Tab stop (it would take the form row's name from its control).
+    const bool touch = (ImGui::GetIO().ConfigFlags & ImGuiConfigFlags_IsTouchScreen) != 0;
+    const char* mark = "(?)";
+    const ImVec2 text = ImGui::CalcTextSize(mark);
+    // The mark on the line's text baseline (the text beside it), the target from the line's top.
+    const ImVec2 pos = ImGui::GetCursorScreenPos();
+    const float base = ImGui::GetCurrentWindow()->DC.CurrLineTextBaseOffset;
+    ImVec2 size(text.x, base + text.y);
+    if (touch)
+        size = ImVec2(std::max(text.x + ImGui::GetStyle().FramePadding.x * 2.0f, ImGui::GetFrameHeight()),
+                      std::max(size.y, ImGui::GetFrameHeight()));
+    ImGui::PushID(desc);
+    ImGui::PushItemFlag(ImGuiItemFlags_NoNav, true);
+    const bool clicked = ImGui::InvisibleButton("##help", size);
+    ImGui::PopItemFlag();
+    const bool hovered = ImGui::IsItemHovered();
+    const ImU32 color = ImGui::GetColorU32(hovered ? ImGuiCol_Text : ImGuiCol_TextDisabled);
+    ImGui::GetWindowDrawList()->AddText(ImVec2(pos.x + (size.x - text.x) * 0.5f, pos.y + base), color, mark);
+    // Wrapped to the screen's width less a margin (a phone), else 35 characters' width.
+    const float wrap = std::min(ImGui::GetFontSize() * 35.0f,
+                                ImGui::GetIO().DisplaySize.x * 0.9f - ImGui::GetStyle().WindowPadding.x * 2.0f);
+    if (clicked)
+        ImGui::OpenPopup("##help_popup");
+    if (ImGui::BeginPopup("##help_popup"))
+    {
+        ImGui::PushTextWrapPos(wrap);
+        TextNotice("##help_text", ImGui::GetStyleColorVec4(ImGuiCol_Text), desc);
+        ImGui::PopTextWrapPos();
+        ImGui::EndPopup();
+    }
+    else if (hovered)
     {
         ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 35.0f);
+        ImGui::PushTextWrapPos(wrap);
         ImGui::TextUnformatted(desc);
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
+    ImGui::PopID();
 }
 
 void FormRow(const char* label, const char* help)
@@ -45,7 +78,8 @@ void FormRow(const char* label, const char* help)
         ImGui::SetNextItemWidth(-FLT_MIN);
         return;
     }
-    if (!narrow)
+    // Beside a control, or beside a finger's help marker (a frame high): the label on its middle line.
+    if (!narrow || (help != nullptr && (ImGui::GetIO().ConfigFlags & ImGuiConfigFlags_IsTouchScreen) != 0))
         ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(label);
     if (help != nullptr)
@@ -53,8 +87,13 @@ void FormRow(const char* label, const char* help)
         ImGui::SameLine();
         HelpMarker(help);
     }
+    // The controls' column, or past a label too long for it (an indented row: nothing overlaps).
     if (!narrow)
-        ImGui::SameLine(ImGui::GetFontSize() * 12.5f);
+    {
+        const ImGuiWindow* window = ImGui::GetCurrentWindow();
+        const float label_end = ImGui::GetItemRectMax().x - (window->Pos.x - window->Scroll.x);
+        ImGui::SameLine(std::max(ImGui::GetFontSize() * 14.0f, label_end + ImGui::GetStyle().ItemSpacing.x));
+    }
     ImGui::SetNextItemWidth(-FLT_MIN);
 }
 
@@ -383,12 +422,33 @@ bool NumberInput(const char* id, const char* name, int& value, int lo, int hi, c
     const ImGuiID text_id = ImGui::GetID(id);  // InputInt's text field takes its label's ID
     AccessDescribeNext(text_id, "number field",
                        value == 0 && zero_label != nullptr ? zero_label : std::to_string(value));
-    if (ImGui::InputInt(id, &value, 1, 10, 0))
+    // 0 with a zero label shows the label ("default (8192)") until the field is typed into: the text
+    // is InputScalar's format, '%' doubled; typing (everything selected as the field opens) replaces it.
+    std::string format = "%d";
+    if (value == 0 && zero_label != nullptr && GImGui->ActiveId != text_id)
+    {
+        format.clear();
+        for (const char* c = zero_label; *c != '\0'; c++)
+            format += *c == '%' ? std::string("%%") : std::string(1, *c);
+    }
+    const int step = 1, step_fast = 10;
+    const std::string shown = value == 0 && zero_label != nullptr ? zero_label : std::to_string(value);
+    if (ImGui::InputScalar(id, ImGuiDataType_S32, &value, &step, &step_fast, format.c_str(), 0))
     {
         value = std::clamp(value, lo, hi);
         changed = true;
     }
     const ImGuiContext& g = *GImGui;
+#ifdef IMGUI_ENABLE_TEST_ENGINE
+    {
+        // The text the field showed this frame, for tools following items by ID (as TextNotice does).
+        ImGuiContext& ctx = *GImGui;
+        if (ctx.TestEngineHookItems)
+            ImGuiTestEngineHook_ItemInfo(&ctx, text_id, shown.c_str(), 0);
+    }
+#else
+    (void)shown;
+#endif
     if (g.ActiveId == text_id && g.ActiveIdPreviousFrame != text_id &&
         OpenEditor(id, name, value, lo, hi, true, x0, true))  // a finger: the page's box, with its keyboard
         ImGui::ClearActiveID();

@@ -540,6 +540,21 @@
     if (query && query.addEventListener) query.addEventListener('change', update);
   }
 
+  // A pinch-zoom (the visual viewport's scale): once it has settled (no resize for ZOOM_SETTLE_MS), the app
+  // draws the canvas at that many more device pixels, within its caps (ui/main.cpp, ZoomedUiScale), so zoomed
+  // text is drawn sharp instead of enlarged. Read by the app each frame from module.zoomScale.
+  const ZOOM_SETTLE_MS = 200;
+  function watchZoom(module) {
+    const viewport = window.visualViewport;
+    module.zoomScale = 1;
+    if (!viewport) return;
+    let timer = 0;
+    viewport.addEventListener('resize', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { module.zoomScale = Math.max(1, viewport.scale || 1); }, ZOOM_SETTLE_MS);
+    });
+  }
+
   // The whole response as bytes, reporting progress as chunks arrive.
   async function fetchWithProgress(url, onProgress) {
     const response = await fetch(url);
@@ -675,6 +690,7 @@
     keyboard.install();
     copyLinkButton();
     watchPointer(module);
+    watchZoom(module);
     migrateStorage();
     const request = openRequest();   // before the app's first estimate rewrites the URL
     await createGpumemApp(module);

@@ -3,8 +3,10 @@
 // DevTools protocol's Input.dispatchTouchEvent (the browser's own touchstart/move/end events).
 // A swipe scrolls the page and keeps going after the finger lifts; a horizontal drag on a slider
 // moves its value from where it was, a tap on one leaves it; targets are at least 24 CSS px; the
-// fit table's columns hold their text; pinch-zoom is the browser's. Screenshots at 390x844@3x and on
-// three desktop screens go to tests/browser/out/phone-*.png and desktop-*.png.
+// fit table's columns hold their text; every help marker "(?)" is a finger's target and a tap opens its
+// text; pinch-zoom is the browser's, and once it settles the app draws the canvas at the zoomed
+// resolution (sharp text) where taps still land. Screenshots at 390x844@3x and on three desktop screens
+// go to tests/browser/out/phone-*.png and desktop-*.png.
 //
 //   GPUMEM_CLI=... GPUMEM_SITE_DIR=... node --test tests/browser/phone.test.mjs
 
@@ -14,7 +16,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { frames, launchBrowser, outDir, siteDir, startServer, watchForProblems } from './harness.mjs';
+import { frames, launchBrowser, outDir, siteDir, startServer, until, watchForProblems } from './harness.mjs';
 
 const PHONE = { width: 390, height: 844 };
 const PHONE_DEVICE = { deviceScaleFactor: 3, hasTouch: true, isMobile: true };
@@ -117,6 +119,7 @@ test('the phone gets the one-column page, zoomable, with a coarse pointer', asyn
     && l.num_gpus.y < l.more_header.y, 'model, mode, GPU, count, then More');
   assert.equal(state.more_open, false);
   assert.equal(l.batch_size, undefined, 'batch size is under More');
+  assert.equal(l.gpu_memory_gb, undefined, 'the custom card size is under More');
   await writeFile(join(outDir, 'phone-top.png'), await page.screenshot());
 });
 
@@ -128,6 +131,56 @@ test('targets are at least 24 CSS px for a finger', async () => {
     assert.ok(l[name], `${name} drawn`);
     assert.ok(l[name].h >= MIN_TARGET && l[name].w >= MIN_TARGET, `${name}: ${JSON.stringify(l[name])}`);
   }
+});
+
+// The help markers drawn (help_1, help_2, ...: ui/test_hooks.cpp), by layout name.
+const helpMarkers = (l) => Object.keys(l).filter((name) => /^help_\d+$/.test(name));
+
+test('every help marker "(?)" is at least 24 CSS px, and a tap opens its text', async () => {
+  // The first screen's, and every one under More (opened with a tap, then closed again).
+  let l = await layout();
+  const first = helpMarkers(l);
+  assert.ok(first.length >= 3, `help markers on the first screen: ${first}`);
+  for (const name of first)
+    assert.ok(l[name].h >= MIN_TARGET && l[name].w >= MIN_TARGET, `${name}: ${JSON.stringify(l[name])}`);
+  const more = l.more_header;
+  await tap(more.x + more.w / 2, more.y + more.h / 2);
+  assert.equal((await uiState()).more_open, true);
+  l = await layout();
+  const all = helpMarkers(l);
+  assert.ok(all.length > first.length + 10, `more help markers under More: ${all.length}`);
+  for (const name of all)
+    assert.ok(l[name].h >= MIN_TARGET && l[name].w >= MIN_TARGET, `${name}: ${JSON.stringify(l[name])}`);
+  console.log(`# ${all.length} help markers, the smallest ${Math.min(...all.map((n) => l[n].w)).toFixed(1)} x `
+    + `${Math.min(...all.map((n) => l[n].h)).toFixed(1)} CSS px`);
+
+  // A tap on one on screen (the GPU's, beside its label) opens its text; a tap elsewhere closes it.
+  const shown = all.filter((name) => visible(l[name]) && l[name].y > 100);
+  assert.ok(shown.length > 0, 'a help marker on screen');
+  const marker = l[shown[0]];
+  const unchanged = await scenario();
+  await tap(marker.x + marker.w / 2, marker.y + marker.h / 2);
+  let state = await uiState();
+  assert.ok((state.texts.help_text ?? '').length > 20, `the tap opened the help text: ${JSON.stringify(state.texts)}`);
+  await writeFile(join(outDir, 'phone-help.png'), await page.screenshot());
+  await tap(PHONE.width * 0.9, 20);
+  state = await uiState();
+  assert.equal(state.texts.help_text, undefined, 'a tap elsewhere closed it');
+  assert.deepEqual(await scenario(), unchanged, 'the taps changed no setting');
+  // The custom card size is under More, at its end (a screenshot of the narrow rows there).
+  const custom = await swipeTo('gpu_memory_gb');
+  assert.ok(custom.h >= MIN_TARGET, `the custom size field is a finger's target: ${JSON.stringify(custom)}`);
+  await writeFile(join(outDir, 'phone-more-end.png'), await page.screenshot());
+  // Close More again, for the tests after this one.
+  // Back up until More's header is well below the page's title (swipeTo stops once it is on the screen).
+  for (let i = 0; i < 20 && !((await layout()).more_header?.y > 300); i++) {
+    await drag({ x: PHONE.width * 0.9, y: 200 }, { x: PHONE.width * 0.9, y: 700 }, { steps: 10, rest: 300 });
+    await frames(page, 3);
+  }
+  await frames(page, 10);   // the page at rest: a tap on a moving page only stops it
+  const header = (await layout()).more_header;
+  await tap(header.x + header.w / 2, header.y + header.h / 2);
+  assert.equal((await uiState()).more_open, false);
 });
 
 test('a swipe scrolls the page, with momentum, and brings the results into view', async () => {
@@ -224,31 +277,50 @@ test('the fit table keeps its columns whole on a phone (it scrolls sideways)', a
   assert.equal((await scenario()).training.batch_size, 16, 'the swipe applied nothing');
 });
 
-test('after a pinch-zoom the canvas keeps its size and still takes taps', async () => {
+test('after a pinch-zoom to 3x the canvas is drawn at the zoomed resolution and still takes taps', async () => {
   await page.goto(baseUrl);
   await page.evaluate(() => window.gpumemReady);
   await frames(page, 5);
-  // Two fingers spread from 100 to 200 px apart: the browser's pinch-zoom (the app's gesture is
+  // Two fingers spread from 60 to 180 px apart (3x): the browser's pinch-zoom (the app's gesture is
   // cancelled: nothing under them is clicked or scrolled).
   const before = await scenario();
+  const unzoomed = await uiState();
   const more = (await layout()).more_header;   // zoom in around "More": it stays in view
   const c = { x: 195, y: Math.round(more.y + more.h / 2) };
   const fingers = (gap) => [{ x: c.x - gap / 2, y: c.y, id: 1 }, { x: c.x + gap / 2, y: c.y, id: 2 }];
-  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(100) });
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: fingers(60) });
   await frames(page, 1);
-  for (let i = 1; i <= 10; i++) {
-    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(100 + 10 * i) });
+  for (let i = 1; i <= 12; i++) {
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: fingers(60 + 10 * i) });
     await frames(page, 1);
   }
   await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
   await frames(page, 6);
   assert.deepEqual(await scenario(), before, 'the pinch changed no setting');
-  const zoom = await page.evaluate(() => ({
+  const zoomOf = () => page.evaluate(() => ({
     scale: window.visualViewport.scale, left: window.visualViewport.offsetLeft, top: window.visualViewport.offsetTop,
     canvas: [document.getElementById('canvas').width, document.getElementById('canvas').height],
+    css: [document.getElementById('canvas').clientWidth, document.getElementById('canvas').clientHeight],
   }));
-  assert.ok(zoom.scale > 1.5, `zoomed in: ${JSON.stringify(zoom)}`);
-  assert.deepEqual(zoom.canvas, [PHONE.width * 3, PHONE.height * 3], 'the canvas keeps its size');
+  let zoom = await zoomOf();
+  assert.ok(zoom.scale > 2.5, `zoomed in about 3x: ${JSON.stringify(zoom)}`);
+  // Once the zoom settles the backing store grows: UI scale 4 -> the whole number nearest 4 x 3 within the
+  // caps (ui/main.cpp, ZoomedUiScale: 16 M pixels, 8192 on a side, UI scale 6): 6, 1.5 x the pixels a side.
+  let state = await until(page, 'the zoomed canvas', (s) => s.ui_scale > unzoomed.ui_scale);
+  await frames(page, 3);
+  zoom = await zoomOf();
+  state = await uiState();
+  assert.equal(state.base_scale, 4);
+  assert.equal(state.ui_scale, 6, `the UI drawn at 6 device px per UI px: ${JSON.stringify(zoom)}`);
+  assert.deepEqual(zoom.canvas, [PHONE.width * 4.5, PHONE.height * 4.5], 'the backing store grew 1.5 x a side');
+  assert.deepEqual(zoom.css, [PHONE.width, PHONE.height], 'the canvas keeps its CSS size');
+  assert.deepEqual(state.canvas, zoom.canvas);
+  assert.ok(zoom.canvas[0] * zoom.canvas[1] <= 4096 * 4096, 'within 16 M pixels');
+  assert.ok(state.font_atlas[0] <= 4096 && state.font_atlas[1] <= 4096, `font atlas ${state.font_atlas}`);
+  // The layout in CSS pixels is the one before the zoom (within a pixel: ImGui rounds some sizes).
+  const l0 = await layout();
+  assert.ok(Math.abs(l0.more_header.y - more.y) <= 2 && Math.abs(l0.more_header.h - more.h) <= 2,
+    `the page did not move under the zoom: ${JSON.stringify([more, l0.more_header])}`);
   // A tap, in the zoomed view's coordinates, lands on the control under it: one of these, at the
   // middle of the part of it the zoomed view shows.
   const l = await layout();
@@ -274,8 +346,13 @@ test('after a pinch-zoom the canvas keeps its size and still takes taps', async 
   // the touch's clientX is then offsetLeft + x, as Chromium reports a finger there).
   await tap(part.x - view.x0, part.y - view.y0);
   await effects[target](s0);
-  console.log(`# zoomed ${zoom.scale.toFixed(2)}x, tapped ${target}`);
+  console.log(`# zoomed ${zoom.scale.toFixed(2)}x, canvas ${zoom.canvas.join('x')}, tapped ${target}`);
   await writeFile(join(outDir, 'phone-zoomed.png'), await page.screenshot());
+  // Back to 1x (the browser's own scale): the backing store follows.
+  await cdp.send('Emulation.setPageScaleFactor', { pageScaleFactor: 1 });
+  await until(page, 'the canvas back at 1x', (s) => s.ui_scale === 4);
+  await frames(page, 3);
+  assert.deepEqual((await zoomOf()).canvas, [PHONE.width * 3, PHONE.height * 3]);
 });
 
 test('desktop screens keep two columns and the mouse', async () => {
@@ -293,6 +370,15 @@ test('desktop screens keep two columns and the mouse', async () => {
       assert.equal(state.coarse_pointer, false, `${name}: a mouse`);
       assert.equal(state.ui_scale, dpr, `${name}: the UI at the device pixel ratio`);
       await writeFile(join(outDir, `desktop-${name}.png`), await desk.page.screenshot());
+      // More opened with the mouse, and the controls column scrolled to its end: nothing overlaps there.
+      await desk.page.mouse.click(l.more_header.x + 40, l.more_header.y + l.more_header.h / 2);
+      await frames(desk.page, 3);
+      assert.equal((await desk.page.evaluate(() => window.gpumem.uiState())).more_open, true, `${name}: More opened`);
+      await writeFile(join(outDir, `desktop-${name}-more.png`), await desk.page.screenshot());
+      await desk.page.mouse.move(l.controls_column.x + l.controls_column.w / 2, viewport.height / 2);
+      for (let i = 0; i < 12; i++) await desk.page.mouse.wheel(0, 240);
+      await frames(desk.page, 4);
+      await writeFile(join(outDir, `desktop-${name}-more-end.png`), await desk.page.screenshot());
     } finally {
       await desk.context.close();
       await rm(desk.userDataDir, { recursive: true, force: true });

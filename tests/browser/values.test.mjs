@@ -206,6 +206,77 @@ test('"0 means default" fields show the default the core used', async () => {
   await page.close();
 });
 
+test('pipeline micro-batches and vLLM\'s batched tokens show default (the core\'s value) on screen, and take a typed value', async () => {
+  // Pipeline micro-batches: under More > More training switches, with two pipeline stages (a link: More opens).
+  const b64 = (doc) => Buffer.from(JSON.stringify(doc)).toString('base64url');
+  let page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ version: 1, parallelism: { pipeline_parallel_size: 2 },
+    hardware: { num_gpus: 2 } })}`);
+  let scenario = await scenarioOf(page);
+  let cli = JSON.parse(execFileSync(cliPath, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' }));
+  const micro = cli.scenario.training.pipeline_microbatches;
+  assert.ok(micro >= 2, `the core chose ${micro}`);
+  await reveal(page, 'training_switches', CONTROLS);
+  await click(page, 'training_switches');
+  await reveal(page, 'pipeline_microbatches', CONTROLS);
+  // Shown as the default; typing 0 (a click selects the shown text) keeps it there.
+  assert.equal((await page.evaluate(() => window.gpumem.uiState())).texts.pipeline_microbatches, `default (${micro})`);
+  const typeInto = async (name, text) => {
+    await click(page, name);
+    await page.keyboard.type(text, { delay: 20 });
+    await pressKey(page, 'Enter');
+    await frames(page, 3);
+  };
+  await typeInto('pipeline_microbatches', '0');
+  assert.equal((await scenarioOf(page)).training.pipeline_microbatches, undefined, '0 leaves the default');
+  let state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.texts.pipeline_microbatches, `default (${micro})`, 'the field shows the default, not 0');
+  await writeFile(join(outDir, 'values-microbatches-default.png'), await page.screenshot());
+  // A click selects the shown text; typing replaces it.
+  await typeInto('pipeline_microbatches', '6');
+  scenario = await scenarioOf(page);
+  assert.equal(scenario.training.pipeline_microbatches, 6);
+  state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.texts.pipeline_microbatches, '6');
+  await page.close();
+
+  // vLLM's batched tokens (a link choosing vLLM).
+  page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${b64({ version: 1, mode: 'inference', inference: { engine: 'vllm' } })}`);
+  scenario = await scenarioOf(page);
+  cli = JSON.parse(execFileSync(cliPath, ['estimate', '--scenario', '-', '--json'], { input: JSON.stringify(scenario), encoding: 'utf8' }));
+  await reveal(page, 'max_num_batched_tokens', CONTROLS);
+  assert.equal((await page.evaluate(() => window.gpumem.uiState())).texts.max_num_batched_tokens,
+    `default (${cli.scenario.inference.max_num_batched_tokens})`);
+  await typeInto('max_num_batched_tokens', '0');
+  assert.equal((await scenarioOf(page)).inference.max_num_batched_tokens, undefined, '0 leaves the default');
+  state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.texts.max_num_batched_tokens, `default (${cli.scenario.inference.max_num_batched_tokens})`);
+  await click(page, 'max_num_batched_tokens');
+  await frames(page, 2);
+  state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.focus_text, `Batched tokens, number field, default (${cli.scenario.inference.max_num_batched_tokens})`,
+    'the screen reader hears the same, the name unchanged');
+  await writeFile(join(outDir, 'values-batched-default.png'), await page.screenshot());
+  await page.close();
+});
+
+test('the custom card size is under More; a link that sets it opens More', async () => {
+  let page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
+  let layout = await page.evaluate(() => window.gpumem.uiLayout());
+  assert.ok(layout.num_gpus && layout.more_header, 'the first screen has the GPUs and More');
+  assert.equal(layout.gpu_memory_gb, undefined, 'no custom size while More is closed');
+  await page.close();
+  const s = Buffer.from(JSON.stringify({ version: 1, hardware: { gpu: 'H100-80GB', gpu_memory_gb: 40 } })).toString('base64url');
+  page = await suite.openPage(`?model=meta-llama/Llama-3.1-8B&s=${s}`);
+  await frames(page, 5);
+  const state = await page.evaluate(() => window.gpumem.uiState());
+  assert.equal(state.more_open, true, 'the link opened More');
+  layout = await page.evaluate(() => window.gpumem.uiLayout());
+  assert.ok(layout.gpu_memory_gb, 'the custom size is drawn under More');
+  assert.ok(layout.gpu_memory_gb.y > layout.more_header.y, 'below the More header');
+  assert.equal((await scenarioOf(page)).hardware.gpu_memory_gb, 40);
+  await page.close();
+});
+
 test('"Copy link" copies the page\'s link, settings included', async () => {
   const page = await suite.openPage('?model=meta-llama/Llama-3.1-8B');
   await suite.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.baseUrl.replace(/\/$/, '') });
