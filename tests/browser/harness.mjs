@@ -184,7 +184,9 @@ export async function pressKey(page, key) {
 // old value, typing replaces it, Enter applies it. ImGui 1.86 samples keys and buttons once a frame, so
 // each input event gets frames of its own: a Ctrl that lands in the same frame as the press is missed,
 // and the click becomes a drag to the slider's middle value.
-export async function typeIntoSlider(page, r, value) {
+// A click in the middle of `r` with Control held, as a user Ctrl+clicks a slider to type into it; Control
+// stays down (the caller releases it).
+export async function ctrlClick(page, r) {
   await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
   await page.keyboard.down('Control');
   await frames(page, 2);
@@ -192,6 +194,10 @@ export async function typeIntoSlider(page, r, value) {
   await frames(page, 2);
   await page.mouse.up();
   await frames(page, 2);
+}
+
+export async function typeIntoSlider(page, r, value) {
+  await ctrlClick(page, r);
   await page.keyboard.down('a');
   await frames(page, 2);
   await page.keyboard.up('a');

@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { cliPath, click, frames, outDir, pageSuite, pressKey, rect, reveal, typeIntoSlider, until } from './harness.mjs';
+import { cliPath, click, ctrlClick, frames, outDir, pageSuite, pressKey, rect, reveal, typeIntoSlider, until } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
 const CONTROLS = 0.25;   // the wheel over the controls column
@@ -106,13 +106,7 @@ test('double-click and Ctrl+click on a slider open the box without moving the sl
   await frames(page, 3);
   assert.equal((await scenarioOf(page)).training.batch_size, before, 'the double-click left the value');
   // Ctrl+click in the middle: Dear ImGui's press drags the slider there; the box opens on the value before it.
-  const middle = await rect(page, 'batch_size');
-  await page.mouse.move(middle.x + middle.w / 2, middle.y + middle.h / 2);
-  await page.keyboard.down('Control');
-  await frames(page, 2);
-  await page.mouse.down();
-  await frames(page, 2);
-  await page.mouse.up();
+  await ctrlClick(page, await rect(page, 'batch_size'));
   await page.keyboard.up('Control');
   await frames(page, 3);
   assert.equal((await editorOf(page))?.value, String(before), 'Ctrl+click opened the box on the value before the press');
