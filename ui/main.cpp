@@ -48,6 +48,12 @@ EM_JS(void, NotifyFirstFrame, (), {
     if (Module['onFirstFrame'])
         Module['onFirstFrame']();
 });
+// A start-up step done (main() and the first frame): the page notes when (page.js, gpumemTimings.steps;
+// tests/bench/page.mjs prints how long each took).
+EM_JS(void, NoteStartupStep, (const char* name), {
+    if (Module['onStartupStep'])
+        Module['onStartupStep'](UTF8ToString(name));
+});
 
 // The page's services (web/page.js, Module.page): the Hub, the URL and saved settings, the
 // clipboard, downloads and the file picker. Strings cross as UTF-8 pointers.
@@ -705,14 +711,18 @@ void Frame()
     glfwPollEvents();
     FeedQueuedKey(p);
 
-    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplOpenGL3_NewFrame();  // the first: the font atlas, the shaders
     ImGui_ImplGlfw_NewFrame();
     TouchBeforeFrame(p);
     ImGui::NewFrame();
     TouchInFrame(p);
+    if (!p.first_frame_done)
+        NoteStartupStep("frame_setup");
     gpumem::ui::ShowApp(p.app);
     TouchAfterFrame(p);
     ImGui::Render();
+    if (!p.first_frame_done)
+        NoteStartupStep("frame_app");
 
     glViewport(0, 0, p.width, p.height);
     glClearColor(kClearColor.x, kClearColor.y, kClearColor.z, kClearColor.w);
@@ -1024,6 +1034,7 @@ int main()
         return 1;
     }
     glfwMakeContextCurrent(p.window);
+    NoteStartupStep("window");  // GLFW and the WebGL2 context
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
@@ -1039,6 +1050,7 @@ int main()
     ImGui_ImplGlfw_InitForOpenGL(p.window, true);
     glfwSetScrollCallback(p.window, ScrollCallback);
     ImGui_ImplOpenGL3_Init("#version 300 es");
+    NoteStartupStep("imgui");
 
     if (PageHasServices())
     {
@@ -1064,6 +1076,7 @@ int main()
         gpumem::ui::SetNumberEditor(OpenNumberEditor);
     }
     gpumem::ui::AppInit(p.app);
+    NoteStartupStep("app");  // the catalogues, the first estimate
 
     // 0 fps: follow requestAnimationFrame. Returns at once; the state lives on in g_platform.
     emscripten_set_main_loop(Frame, 0, false);

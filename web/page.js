@@ -7,10 +7,12 @@
 //                          (or JSON text) in, objects out
 //   window.gpumemReady   a Promise resolved after the first frame is drawn, with
 //                          { firstFrameMs }: milliseconds from navigation start
-//   window.gpumemTimings { instantiatedMs, runtimeMs, mainMs, firstFrameMs }: milliseconds from
+//   window.gpumemTimings { instantiatedMs, runtimeMs, mainMs, firstFrameMs, steps }: milliseconds from
 //                          navigation start to the .wasm downloaded, compiled and instantiated; its
 //                          static constructors run; main() done (the catalogues, the first
-//                          estimate); the first frame drawn (tests/bench/page.mjs prints them)
+//                          estimate); the first frame drawn; steps: { window, imgui, app, frame_setup,
+//                          frame_app }, when each of main()'s and the first frame's steps ended
+//                          (ui/main.cpp; tests/bench/page.mjs prints them)
 //   window.gpumemOffline true in the offline bundle (web/bundle.mjs), which carries the .wasm
 //                          inside it (<script id="gpumem-wasm">, gzip, base64) and may not use the
 //                          network at all: a feature that would fetch (the Hub) says "offline"
@@ -653,7 +655,7 @@
     showProgress(0, 0);
     const embedded = await takeEmbeddedWasm();
     window.gpumemOffline = embedded !== null;
-    const timings = {};
+    const timings = { steps: {} };
     window.gpumemTimings = timings;
 
     // MODULARIZE: this object becomes the module itself (its functions are added to it).
@@ -672,6 +674,8 @@
         timings.runtimeMs = performance.now();
       },
       postRun: [() => { timings.mainMs = performance.now(); }],
+      // ui/main.cpp's start-up steps (window, imgui, app; frame_setup, frame_app), when each ended.
+      onStartupStep(name) { timings.steps[name] = performance.now(); },
       page: null,
       print: (text) => console.log(text),
       printErr: (text) => console.error(text),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include "scenario/fields.h"
 
@@ -50,15 +51,28 @@ json aliases_json(const char* aliases) {
     return out;
 }
 
-template <typename E>
-void add(json& out, const Field<E>& field, json fallback = nullptr) {
+// One field's listing. Not a template: the JSON is built once here, not once per setting's enum
+// (23 of them), which kept 74 kB of WebAssembly for this listing alone (issue #29).
+struct RowText {
+    const char* name;
+    const char* aliases;
+    const char* label;
+    const char* help;
+};
+
+void add_rows(json& out, const char* path, const char* help, json fallback, const std::vector<RowText>& rows) {
     json values = json::array();
-    for (const Setting<E>& row : rows(E{}))
+    for (const RowText& row : rows)
         values.push_back(
             {{"name", row.name}, {"aliases", aliases_json(row.aliases)}, {"label", row.label}, {"help", row.help}});
-    out[field.path] = {{"default", fallback.is_null() ? json(name(field.fallback)) : fallback},
-                       {"help", field.help},
-                       {"values", values}};
+    out[path] = {{"default", std::move(fallback)}, {"help", help}, {"values", std::move(values)}};
+}
+
+template <typename E>
+void add(json& out, const Field<E>& field, json fallback = nullptr) {
+    std::vector<RowText> texts;
+    for (const Setting<E>& row : rows(E{})) texts.push_back({row.name, row.aliases, row.label, row.help});
+    add_rows(out, field.path, field.help, fallback.is_null() ? json(name(field.fallback)) : std::move(fallback), texts);
 }
 
 }  // namespace

@@ -110,6 +110,14 @@ async function load(browser, url) {
   };
 }
 
+// The start-up steps split: [name, from, to], each a gpumemTimings field or a steps.NAME (page.js).
+const STEPS = [
+  ['window (WebGL2 context)', 'runtimeMs', 'window'], ['ImGui and its backends', 'window', 'imgui'],
+  ['app (catalogues, first estimate)', 'imgui', 'app'], ['first frame: to NewFrame (fonts, shaders)', 'mainMs', 'frame_setup'],
+  ['first frame: the app\'s widgets', 'frame_setup', 'frame_app'], ['first frame: drawing it', 'frame_app', 'firstFrameMs'],
+];
+const stepAt = (timings, key) => timings[key] ?? timings.steps?.[key] ?? NaN;
+
 async function measure(browser, name, url) {
   const runs = [];
   for (let i = 0; i < loads; i++) runs.push(await load(browser, url));
@@ -130,6 +138,9 @@ async function measure(browser, name, url) {
       frame: quantile(runs.map((r) => r.timings.firstFrameMs - r.timings.mainMs), 0.5),
       frameCpu: quantile(runs.map((r) => r.timings.frame1), 0.5),
     },
+    // main()'s and the first frame's own steps (ui/main.cpp, page.js's gpumemTimings.steps), medians (ms).
+    parts: Object.fromEntries(STEPS.map(([name, from, to]) =>
+      [name, quantile(runs.map((r) => stepAt(r.timings, to) - stepAt(r.timings, from)), 0.5)])),
     jsHeap: quantile(runs.map((r) => r.jsHeap), 0.5),
     wasmBytes: last.wasmBytes,
     tabPrivate: quantile(runs.map((r) => r.tabPrivate), 0.5),
@@ -275,6 +286,9 @@ for (const r of [page, bundle]) {
   console.log(`  ${r.name.padEnd(25)} instantiated at ${t.instantiate.toFixed(0).padStart(4)}  constructors ${t.constructors.toFixed(0).padStart(4)}` +
     `  main ${t.main.toFixed(0).padStart(4)}  first frame ${t.frame.toFixed(0).padStart(4)} (app CPU ${t.frameCpu.toFixed(0)})`);
 }
+console.log('main() and the first frame, step by step (medians, ms; ui/main.cpp)');
+for (const [step] of STEPS)
+  console.log(`  ${step.padEnd(44)} ${[page, bundle].map((r) => r.parts[step].toFixed(0).padStart(6)).join('')}  (page, bundle)`);
 console.log('decision panels ready after the first frame (every open panel current; the default page opens "What would make it fit")');
 for (const r of [page, bundle])
   console.log(`  ${r.name.padEnd(25)} median ${r.panels.toFixed(0).padStart(5)} ms  p90 ${r.panelsP90.toFixed(0).padStart(5)} ms`);

@@ -340,12 +340,16 @@ using detail::json;
 using detail::lower;
 
 json list_presets() {
+    // Each model's aliases in one pass over the alias map (in its order), not one pass per model:
+    // the page lists the presets before its first frame.
+    std::map<std::string, json> aliases_of;
+    for (const auto& [alias, target] : catalogue().alias_to_id)
+        if (alias != lower(target)) aliases_of[target].push_back(alias);
     json out = json::array();
     for (const detail::Model& model : catalogue().models) {
         const json& m = model.summary;
-        json aliases = json::array();
-        for (const auto& [alias, target] : catalogue().alias_to_id)
-            if (target == m["model_id"] && alias != lower(target)) aliases.push_back(alias);
+        const auto found = aliases_of.find(model.id());
+        json aliases = found != aliases_of.end() ? found->second : json::array();
         out.push_back({{"id", m["model_id"]},
                        {"aliases", aliases},
                        {"model_type", m.value("model_type", "")},
