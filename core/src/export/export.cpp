@@ -98,13 +98,15 @@ void leaf_differences(const json& a, const json& b, const std::string& path, jso
 // A DeepSpeed JSON and an accelerate config are half a launch (the script gives the training settings,
 // which the notes list), and a file that names ds_config.json is read with the one export writes.
 // Empty when the file runs the estimated job; null when the text cannot be read back (a defect of the writer).
-json dropped_settings(ExportFormat format, const Written& w, const json& resolved, bool fills_budget) {
+json dropped_settings(ExportFormat format, const Written& w, const Run& run, std::uint64_t per_node,
+                      const std::string& script, bool fills_budget) {
+    const json& resolved = run.s;
     const std::string fmt = name(format);
     FindFile find = [&](const std::string& file, const std::string&) -> std::optional<std::string> {
         if (file.size() < 14 || file.compare(file.size() - 14, 14, "ds_config.json") != 0) return std::nullopt;
-        json ds = export_config({{"format", "deepspeed"}, {"scenario", resolved}});
-        if (!ds.value("ok", false)) return std::nullopt;
-        return ds["text"].get<std::string>();
+        Written ds = write_run(ConfigFormat::Deepspeed, run, per_node, script);
+        if (!ds.issues.empty()) return std::nullopt;
+        return ds.text;
     };
     json request = std::string(w.kind) == "command"
                        ? json{{"command", w.text}}
@@ -236,7 +238,7 @@ json export_config(const json& request) {
     const std::string warning = fit_note(estimated);
     const bool commented = std::string(w.kind) != "json";
     const json& serving = estimated["serving"];
-    const json dropped = dropped_settings(*format, w, estimated["scenario"],
+    const json dropped = dropped_settings(*format, w, run, per_node, script,
                                           serving.is_object() && serving.value("fills_budget", false));
     // What the file does not carry is said in the file too, under the fit line.
     if (commented && dropped.is_array()) {
