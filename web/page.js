@@ -625,29 +625,13 @@
     return fzstd.decompress(bytes);
   }
 
-  // The app's .wasm compiled while it downloads (WebAssembly.instantiateStreaming), its bytes
-  // counted on the way for the progress bar; index.html preloads it, so the download starts with
-  // the scripts. The response is handed over as application/wasm whatever the server said (the
-  // file is ours). Where streaming is missing the whole download is compiled at once; the offline
-  // bundle's embedded bytes likewise.
+  // The app's .wasm: downloaded whole (its bytes counted for the progress bar; index.html preloads it,
+  // so the download starts with the scripts), then compiled from the bytes. Not instantiateStreaming:
+  // measured in headless Chromium (tests/bench/page.mjs's start-up figures, 7 interleaved loads, twice),
+  // a streamed module reached its first frame 20-27 ms later and had the decision panels ready 180-290 ms
+  // later than the same bytes compiled at once (issue #29). The offline bundle's embedded bytes likewise.
   async function instantiateApp(embedded, imports) {
-    if (embedded) return WebAssembly.instantiate(embedded, imports);
-    if (typeof WebAssembly.instantiateStreaming !== 'function' || typeof TransformStream !== 'function') {
-      return WebAssembly.instantiate(await fetchWithProgress('gpumem_app.wasm', showProgress), imports);
-    }
-    const response = await fetch('gpumem_app.wasm');
-    if (!response.ok) throw new Error(`gpumem_app.wasm: HTTP ${response.status}`);
-    const total = Number(response.headers.get('Content-Length')) || 0;
-    let received = 0;
-    const counted = response.body.pipeThrough(new TransformStream({
-      transform(chunk, controller) {
-        received += chunk.length;
-        showProgress(received, total);
-        controller.enqueue(chunk);
-      },
-    }));
-    return WebAssembly.instantiateStreaming(
-      new Response(counted, { headers: { 'Content-Type': 'application/wasm' } }), imports);
+    return WebAssembly.instantiate(embedded ?? await fetchWithProgress('gpumem_app.wasm', showProgress), imports);
   }
 
   async function start() {
