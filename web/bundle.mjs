@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // Builds the offline bundle: one self-contained HTML file that runs the whole page from file://
-// with the network off.
+// with the network off. No dependencies.
 //
 //   node web/bundle.mjs --site build/wasm/site [--out build/wasm/site/gpumem-offline.html]
 //
 // Reads the assembled site (index.html, page.css, page.js, gpumem_app.js, gpumem_app.wasm) and
 // writes index.html with everything inside it:
 //   - page.css in a <style>, gpumem_app.js and page.js in inline <script>s;
-//   - the .wasm, Zstandard-compressed (`zstd --ultra -22`, Debian's zstd) then base64, in a data block
-//     <script id="gpumem-wasm" type="application/octet-stream"> that is never executed: page.js
-//     decodes it and unpacks it with fzstd (web/package.json; its MIT notice goes with it) instead of
-//     fetching gpumem_app.wasm. Base64 of the raw .wasm would make the file 3.4 MB; gzip -9 first (what
-//     the browser's own DecompressionStream can unpack) made the gzipped bundle 910 kB, Zstandard makes
-//     it about 170 kB smaller for about 30-90 ms of decoding (issue #29);
+//   - the .wasm, gzip -9 then base64, in a data block <script id="gpumem-wasm"
+//     type="application/octet-stream"> that is never executed: page.js decodes it and unpacks it
+//     with the browser's DecompressionStream instead of fetching gpumem_app.wasm (base64 of the raw
+//     .wasm would make the file 3.3 MB; compressed first it is 1.2 MB raw, 857 kB gzipped, about what
+//     a server's gzip of the .wasm alone comes to). Zstandard (zstd -22, unpacked by a JavaScript
+//     decoder) made the gzipped file 164 kB smaller but its first frame 43 ms later (unpacking 120
+//     instead of 56 ms; issue #29): the bundle is downloaded once and opened many times;
 //   - the served page's <link rel="preload"> of the .wasm is left out;
 //   - the model presets and GPU catalogue are compiled into the .wasm, and Dear ImGui draws with
 //     its embedded default font, so there is nothing else to fetch;
@@ -22,10 +23,9 @@
 //     tries (a Hub fetch) gets an error it can report as "offline" instead of hanging.
 // Each substitution must match exactly once; a changed index.html fails the build loudly.
 
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 
 function parseArgs(argv) {
   const args = { site: null, out: null };
@@ -78,33 +78,6 @@ const pageJs = inlineText(read('page.js').toString('utf8'), 'page.js', 'script')
 const hubJs = inlineText(read('hub.js').toString('utf8'), 'hub.js', 'script');
 const wasm = read('gpumem_app.wasm');
 
-// The .wasm as Zstandard: its frame starts 28 b5 2f fd, which page.js tells from a raw .wasm ("\0asm").
-function zstd(bytes) {
-  // --stream-size: zstd reads a pipe, so it is told the size, which goes in the frame's header and lets the
-  // decoder allocate its output once (without it fzstd grows its buffer step by step: 0.9 s instead of 50 ms).
-  const run = spawnSync('zstd', ['--ultra', '-22', '-q', '-c', `--stream-size=${bytes.length}`], { input: bytes, maxBuffer: 1 << 30 });
-  if (run.error) fail(`zstd could not run (${run.error.code ?? run.error.message}): run \`bash .ci/bootstrap --site\``);
-  if (run.status !== 0) fail(`zstd failed: ${run.stderr.toString().trim()}`);
-  return run.stdout;
-}
-const packedWasm = zstd(wasm);
-
-// fzstd's browser build (it sets self.fzstd) and its licence, which must go with every copy.
-function decoder() {
-  let main;
-  try {
-    main = createRequire(import.meta.url).resolve('fzstd');
-  } catch {
-    fail('fzstd is not installed in web/node_modules: run `bash .ci/bootstrap --site`');
-  }
-  const root = resolve(dirname(main), '..');
-  const code = readFileSync(join(root, 'umd', 'index.js'), 'utf8');
-  const licence = readFileSync(join(root, 'LICENSE'), 'utf8').trim();
-  if (licence.includes('*/')) fail('fzstd\'s LICENSE cannot go in a comment');
-  return inlineText(`/* fzstd (web/package.json), the offline bundle's Zstandard decoder.\n${licence}\n*/\n${code}`,
-    'fzstd', 'script');
-}
-
 const csp = [
   "default-src 'none'",
   // Inline scripts; embind builds its invokers with new Function; WebAssembly compiles from bytes.
@@ -125,8 +98,7 @@ html = replaceOnce(html, /<link rel="stylesheet" href="page\.css">/,
 html = replaceOnce(html, /[ \t]*(?:<!--[^>]*-->\s*)?<a id="offline-link"[^>]*>[^<]*<\/a>\n\n?/, '',
   'offline link');
 html = replaceOnce(html, /<script src="gpumem_app\.js"><\/script>/,
-  `<script id="gpumem-wasm" type="application/octet-stream">${packedWasm.toString('base64')}</script>\n` +
-  `  <script>\n${decoder()}\n</script>\n` +
+  `<script id="gpumem-wasm" type="application/octet-stream">${gzipSync(wasm, { level: 9 }).toString('base64')}</script>\n` +
   `  <script>\n${appJs}\n</script>`, 'gpumem_app.js script');
 html = replaceOnce(html, /<script src="hub\.js"><\/script>/,
   `<script>\n${hubJs}</script>`, 'hub.js script');

@@ -609,9 +609,9 @@
     };
   }
 
-  // The offline bundle's .wasm: base64 text in a data block that is never executed, Zstandard-compressed
-  // by web/bundle.mjs (a .wasm starts with "\0asm", a Zstandard frame with 28 b5 2f fd) and unpacked
-  // here with fzstd, the decoder the bundle carries (window.fzstd). Null in the served page.
+  // The offline bundle's .wasm: base64 text in a data block that is never executed, gzip-compressed
+  // by web/bundle.mjs (a .wasm starts with "\0asm", gzip with 1f 8b) and unpacked here with the
+  // browser's own DecompressionStream. Null in the served page.
   async function takeEmbeddedWasm() {
     const block = document.getElementById('gpumem-wasm');
     if (!block) return null;
@@ -619,10 +619,11 @@
     block.remove();   // the base64 copy is no longer needed
     const bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    if (bytes[0] !== 0x28 || bytes[1] !== 0xb5 || bytes[2] !== 0x2f || bytes[3] !== 0xfd) return bytes;
-    if (typeof fzstd !== 'object' || typeof fzstd.decompress !== 'function')
-      throw new Error('the offline page lost its decoder (fzstd): rebuild it with web/bundle.mjs');
-    return fzstd.decompress(bytes);
+    if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+    if (typeof DecompressionStream !== 'function')
+      throw new Error('this browser cannot unpack the offline page (it has no DecompressionStream); use the online page or a newer browser');
+    const unpacked = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Uint8Array(await new Response(unpacked).arrayBuffer());
   }
 
   // The app's .wasm: downloaded whole (its bytes counted for the progress bar; index.html preloads it,
