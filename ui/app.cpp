@@ -17,13 +17,15 @@ namespace {
 // The model the page opens on when the catalogue has it.
 constexpr const char* kPreferredPreset = "meta-llama/Llama-3.1-8B";
 
+void NoteMoreFields(AppState& state);
+
 }  // namespace
 
 //-----------------------------------------------------------------------------
 // [SECTION] State → scenario → estimate
 //-----------------------------------------------------------------------------
 
-void AppInit(AppState& state)
+void AppInit(AppState& state, const nlohmann::json* open)
 {
     state.version = gpumem::version();
 
@@ -76,7 +78,12 @@ void AppInit(AppState& state)
     state.more_default_inference = MoreFields(state);
     state.scenario.mode = mode;
     state.more_seen = MoreFields(state);
+    // The link or the saved settings before the first estimate: the first frame shows what was asked
+    // for, not the defaults for one frame and the link the next (issue #29: one estimate, not two).
+    if (open != nullptr)
+        OpenFromPage(state, *open);
     UpdateEstimate(state);
+    NoteMoreFields(state);
 }
 
 std::string MoreFields(const AppState& state)

@@ -176,8 +176,9 @@ struct AppState
 };
 
 // Reads the catalogues, picks meta-llama/Llama-3.1-8B (or the first preset) and the core's
-// default card, and runs the first estimate.
-void AppInit(AppState& state);
+// default card, applies `open` (what the page's link or saved settings ask for: OpenFromPage;
+// nullptr without a page) and runs the first estimate.
+void AppInit(AppState& state, const nlohmann::json* open);
 
 // Re-estimates when the scenario changed since the last call; returns true when it did.
 bool UpdateEstimate(AppState& state);

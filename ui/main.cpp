@@ -19,6 +19,7 @@
 
 #include <emscripten.h>
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 #include <emscripten/html5.h>
 #define GLFW_INCLUDE_ES3
 #include <GLFW/glfw3.h>
@@ -752,12 +753,6 @@ nlohmann::json ParseFromPage(const std::string& text)
     return doc ? *doc : nlohmann::json();
 }
 
-// A link's or the saved settings' request: see gpumem::ui::OpenFromPage.
-void UiOpen(const std::string& request)
-{
-    gpumem::ui::OpenFromPage(g_platform.app, ParseFromPage(request));
-}
-
 // web/hub.js's answer to PageHubFetch.
 void UiHubResponse(const std::string& response)
 {
@@ -1001,7 +996,6 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_scenario", &UiScenario);
     emscripten::function("ui_state", &UiState);
     emscripten::function("ui_frame_times", &UiFrameTimes);
-    emscripten::function("ui_open", &UiOpen);
     emscripten::function("ui_hub_response", &UiHubResponse);
     emscripten::function("ui_load_files", &UiLoadFiles);
     emscripten::function("ui_import_problem", &UiImportProblem);
@@ -1075,7 +1069,16 @@ int main()
         hooks.set_summary = [](const std::string& text) { PageSetSummary(text.c_str()); };
         gpumem::ui::SetNumberEditor(OpenNumberEditor);
     }
-    gpumem::ui::AppInit(p.app);
+    // What the link or the saved settings ask for (page.js, Module.openRequest: JSON text, read from
+    // the URL and localStorage before the module loaded), applied before the first estimate.
+    nlohmann::json open;
+    const bool page = PageHasServices();
+    if (page)
+    {
+        const emscripten::val request = emscripten::val::module_property("openRequest");
+        open = request.isString() ? ParseFromPage(request.as<std::string>()) : nlohmann::json::object();
+    }
+    gpumem::ui::AppInit(p.app, page ? &open : nullptr);
     NoteStartupStep("app");  // the catalogues, the first estimate
 
     // 0 fps: follow requestAnimationFrame. Returns at once; the state lives on in g_platform.

@@ -670,7 +670,6 @@
         window.gpumem = wrap(module);
         acceptDrops(module);
         forwardTouches(module);
-        module.ui_open(JSON.stringify(request));
         loading.classList.add('hidden');
         timings.firstFrameMs = performance.now();
         resolveReady({ firstFrameMs: timings.firstFrameMs });
@@ -682,7 +681,9 @@
     watchPointer(module);
     watchZoom(module);
     migrateStorage();
-    const request = openRequest();   // before the app's first estimate rewrites the URL
+    // Before the app's first estimate rewrites the URL; main() applies it before that estimate
+    // (ui/main.cpp), so the first frame already shows the link's or the saved scenario.
+    module.openRequest = JSON.stringify(openRequest());
     await createGpumemApp(module);
   }
 

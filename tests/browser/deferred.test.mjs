@@ -12,7 +12,8 @@ import { test } from 'node:test';
 import { click, frames, pageSuite, rect, reveal, until } from './harness.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
-const { problems, openPage } = pageSuite(VIEWPORT);
+const suite = pageSuite(VIEWPORT);
+const { problems, openPage } = suite;
 
 const uiScenario = (page) => page.evaluate(() => window.gpumem.uiScenario());
 
@@ -40,6 +41,49 @@ test('the first frame draws the estimate alone; fit follows, equal to an immedia
   assert.equal(eager.ok, true, JSON.stringify(eager).slice(0, 300));
   assert.deepEqual(withoutTimes(state.decisions.fit), withoutEstimates(eager), 'the deferred fit is the immediate one');
   assert.equal((await page.evaluate(() => window.gpumem.uiTotal())).decisions_ready, true);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+// What the page showed in its first frame: read in the microtask that resolves window.gpumemReady,
+// before the next frame can run (an init script traps page.js's assignment of the promise).
+function recordFirstFrame() {
+  let ready;
+  Object.defineProperty(window, 'gpumemReady', {
+    configurable: true,
+    get: () => ready,
+    set(promise) {
+      ready = promise;
+      promise.then(() => {
+        try {
+          window.firstFrameSeen = { scenario: window.gpumem.uiScenario(), total: window.gpumem.uiTotal() };
+        } catch (error) {
+          window.firstFrameSeen = { error: String(error) };  // e.g. no scenario estimated yet
+        }
+      });
+    },
+  });
+}
+
+test('a link opens in the first frame: its scenario estimated once, before that frame', async () => {
+  const link = { mode: 'training', training: { method: 'lora', batch_size: 4, seq_len: 4096, lora: { rank: 16 } } };
+  const page = await suite.browser.context.newPage();
+  await page.setViewportSize(VIEWPORT);
+  await page.addInitScript(recordFirstFrame);
+  await page.goto(`${suite.baseUrl}?model=Qwen/Qwen3-8B&s=${Buffer.from(JSON.stringify(link)).toString('base64url')}`);
+  await page.evaluate(() => window.gpumemReady);
+  const first = await page.evaluate(() => window.firstFrameSeen);
+  assert.ok(first && !first.error, `the first frame was recorded: ${first?.error}`);
+  assert.equal(first.scenario.model.preset, 'Qwen/Qwen3-8B', 'the first frame shows the link\'s model, not the default');
+  assert.equal(first.scenario.training.batch_size, 4);
+  assert.equal(first.scenario.training.seq_len, 4096);
+  assert.equal(first.total.estimates, 1, 'one estimate before the first frame');
+  const inPage = await page.evaluate((s) => window.gpumem.estimate(s), first.scenario);
+  assert.equal(first.total.bytes, inPage.per_gpu.device_total_bytes, 'the first frame\'s headline is the link\'s estimate');
+  // The decision panels follow without estimating the same scenario again.
+  const state = await until(page, 'the panels ready', (s) => s.decisions.ready && s.decisions.fit_count >= 1);
+  assert.equal(state.decisions.fit_frame, 2, 'fit ran in the frame after the first');
+  assert.equal((await page.evaluate(() => window.gpumem.uiTotal())).estimates, 1, 'no second estimate');
   assert.deepEqual(problems, []);
   await page.close();
 });
