@@ -69,10 +69,13 @@ void ShowSummaryPanel(AppState& state)
     else
         ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
     ImGui::PopTextWrapPos();
-    if (state.font_large != nullptr)
+    // The large font holds only FormatBytes' characters (main.cpp).
+    const bool large = state.font_large != nullptr &&
+                       state.displayed_peak.find_first_not_of(kFormatBytesChars) == std::string::npos;
+    if (large)
         ImGui::PushFont(state.font_large);
     ImGui::TextColored(UtilizationColor(utilization), "%s", state.displayed_peak.c_str());
-    if (state.font_large != nullptr)
+    if (large)
         ImGui::PopFont();
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();

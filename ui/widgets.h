@@ -282,6 +282,10 @@ inline double ToGiB(std::uint64_t bytes)
 
 // "12.34 GiB" (2^30 bytes), "512.0 MiB" below one GiB.
 std::string FormatBytes(std::uint64_t bytes);
+// Every character FormatBytes writes: the large font (main.cpp) holds only these glyphs, so its
+// atlas is rasterized in a fraction of the time (issue #29), and the headline draws a text with
+// any other character in the regular font.
+inline constexpr const char* kFormatBytesChars = " .0123456789BGKMi";
 // "8.03 B", "124 M": a parameter count in words.
 std::string FormatCount(std::uint64_t count);
 
