@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +32,6 @@
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_internal.h"  // the touch input: scrolling a window, holding a slider (ImGui 1.86 has no touch)
-#include "imgui_impl_opengl3.h"
 
 #include "access.h"
 #include "app.h"
@@ -175,6 +177,214 @@ struct Touch
     double last_frame_ms = 0.0;
 };
 
+//-----------------------------------------------------------------------------
+// [SECTION] Drawing (WebGL2)
+//-----------------------------------------------------------------------------
+// Dear ImGui's draw lists onto the canvas. Dear ImGui's OpenGL3 backend is made for programs that
+// share their GL context: it reads back and restores the GL state around every frame, each read a
+// synchronous call to the browser's GPU process, and it checks its shaders as soon as it compiles
+// them. This canvas is the page's alone, so the state that never changes is set once, the shaders'
+// status is read at the first draw, and the font atlas is a one-channel texture (a quarter of the
+// RGBA upload). Issue #29, two interleaved runs of 9 loads against the OpenGL3 backend: the first
+// frame's set-up step 78 -> 49 and 58 -> 48 ms, the decision panels ready 150 and 25 ms sooner; main()
+// 18-21 ms longer (on this 2-core machine the GPU process compiles the shaders beside it), so the first
+// frame as a whole moved within the noise.
+
+// Positions in pixels to clip space through one scale and offset; the atlas holds coverage in its red
+// channel, and every glyph and shape is its vertex colour times that coverage.
+constexpr const char* kVertexShader = R"glsl(#version 300 es
+uniform vec4 u_transform;
+layout(location = 0) in vec2 a_position;
+layout(location = 1) in vec2 a_uv;
+layout(location = 2) in vec4 a_color;
+out vec2 v_uv;
+out vec4 v_color;
+void main()
+{
+    v_uv = a_uv;
+    v_color = a_color;
+    gl_Position = vec4(a_position * u_transform.xy + u_transform.zw, 0.0, 1.0);
+}
+)glsl";
+
+constexpr const char* kFragmentShader = R"glsl(#version 300 es
+precision mediump float;
+uniform sampler2D u_atlas;
+in vec2 v_uv;
+in vec4 v_color;
+out vec4 out_color;
+void main()
+{
+    out_color = vec4(v_color.rgb, v_color.a * texture(u_atlas, v_uv).r);
+}
+)glsl";
+
+struct Renderer
+{
+    GLuint program = 0, vertex_shader = 0, fragment_shader = 0;
+    GLuint vao = 0, vertex_buffer = 0, index_buffer = 0;
+    GLuint atlas = 0;
+    GLint transform = -1;  // u_transform's location, read at the first draw
+    bool checked = false;  // the link status was read
+    bool usable = false;
+};
+
+GLuint Compile(GLenum type, const char* source)
+{
+    const GLuint shader = glCreateShader(type);
+    glShaderSource(shader, 1, &source, nullptr);
+    glCompileShader(shader);
+    return shader;
+}
+
+// The shaders' logs, once, when the program did not link.
+void ReportLinkFailure(const Renderer& r)
+{
+    char log[1024];
+    for (GLuint shader : {r.vertex_shader, r.fragment_shader})
+    {
+        GLint ok = GL_FALSE;
+        glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+        if (ok == GL_TRUE)
+            continue;
+        glGetShaderInfoLog(shader, sizeof(log), nullptr, log);
+        std::fprintf(stderr, "gpumem: the renderer's %s shader did not compile: %s\n",
+                     shader == r.vertex_shader ? "vertex" : "fragment", log);
+    }
+    glGetProgramInfoLog(r.program, sizeof(log), nullptr, log);
+    std::fprintf(stderr, "gpumem: the renderer's shaders did not link: %s\n", log);
+}
+
+bool Ready(Renderer& r)
+{
+    if (r.checked)
+        return r.usable;
+    r.checked = true;
+    GLint linked = GL_FALSE;
+    glGetProgramiv(r.program, GL_LINK_STATUS, &linked);
+    if (linked != GL_TRUE)
+    {
+        ReportLinkFailure(r);
+        return false;
+    }
+    glUseProgram(r.program);
+    r.transform = glGetUniformLocation(r.program, "u_transform");
+    glUniform1i(glGetUniformLocation(r.program, "u_atlas"), 0);
+    r.usable = true;
+    return true;
+}
+
+// Starts compiling the shaders and sets the state that never changes on this canvas (blending, the
+// vertex layout), with the context current. Nothing here waits for the GPU process: the shaders
+// compile there while main() reads the catalogues and runs the first estimate.
+void RendererStart(Renderer& r)
+{
+    r.vertex_shader = Compile(GL_VERTEX_SHADER, kVertexShader);
+    r.fragment_shader = Compile(GL_FRAGMENT_SHADER, kFragmentShader);
+    r.program = glCreateProgram();
+    glAttachShader(r.program, r.vertex_shader);
+    glAttachShader(r.program, r.fragment_shader);
+    glLinkProgram(r.program);
+
+    // ImDrawVert: position (2 floats), uv (2 floats), colour (4 bytes, normalized).
+    glGenVertexArrays(1, &r.vao);
+    glBindVertexArray(r.vao);
+    glGenBuffers(1, &r.vertex_buffer);
+    glGenBuffers(1, &r.index_buffer);
+    glBindBuffer(GL_ARRAY_BUFFER, r.vertex_buffer);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r.index_buffer);  // kept by the vertex array
+    constexpr GLsizei stride = sizeof(ImDrawVert);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<void*>(offsetof(ImDrawVert, pos)));
+    glEnableVertexAttribArray(1);
+    glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<void*>(offsetof(ImDrawVert, uv)));
+    glEnableVertexAttribArray(2);
+    glVertexAttribPointer(2, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, reinterpret_cast<void*>(offsetof(ImDrawVert, col)));
+
+    // What never changes on this canvas: straight alpha blending, no depth, stencil or culling.
+    glEnable(GL_BLEND);
+    glBlendEquation(GL_FUNC_ADD);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+    glDisable(GL_CULL_FACE);
+    glDisable(GL_DEPTH_TEST);
+    glDisable(GL_STENCIL_TEST);
+    glActiveTexture(GL_TEXTURE0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+
+    ImGui::GetIO().BackendRendererName = "gpumem_webgl2";
+}
+
+// Uploads the font atlas (building it if it is not yet) as a one-channel texture, replacing the last.
+void RendererSetFonts(Renderer& r)
+{
+    ImGuiIO& io = ImGui::GetIO();
+    unsigned char* pixels = nullptr;
+    int width = 0, height = 0;
+    io.Fonts->GetTexDataAsAlpha8(&pixels, &width, &height);
+    if (r.atlas != 0)
+        glDeleteTextures(1, &r.atlas);
+    glGenTextures(1, &r.atlas);
+    glBindTexture(GL_TEXTURE_2D, r.atlas);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, width, height, 0, GL_RED, GL_UNSIGNED_BYTE, pixels);
+    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(r.atlas)));
+}
+
+// Draws `data` over the framebuffer of `width` x `height` pixels. The first call reads the shaders'
+// link status; when they failed it says why on stderr once and draws nothing.
+void RendererDraw(Renderer& r, const ImDrawData* data, int width, int height)
+{
+    if (data == nullptr || width <= 0 || height <= 0 || data->DisplaySize.x <= 0.0f || data->DisplaySize.y <= 0.0f ||
+        !Ready(r))
+        return;
+    glViewport(0, 0, width, height);
+    // The display rectangle onto clip space, y pointing down.
+    const ImVec2 pos = data->DisplayPos, size = data->DisplaySize;
+    glUniform4f(r.transform, 2.0f / size.x, -2.0f / size.y, -1.0f - 2.0f * pos.x / size.x,
+                1.0f + 2.0f * pos.y / size.y);
+    const ImVec2 scale = data->FramebufferScale;
+    glEnable(GL_SCISSOR_TEST);
+    GLuint bound = 0;
+    for (int n = 0; n < data->CmdListsCount; n++)
+    {
+        const ImDrawList* list = data->CmdLists[n];
+        glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(list->VtxBuffer.Size) * sizeof(ImDrawVert),
+                     list->VtxBuffer.Data, GL_STREAM_DRAW);
+        glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(list->IdxBuffer.Size) * sizeof(ImDrawIdx),
+                     list->IdxBuffer.Data, GL_STREAM_DRAW);
+        for (const ImDrawCmd& cmd : list->CmdBuffer)
+        {
+            if (cmd.UserCallback != nullptr)
+            {
+                // The page draws no callbacks; ImDrawCallback_ResetRenderState has nothing to reset here.
+                if (cmd.UserCallback != ImDrawCallback_ResetRenderState)
+                    cmd.UserCallback(list, &cmd);
+                continue;
+            }
+            // The clip rectangle in framebuffer pixels; GL's scissor counts rows from the bottom.
+            const float x0 = (cmd.ClipRect.x - pos.x) * scale.x, y0 = (cmd.ClipRect.y - pos.y) * scale.y;
+            const float x1 = (cmd.ClipRect.z - pos.x) * scale.x, y1 = (cmd.ClipRect.w - pos.y) * scale.y;
+            if (x1 <= x0 || y1 <= y0)
+                continue;
+            glScissor(static_cast<GLint>(x0), static_cast<GLint>(static_cast<float>(height) - y1),
+                      static_cast<GLsizei>(x1 - x0), static_cast<GLsizei>(y1 - y0));
+            const GLuint texture = static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(cmd.GetTexID()));
+            if (texture != bound)
+            {
+                glBindTexture(GL_TEXTURE_2D, texture);
+                bound = texture;
+            }
+            glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(cmd.ElemCount),
+                           sizeof(ImDrawIdx) == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT,
+                           reinterpret_cast<void*>(static_cast<std::uintptr_t>(cmd.IdxOffset) * sizeof(ImDrawIdx)));
+        }
+    }
+    glDisable(GL_SCISSOR_TEST);  // the next frame's glClear covers the whole canvas
+}
+
 // Emscripten owns the loop and calls Frame() from requestAnimationFrame, so what lives across
 // frames lives here: the window, the canvas metrics, and the app's one state struct.
 struct Platform
@@ -194,6 +404,8 @@ struct Platform
     gpumem::ui::TestHooks test_hooks;  // where the tests' named widgets are (test_hooks.h)
     bool coarse = false;               // a finger is the main pointer: larger text and targets
     Touch touch;
+    Renderer renderer;
+    ImVector<ImWchar> headline_glyphs;  // the large font's characters (ApplyScale)
 
     // How long each Frame() took (ms, CPU side): a ring of the last kFrameSamples, for the
     // page benchmark's frame-time figures (ui_frame_times).
@@ -237,24 +449,16 @@ void ApplyScale(Platform& p, float scale)
     large.SizePixels = kBaseFontSize * scale * 2.0f;  // the same pixel font doubled: still crisp
     // Only the headline's characters (a byte size): the atlas then rasterizes ~17 large glyphs, not
     // ~190 (the font atlas was the first frame's largest step).
-    static ImVector<ImWchar> headline_glyphs;
-    if (headline_glyphs.empty())
+    if (p.headline_glyphs.empty())
     {
         ImFontGlyphRangesBuilder builder;
         builder.AddText(gpumem::ui::kFormatBytesChars);
         builder.AddChar(static_cast<ImWchar>('?'));  // Dear ImGui's fallback glyph
-        builder.BuildRanges(&headline_glyphs);
+        builder.BuildRanges(&p.headline_glyphs);
     }
-    large.GlyphRanges = headline_glyphs.Data;
+    large.GlyphRanges = p.headline_glyphs.Data;
     p.app.font_large = io.Fonts->AddFontDefault(&large);
-    // Upload the new atlas. Only the texture: 1.86's DestroyDeviceObjects() keeps its cached
-    // buffer sizes, and the recreated buffers then overflow. Before the first frame there is
-    // nothing to replace; the first NewFrame() creates everything.
-    if (p.ui_scale > 0.0f)
-    {
-        ImGui_ImplOpenGL3_DestroyFontsTexture();
-        ImGui_ImplOpenGL3_CreateFontsTexture();
-    }
+    RendererSetFonts(p.renderer);  // builds the atlas and uploads it
 
     // Every window's scroll is in device pixels: kept at the same place in the content.
     if (p.ui_scale > 0.0f && scale != p.ui_scale)
@@ -723,7 +927,6 @@ void Frame()
     glfwPollEvents();
     FeedQueuedKey(p);
 
-    ImGui_ImplOpenGL3_NewFrame();  // the first: the font atlas, the shaders
     ImGui_ImplGlfw_NewFrame();
     TouchBeforeFrame(p);
     ImGui::NewFrame();
@@ -739,7 +942,7 @@ void Frame()
     glViewport(0, 0, p.width, p.height);
     glClearColor(kClearColor.x, kClearColor.y, kClearColor.z, kClearColor.w);
     glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    RendererDraw(p.renderer, ImGui::GetDrawData(), p.width, p.height);
 
     MirrorFocus(p);
 
@@ -1054,7 +1257,7 @@ int main()
 
     ImGui_ImplGlfw_InitForOpenGL(p.window, true);
     glfwSetScrollCallback(p.window, ScrollCallback);
-    ImGui_ImplOpenGL3_Init("#version 300 es");
+    RendererStart(p.renderer);  // its shaders compile while AppInit runs
     NoteStartupStep("imgui");
 
     if (PageHasServices())

@@ -70,8 +70,8 @@ void ShowSummaryPanel(AppState& state)
         ImGui::TextDisabled("Per GPU, at the peak of %s", state.scenario.IsInference() ? "serving" : "a training step");
     ImGui::PopTextWrapPos();
     // The large font holds only FormatBytes' characters (main.cpp).
-    const bool large = state.font_large != nullptr &&
-                       state.displayed_peak.find_first_not_of(kFormatBytesChars) == std::string::npos;
+    const bool large =
+        state.font_large != nullptr && state.displayed_peak.find_first_not_of(kFormatBytesChars) == std::string::npos;
     if (large)
         ImGui::PushFont(state.font_large);
     ImGui::TextColored(UtilizationColor(utilization), "%s", state.displayed_peak.c_str());
