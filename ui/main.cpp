@@ -7,7 +7,8 @@
 // the ratio rounded to a whole number, so the default pixel font stays crisp on any screen.
 //
 // The page (web/page.js) sets Module.onFirstFrame before loading; it is called once, after the
-// first frame has been drawn.
+// first frame has been drawn. Module.openRequest (the link's or the saved settings' request) is
+// applied before the first estimate.
 
 #include <algorithm>
 #include <cfloat>
@@ -222,7 +223,6 @@ void main()
 struct Renderer
 {
     GLuint program = 0, vertex_shader = 0, fragment_shader = 0;
-    GLuint vao = 0, vertex_buffer = 0, index_buffer = 0;
     GLuint atlas = 0;
     GLint transform = -1;  // u_transform's location, read at the first draw
     bool checked = false;  // the link status was read
@@ -286,13 +286,14 @@ void RendererStart(Renderer& r)
     glAttachShader(r.program, r.fragment_shader);
     glLinkProgram(r.program);
 
+    // One vertex array and its two buffers, bound for the page's lifetime (RendererDraw fills them).
     // ImDrawVert: position (2 floats), uv (2 floats), colour (4 bytes, normalized).
-    glGenVertexArrays(1, &r.vao);
-    glBindVertexArray(r.vao);
-    glGenBuffers(1, &r.vertex_buffer);
-    glGenBuffers(1, &r.index_buffer);
-    glBindBuffer(GL_ARRAY_BUFFER, r.vertex_buffer);
-    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r.index_buffer);  // kept by the vertex array
+    GLuint vao = 0, buffers[2] = {};
+    glGenVertexArrays(1, &vao);
+    glBindVertexArray(vao);
+    glGenBuffers(2, buffers);
+    glBindBuffer(GL_ARRAY_BUFFER, buffers[0]);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, buffers[1]);  // kept by the vertex array
     constexpr GLsizei stride = sizeof(ImDrawVert);
     glEnableVertexAttribArray(0);
     glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, stride, reinterpret_cast<void*>(offsetof(ImDrawVert, pos)));
@@ -1260,7 +1261,8 @@ int main()
     RendererStart(p.renderer);  // its shaders compile while AppInit runs
     NoteStartupStep("imgui");
 
-    if (PageHasServices())
+    const bool page = PageHasServices();
+    if (page)
     {
         gpumem::ui::PageHooks& hooks = p.app.page;
         hooks.hub_fetch = [](const std::string& request, const std::string& token) {
@@ -1286,7 +1288,6 @@ int main()
     // What the link or the saved settings ask for (page.js, Module.openRequest: JSON text, read from
     // the URL and localStorage before the module loaded), applied before the first estimate.
     nlohmann::json open;
-    const bool page = PageHasServices();
     if (page)
     {
         const emscripten::val request = emscripten::val::module_property("openRequest");
