@@ -53,6 +53,7 @@ struct Model {
     json summary;
     const char* text = nullptr;
     mutable std::optional<json> record;
+    mutable std::optional<PresetModel> read;  // preset_model(): the record read and counted
     std::string id() const { return summary["model_id"].get<std::string>(); }
     const json& full() const {
         if (!record) {
@@ -60,6 +61,18 @@ struct Model {
             if (record->is_discarded()) record = json::object();  // the preset tests check every file
         }
         return *record;
+    }
+    const PresetModel& model() const {
+        if (!read) {
+            const json& r = full();
+            PresetModel p{id(), read_hf_config(r.contains("config") ? r["config"] : json(), "model.preset"), {}};
+            if (p.read.model) {
+                p.read.model->name = p.model_id;
+                p.params = count_parameters(*p.read.model);
+            }
+            read = std::move(p);
+        }
+        return *read;
     }
 };
 
@@ -101,7 +114,7 @@ struct Catalogue {
             if (!entry.is_object()) continue;
             auto file = model_files.find(entry.value("path", ""));
             if (file != model_files.end() && entry.contains("model_id") && entry["model_id"].is_string())
-                models.push_back({std::move(entry), file->second, std::nullopt});
+                models.push_back({std::move(entry), file->second, std::nullopt, std::nullopt});
         }
         std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) { return a.id() < b.id(); });
         for (const Model& m : models) alias_to_id[lower(m.id())] = m.id();
@@ -360,16 +373,36 @@ json list_presets() {
     return out;
 }
 
-std::optional<json> find_preset(const std::string& id_or_alias) {
+namespace detail {
+namespace {
+
+// The bundled model a Hub id, twin or alias names (find_preset); nullptr when none.
+const Model* preset_named(const std::string& id_or_alias) {
     std::string key = lower(id_or_alias);
     // A Hub URL or a "hf.co/" prefix names the same id.
     for (const char* prefix : {"https://huggingface.co/", "http://huggingface.co/", "huggingface.co/", "hf.co/"})
         if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
     auto it = catalogue().alias_to_id.find(key);
-    if (it == catalogue().alias_to_id.end()) return std::nullopt;
-    for (const detail::Model& m : catalogue().models)
-        if (m.id() == it->second) return m.full();
-    return std::nullopt;
+    if (it == catalogue().alias_to_id.end()) return nullptr;
+    const std::vector<Model>& models = catalogue().models;  // sorted by model_id
+    auto m = std::lower_bound(models.begin(), models.end(), it->second,
+                              [](const Model& a, const std::string& id) { return a.id() < id; });
+    return m != models.end() && m->id() == it->second ? &*m : nullptr;
+}
+
+}  // namespace
+
+const PresetModel* preset_model(const std::string& id_or_alias) {
+    const Model* m = preset_named(id_or_alias);
+    return m ? &m->model() : nullptr;
+}
+
+}  // namespace detail
+
+std::optional<json> find_preset(const std::string& id_or_alias) {
+    const detail::Model* m = detail::preset_named(id_or_alias);
+    if (!m) return std::nullopt;
+    return m->full();
 }
 
 json list_gpus() { return catalogue().gpus; }

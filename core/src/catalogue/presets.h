@@ -39,6 +39,17 @@ const std::vector<Format>& builtin_formats();
 // presets/error_bands.json as parsed (null when absent): the validation set's runs behind the error band.
 const json& error_bands_document();
 
+// A bundled model's config.json as the scenario reader reads it (read_hf_config, field prefix "model.preset",
+// named by its model_id) and its parameter count, computed the first time it is asked for and kept with the
+// catalogue: fit and the planner read one scenario per candidate, each naming the same preset.
+struct PresetModel {
+    std::string model_id;
+    ModelRead read;
+    ParamCount params;
+};
+// By Hub id, twin or alias as find_preset (gpumem.h); nullptr when none matches.
+const PresetModel* preset_model(const std::string& id_or_alias);
+
 // gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 

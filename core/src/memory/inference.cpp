@@ -354,7 +354,7 @@ double vllm_non_torch(const Scenario& sc, Explanation& ex) {
     const std::string& version = sc.inference.engine_version;  // validated by vllm_family: 0.MINOR[.PATCH]
     // V0 takes its snapshot (Worker.init_device's baseline_snapshot, vllm/worker/worker.py, 0.8/0.9) before
     // init_worker_distributed_environment, as V1 did before 0.11.
-    const bool v0 = vllm_family(version) == VllmSampler::V0;
+    const bool v0 = sc.inference.vllm_sampler == VllmSampler::V0;
     const bool before_snapshot_fix = v0 || version == "0.10" || version.rfind("0.10.", 0) == 0;
     const double per_connection = kNcclLlBytes + kNcclLl128Bytes + kNcclSimpleBytes;
     const double communicators = tp ? (before_snapshot_fix ? 2 : 1) : 0;
@@ -398,7 +398,7 @@ void vllm(const Scenario& sc, const Serving& v, Breakdown& out) {
     Notes& why = out.assumptions;
     Explanation& ex = out.explain;
     const double weights = v.w.bytes, a = v.w.a, GiB = static_cast<double>(kGiB);
-    const VllmSampler family = vllm_family(x.engine_version).value_or(VllmSampler::Native);
+    const VllmSampler family = x.vllm_sampler;
     const bool v0 = family == VllmSampler::V0;
     const double total = static_cast<double>(sc.hardware.cuda_total_bytes);
     double budget = ex.product(

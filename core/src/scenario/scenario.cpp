@@ -127,13 +127,14 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     }
     s.model_input = m;
     ModelRead read;
+    std::optional<ParamCount> counted;  // a preset's, counted once with the catalogue
     if (has_preset) {
         if (!m["preset"].is_string()) {
             issues.push_back({"model.preset", "must be a Hub id or alias string", show(m["preset"])});
             return;
         }
         std::string id = m["preset"].get<std::string>();
-        auto preset = find_preset(id);
+        const PresetModel* preset = preset_model(id);
         if (!preset) {
             std::string near;
             for (const auto& n : nearest_presets(id, 3)) near += (near.empty() ? " (closest: " : ", ") + n;
@@ -143,9 +144,9 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
                               show(m["preset"])});
             return;
         }
-        read = read_hf_config((*preset)["config"], "model.preset");
-        if (read.model) read.model->name = (*preset)["model_id"].get<std::string>();
-        s.model_source = "preset " + (*preset)["model_id"].get<std::string>();
+        read = preset->read;
+        counted = preset->params;
+        s.model_source = "preset " + preset->model_id;
     } else if (has_config) {
         read = read_hf_config(m["hf_config"], "model.hf_config");
         if (read.model && m.contains("name") && m["name"].is_string()) read.model->name = m["name"];
@@ -159,7 +160,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     s.warnings.insert(s.warnings.end(), read.warnings.begin(), read.warnings.end());
     if (read.model) {
         s.model = *read.model;
-        s.params = count_parameters(s.model);  // a declared size is the manual reader's warning
+        s.params = counted ? *counted : count_parameters(s.model);  // a declared size is the manual reader's warning
     }
 }
 
@@ -683,6 +684,7 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
                                   std::string(kVllmDefaultVersion), "inference.engine_version",
                                   "the newest vLLM family gpumem follows");
     const auto family = vllm_family(x.engine_version);
+    if (family) x.vllm_sampler = *family;
     if (!family)
         r.fail("engine_version",
                "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.10 on (the V1 engine), e.g. "

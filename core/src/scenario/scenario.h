@@ -100,6 +100,8 @@ struct InferenceSettings {
     std::uint64_t max_num_tokens = 8192;            // tensorrt_llm: tokens of one engine step
     std::uint64_t images = 0;                       // images per sequence (multimodal): their tokens join the context
     std::uint64_t image_tokens = 0;                 // tokens per image (resolved from the config unless given)
+    // vllm: engine_version's family (vllm_family), resolved by the reader once rather than by every evaluation
+    VllmSampler vllm_sampler = VllmSampler::Native;
 };
 
 struct Parallelism {
