@@ -79,15 +79,17 @@ const visible = (r) => r && r.y >= 0 && r.y + r.h <= PHONE.height;
 
 // Swipes up (content moves up) from the middle of the screen until `name` is on screen.
 async function swipeTo(name, { max = 30 } = {}) {
+  const seen = [];   // where it was before each swipe, for the message when it never shows
   for (let i = 0; i < max; i++) {
     const r = (await layout())[name];
     if (visible(r)) return r;
-    const up = !r || r.y > PHONE.height;
+    seen.push(r ? Math.round(r.y) : 'off');
+    const up = !r || r.y >= 0;   // below the screen, or its top on it and its bottom below: bring it up
     const x = PHONE.width * 0.9;   // the right edge: labels and empty space, not a control
     await drag({ x, y: up ? 700 : 200 }, { x, y: up ? 200 : 700 }, { steps: 10, rest: 300 });   // no fling
     await frames(page, 3);
   }
-  throw new Error(`${name} never came into view by swiping`);
+  throw new Error(`${name} never came into view by swiping (its y before each swipe: ${seen.join(' ')})`);
 }
 
 test('the phone gets the one-column page, zoomable, with a coarse pointer', async () => {
