@@ -704,12 +704,18 @@ float DevicePixelsPerCss(const Platform& p)
 }
 
 // The window a finger's drag scrolls: the one it landed in or the nearest enclosing one that can
-// scroll along the drag's main axis (0 if none can).
-ImGuiID ScrollTarget(ImGuiID landed, bool vertical)
+// still move the drag's way along its main axis (0 if none can). A nested list or text box already at
+// its end hands the drag to the page, as a browser chains a gesture that starts on a scroller at its
+// end to the one around it; otherwise such a box would hold the page still under the finger.
+ImGuiID ScrollTarget(ImGuiID landed, ImVec2 drag, bool vertical)
 {
+    const float along = vertical ? drag.y : drag.x;  // the content follows the finger: scroll goes the other way
     for (ImGuiWindow* w = ImGui::FindWindowByID(landed); w != nullptr; w = w->ParentWindow)
-        if ((vertical ? w->ScrollMax.y : w->ScrollMax.x) > 0.0f)
+    {
+        const float scroll = vertical ? w->Scroll.y : w->Scroll.x, max = vertical ? w->ScrollMax.y : w->ScrollMax.x;
+        if (max > 0.0f && (along > 0.0f ? scroll > 0.0f : scroll < max))
             return w->ID;
+    }
     return 0;
 }
 
@@ -790,7 +796,7 @@ void TouchBeforeFrame(Platform& p)
             else
             {
                 t.phase = Touch::Phase::Scroll;
-                t.scroll_window = ScrollTarget(t.start_window, vertical);
+                t.scroll_window = ScrollTarget(t.start_window, total, vertical);
                 t.scroll_delta = total;
             }
         }

@@ -110,6 +110,7 @@ std::vector<NamedItem> MakeNamedItems()
         {"fit_header", "###fit"},
         {"fit_undo", "Undo##fit"},
         {"fit_table", "fit_table"},  // when it scrolls sideways (a phone): its child window
+        {"gpu_table", "gpu_table"},  // its child window (it scrolls its rows)
         {"sweep_header", "###sweep"},
         {"sweep_size", "##sweep_size"},
         {"sweep_batch", "##sweep_batch"},

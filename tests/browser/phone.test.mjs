@@ -279,6 +279,31 @@ test('the fit table keeps its columns whole on a phone (it scrolls sideways)', a
   assert.equal((await scenario()).training.batch_size, 16, 'the swipe applied nothing');
 });
 
+test('a swipe that starts on a list already at its end scrolls the page, as a browser chains it', async () => {
+  // "Which GPUs fit": a table that scrolls its own rows (more cards than its 14 lines).
+  const header = await swipeTo('gpus_header');
+  if (!(await layout()).gpu_table) await tap(header.x + header.w / 2, header.y + header.h / 2);
+  const box = await swipeTo('gpu_table');
+  const x = box.x + box.w / 2;
+  const y = () => layout().then((l) => l.gpu_table.y);
+  const swipe = async (from, by) => {
+    await drag({ x, y: from }, { x, y: from + by }, { steps: 10, rest: 300 });
+    await frames(page, 3);
+  };
+  // A finger that moves up on it scrolls its rows, not the page (the table can still move that way)...
+  const y0 = await y();
+  await swipe(y0 + box.h * 0.8, -120);
+  const y1 = await y();
+  assert.ok(Math.abs(y1 - y0) <= 2, `the table scrolled its rows, the page stayed: ${y0} -> ${y1}`);
+  // ...down, it takes its rows back to their top (still the table's), and once they are there, the page moves.
+  await swipe(y1 + box.h * 0.2, 150);
+  const y2 = await y();
+  assert.ok(Math.abs(y2 - y1) <= 2, `the table took the swipe back to its top: ${y1} -> ${y2}`);
+  await swipe(y2 + box.h * 0.2, 150);
+  const y3 = await y();
+  assert.ok(y3 > y2 + 100, `with its rows at their top, the page scrolled with the finger: ${y2} -> ${y3}`);
+});
+
 test('after a pinch-zoom to 3x the canvas is drawn at the zoomed resolution and still takes taps', async () => {
   await page.goto(baseUrl);
   await page.evaluate(() => window.gpumemReady);
