@@ -10,6 +10,7 @@
 #include "app.h"
 #include "imgui.h"
 #include "share.h"
+#include "tools.h"
 #include "widgets.h"
 
 #include <gpumem/gpumem.h>
@@ -281,8 +282,17 @@ bool UpdateExport(AppState& state)
         return true;
     if (!DecisionTurn(state))
         return false;
+    // The config writers may still be on their way (tools.h): "computing..." until they are here.
+    ToolAnswer answer = CallTool(Tool::ExportConfig, {{"format", format}, {"scenario", state.scenario_json}});
+    if (!answer.result && answer.failure.empty())
+        return false;
     e.export_for = key;
-    json r = gpumem::export_config({{"format", format}, {"scenario", state.scenario_json}});
+    json r = answer.result ? std::move(*answer.result)
+                           : json{{"ok", false},
+                                  {"errors",
+                                   {{{"field", ""},
+                                     {"problem", "the config writers could not be fetched: " + answer.failure},
+                                     {"message", "the config writers could not be fetched: " + answer.failure}}}}};
     if (r.is_object())
     {
         r.erase("scenario");

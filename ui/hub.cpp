@@ -45,10 +45,10 @@ void Fail(HubState& hub, const std::string& kind, const std::string& message, bo
 
 int PresetIndexOf(const AppState& state, const std::string& id)
 {
-    const std::optional<nlohmann::json> preset = gpumem::find_preset(id);
-    if (!preset || !preset->contains("model_id"))
+    const std::optional<std::string> preset = gpumem::preset_id(id);
+    if (!preset)
         return -1;
-    const std::string model_id = Lower((*preset)["model_id"].get<std::string>());
+    const std::string model_id = Lower(*preset);
     for (int i = 0; i < static_cast<int>(state.presets.size()); i++)
         if (Lower(state.presets[i].id) == model_id)
             return i;

@@ -38,6 +38,7 @@
 #include "app.h"
 #include "share.h"
 #include "test_hooks.h"
+#include "tools.h"
 #include "widgets.h"
 
 #include <gpumem/gpumem.h>
@@ -991,6 +992,12 @@ std::string UiLoadFiles(const std::string& files)
     return calibration.empty() ? app.import_message : calibration;
 }
 
+// web/page.js: the config readers' module (tools.h) arrived, or could not be had.
+void UiToolsArrived()
+{
+    gpumem::ui::ToolsArrived(g_platform.app);
+}
+
 // One finger's touch from the page (web/page.js): kind 0 start, 1 move, 2 end, 3 cancel; where, in
 // CSS pixels from the canvas's corner; when, in ms (the event's timeStamp: performance.now()'s clock).
 // At most 256 a frame.
@@ -1126,7 +1133,8 @@ nlohmann::json TablesShown()
 // What the model panel and the import box say, for tests: {"source", "hub": {"status", "id",
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
 // "import_message", "config_check" and "config_model" (the tools' configs last read),
-// "held_config_files" (how many wait for a file they name), "imported_gpus", "link_message",
+// "held_config_files" (how many wait for a file they name), "files_waiting_for_tools" (how many wait for the
+// config readers' module: tools.h), "imported_gpus", "link_message",
 // "share", "pinned", "compare" (the Compare table's columns: ComparedResults), "markdown", "plan", "maxfit",
 // "decisions" (decisions.h: fit, export, sweeps, calibration), "keyboard_focus": the recorded widget keyboard
 // navigation is on, "more_open" (the controls' "More"), "coarse_pointer" and "ui_scale" (UiScale, a pinch-zoom's
@@ -1159,6 +1167,7 @@ std::string UiState()
         {"config_check", app.config_check},
         {"config_model", app.config_model},
         {"held_config_files", app.held_config_files.size()},
+        {"files_waiting_for_tools", app.files_waiting_for_tools.is_array() ? app.files_waiting_for_tools.size() : 0},
         {"imported_gpus", ImportedGpus(app)},
         {"link_message", app.link_message},
         {"share", gpumem::ui::ShareState(app)},
@@ -1220,6 +1229,7 @@ EMSCRIPTEN_BINDINGS(gpumem_ui)
     emscripten::function("ui_hub_response", &UiHubResponse);
     emscripten::function("ui_load_files", &UiLoadFiles);
     emscripten::function("ui_import_problem", &UiImportProblem);
+    emscripten::function("ui_tools_arrived", &UiToolsArrived);
     emscripten::function("ui_number_commit", &UiNumberCommit);
     emscripten::function("ui_number_cancel", &UiNumberCancel);
     emscripten::function("ui_touch", &UiTouch);

@@ -12,6 +12,7 @@
 #include "app.h"
 #include "decisions.h"
 #include "hub.h"
+#include "tools.h"
 #include "widgets.h"
 
 #include <gpumem/gpumem.h>
@@ -704,26 +705,44 @@ void ApplyConfigScenario(AppState& state, const nlohmann::json& scenario)
 bool LoadFiles(AppState& state, const nlohmann::json& files)
 {
     state.hub.pending_import = nullptr;  // configs still waiting for their Hub model give way to these
+    state.files_waiting_for_tools = nullptr;
     if (!files.is_array() || files.empty())
     {
         state.import_message = "nothing to load: the files could not be handed to the page (over 16 MiB as JSON?)";
         return false;
     }
+    // The config readers may still be on their way (tools.h): then these files wait for them.
+    auto wait = [&](const std::string& failure) {
+        if (!failure.empty())
+            return false;
+        state.files_waiting_for_tools = files;
+        SetImportNote(state, {"Reading " + std::to_string(files.size()) + (files.size() == 1 ? " file" : " files") +
+                              ": fetching the config readers (the first time only)..."});
+        return true;
+    };
     // A group held for a file it names: read again with these files.
     if (!state.held_config_files.empty())
     {
-        nlohmann::json group = std::move(state.held_config_files);
-        state.held_config_files = nlohmann::json::array();
+        nlohmann::json group = state.held_config_files;
         for (const nlohmann::json& f : files)
             group.push_back(f);
-        const nlohmann::json read = gpumem::read_configs({{"files", group}});
-        if (read.value("ok", false))
-            return ImportConfigs(state, read);
+        const ToolAnswer answer = CallTool(Tool::ReadConfigs, {{"files", group}});
+        if (!answer.result && wait(answer.failure))
+            return true;
+        state.held_config_files = nlohmann::json::array();
+        if (answer.result && answer.result->value("ok", false))
+            return ImportConfigs(state, *answer.result);
     }
-    const nlohmann::json read = gpumem::read_configs({{"files", files}});
+    const ToolAnswer answer = CallTool(Tool::ReadConfigs, {{"files", files}});
+    if (!answer.result && wait(answer.failure))
+        return true;
+    // Without the readers (their module could not be fetched) a JSON text is still read below.
+    const nlohmann::json read = answer.result ? *answer.result : nlohmann::json::object();
     if (read.value("ok", false))
         return ImportConfigs(state, read);
-    const ConfigRefusal refusal = ReadRefusal(read);
+    ConfigRefusal refusal = ReadRefusal(read);
+    if (!answer.result)
+        refusal = {"the config readers could not be fetched (" + answer.failure + ")", false, true};
     // One text that is no tool's config: a scenario, a config.json, a calibration, a catalogue file.
     if (files.size() == 1 && refusal.not_a_config && files[0].is_object())
     {
@@ -745,6 +764,14 @@ bool LoadFiles(AppState& state, const nlohmann::json& files)
         state.held_config_files = files;
     state.import_message = refusal.message;
     return false;
+}
+
+void ToolsArrived(AppState& state)
+{
+    if (state.files_waiting_for_tools.is_null())
+        return;
+    const nlohmann::json files = std::move(state.files_waiting_for_tools);
+    LoadFiles(state, files);  // and if the module could not be had, CallTool says why
 }
 
 //-----------------------------------------------------------------------------

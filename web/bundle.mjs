@@ -2,10 +2,12 @@
 // Builds the offline bundle: one self-contained HTML file that runs the whole page from file://
 // with the network off. No dependencies.
 //
-//   node web/bundle.mjs --site build/wasm/site [--out build/wasm/site/gpumem-offline.html]
+//   node web/bundle.mjs --site build/wasm/site [--app DIR] [--out build/wasm/site/gpumem-offline.html]
 //
-// Reads the assembled site (index.html, page.css, page.js, gpumem_app.js, gpumem_app.wasm) and
-// writes index.html with everything inside it:
+// Reads the assembled site (index.html, page.css, page.js, hub.js) and the module in --app (its
+// gpumem_app.js and gpumem_app.wasm; by default the site's: the build gives the offline page's own,
+// which links the config readers and writers the served page fetches as gpumem_tools) and writes
+// index.html with everything inside it:
 //   - page.css in a <style>, gpumem_app.js and page.js in inline <script>s;
 //   - the .wasm, gzip -9 then base64, in a data block <script id="gpumem-wasm"
 //     type="application/octet-stream"> that is never executed: page.js decodes it and unpacks it
@@ -28,21 +30,23 @@ import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 function parseArgs(argv) {
-  const args = { site: null, out: null };
+  const args = { site: null, app: null, out: null };
   for (let i = 0; i < argv.length; i += 2) {
     const [key, value] = [argv[i], argv[i + 1]];
     if (key === '--site') args.site = value;
+    else if (key === '--app') args.app = value;
     else if (key === '--out') args.out = value;
     else {
-      console.error(`bundle.mjs: unknown argument ${key}\nusage: node web/bundle.mjs --site DIR [--out FILE]`);
+      console.error(`bundle.mjs: unknown argument ${key}\nusage: node web/bundle.mjs --site DIR [--app DIR] [--out FILE]`);
       process.exit(2);
     }
   }
   if (!args.site) {
-    console.error('usage: node web/bundle.mjs --site DIR [--out FILE]');
+    console.error('usage: node web/bundle.mjs --site DIR [--app DIR] [--out FILE]');
     process.exit(2);
   }
   args.site = resolve(args.site);
+  args.app = resolve(args.app ?? args.site);
   args.out = resolve(args.out ?? join(args.site, 'gpumem-offline.html'));
   return args;
 }
@@ -73,10 +77,11 @@ const args = parseArgs(process.argv.slice(2));
 const read = (name) => readFileSync(join(args.site, name));
 
 const css = inlineText(read('page.css').toString('utf8'), 'page.css', 'style');
-const appJs = inlineText(read('gpumem_app.js').toString('utf8'), 'gpumem_app.js', 'script');
+const readApp = (name) => readFileSync(join(args.app, name));
+const appJs = inlineText(readApp('gpumem_app.js').toString('utf8'), 'gpumem_app.js', 'script');
 const pageJs = inlineText(read('page.js').toString('utf8'), 'page.js', 'script');
 const hubJs = inlineText(read('hub.js').toString('utf8'), 'hub.js', 'script');
-const wasm = read('gpumem_app.wasm');
+const wasm = readApp('gpumem_app.wasm');
 
 const csp = [
   "default-src 'none'",

@@ -604,9 +604,41 @@
       fit: (scenario) => JSON.parse(module.fit(text(scenario))),
       maxfit: (scenario) => JSON.parse(module.maxfit(text(scenario))),
       sweep: (request) => JSON.parse(module.sweep(text(request))),
-      exportConfig: (request) => JSON.parse(module.exportConfig(text(request))),
+      // The served page's module fetches its config writers first (toolsLoader); a promise either way.
+      exportConfig: async (request) => JSON.parse((await tools(module)).exportConfig(text(request))),
       wasmMemoryBytes: () => module.HEAP8.buffer.byteLength,
     };
+  }
+
+  // The core's config readers and writers (ui/tools.h): the served page's module leaves them out, and
+  // this fetches them as a second module (gpumem_tools.js + .wasm) the first time the app asks for one
+  // (a config imported, "Configs to run" opened), then tells it (ui_tools_arrived): module.gpumemTools
+  // once here, module.gpumemToolsFailure if they could not be had. The offline bundle's module links
+  // them in and never asks.
+  function toolsLoader(module) {
+    let loading = null;
+    return () => {
+      loading ??= new Promise((resolve, reject) => {
+        const script = document.createElement('script');
+        script.src = 'gpumem_tools.js';
+        script.onload = resolve;
+        script.onerror = () => reject(new Error('gpumem_tools.js could not be fetched'));
+        document.head.append(script);
+      }).then(() => createGpumemTools({ printErr: (text) => console.error(text) })).then((instance) => {
+        module.gpumemTools = instance;
+      }, (error) => {
+        module.gpumemToolsFailure = `${(error && error.message) || error}; reload the page to try again`;
+      }).then(() => module.ui_tools_arrived());
+      return loading;
+    };
+  }
+
+  // The module with the config readers and writers: the app's own (offline bundle) or the fetched one.
+  async function tools(module) {
+    if (typeof module.exportConfig === 'function') return module;
+    await module.loadGpumemTools();
+    if (!module.gpumemTools) throw new Error(`the config tools could not be fetched: ${module.gpumemToolsFailure}`);
+    return module.gpumemTools;
   }
 
   // The offline bundle's .wasm: base64 text in a data block that is never executed, gzip-compressed
@@ -676,6 +708,7 @@
       },
     };
     module.page = pageServices(module);
+    module.loadGpumemTools = toolsLoader(module);
     keyboard.install();
     copyLinkButton();
     watchPointer(module);

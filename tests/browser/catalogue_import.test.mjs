@@ -64,7 +64,7 @@ test('data_types.json and gpu_types.json: picked in the combos, the estimate is 
   await importFile(page, 'my_config', 'data_types.json', {
     your_custom_format: { bytes_per_param: 0.75, description: 'Your custom 6-bit format' },
   });
-  let state = await until(page, 'the dtypes', (s) => s.import_message !== '');
+  let state = await until(page, 'the dtypes', (s) => s.import_message !== '' && !s.files_waiting_for_tools);
   assert.equal(state.import_message, 'data_types.json: 1 dtype(s) added', 'the CLI\'s words');
   await importFile(page, 'my_config', 'gpu_types.json', {
     gpu_types: [{ name: 'My Card 20GB', memory_gb: 20, category: 'consumer' }],
@@ -134,7 +134,7 @@ test('a gpu_types.json without memory_gb is refused naming the field; pasted tex
   await click(page, 'share_header');
   const before = await uiScenario(page);
   await importFile(page, 'bad', 'gpu_types.json', '{"name": "RTX 5090"}');
-  let state = await until(page, 'the refusal', (s) => s.import_message !== '');
+  let state = await until(page, 'the refusal', (s) => s.import_message !== '' && !s.files_waiting_for_tools);
   assert.equal(state.import_message,
     'gpu_types.json: each GPU needs a "name" and a positive "memory_gb", got {"name":"RTX 5090"}: "memory_gb" is missing');
   assert.deepEqual(state.imported_gpus, []);

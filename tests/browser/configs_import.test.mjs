@@ -25,7 +25,8 @@ import { startMockHub } from './mock_hub.mjs';
 
 const VIEWPORT = { width: 1280, height: 800 };
 const hfHome = mkdtempSync(join(tmpdir(), 'gpumem-configs-'));
-const { problems, openPage } = pageSuite(VIEWPORT, () => rm(hfHome, { recursive: true, force: true }));
+const suite = pageSuite(VIEWPORT, () => rm(hfHome, { recursive: true, force: true }));
+const { problems, openPage } = suite;
 
 const AXOLOTL = join(repo, 'tests/data/realconfigs/axolotl');
 const YAML = 'examples/gpt-oss/gpt-oss-20b-fft-deepspeed-zero3.yaml';
@@ -122,11 +123,36 @@ test('Import a file... takes an axolotl YAML and its DeepSpeed JSON together: gp
   await page.close();
 });
 
+test('the config readers are a second module, fetched only when a config is first dropped (issue #29)', async () => {
+  // web/serve.mjs serves with no caching: each page asks for every file it uses.
+  const { context } = suite.browser;
+  const fetched = [];
+  const record = (request) => fetched.push(new URL(request.url()).pathname);
+  context.on('request', record);
+  try {
+    const page = await openPage('?model=Qwen/Qwen2.5-7B', context);
+    await frames(page, 10);
+    assert.deepEqual(fetched.filter((p) => p.includes('gpumem_tools')), [], 'nothing of the tools at start');
+    assert.ok(fetched.includes('/gpumem_app.wasm'), `the page's own module: ${fetched.join(', ')}`);
+    await drop(page, [{ name: YAML_NAME, text: readFileSync(join(AXOLOTL, YAML), 'utf8') },
+      { name: DS_NAME, text: readFileSync(join(AXOLOTL, DS), 'utf8') }]);
+    const state = await until(page, 'the configs read', (s) => s.config_check !== null);
+    assert.equal(state.files_waiting_for_tools, 0);
+    assert.equal(state.config_check.format, 'axolotl');
+    assert.ok(fetched.includes('/gpumem_tools.js') && fetched.includes('/gpumem_tools.wasm'),
+      `the tools fetched for the drop: ${fetched.join(', ')}`);
+    assert.equal((await uiTotal(page)).bytes, check([YAML], AXOLOTL).per_gpu.device_total_bytes);
+    await page.close();
+  } finally {
+    context.off('request', record);
+  }
+});
+
 test('dropped files: the YAML alone asks for the JSON it names, which then loads both; a text that is no config is refused', async () => {
   const page = await openPage('?model=Qwen/Qwen2.5-7B');
   const before = await uiScenario(page);
   await drop(page, [{ name: YAML_NAME, text: readFileSync(join(AXOLOTL, YAML), 'utf8') }]);
-  let state = await until(page, 'the request for the JSON', (s) => s.import_message !== '');
+  let state = await until(page, 'the request for the JSON', (s) => s.import_message !== '' && !s.files_waiting_for_tools);
   assert.equal(state.import_message, `${YAML_NAME} names ${DS}, which was not given: drop or open ${DS} ` +
     'too (Import a file... takes several files at once)');
   assert.equal(state.held_config_files, 1);

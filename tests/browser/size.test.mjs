@@ -1,6 +1,7 @@
 // The page's transfer size against its budget (issue #29): the gzip -9 size of every file a visit
 // downloads (index.html and what it names: the stylesheet, the scripts, the preloaded .wasm), and of
-// the offline bundle. Sizes are deterministic for a given build, so this is a plain test; the times
+// the offline bundle, and of the config tools the page fetches only when a user first imports a config or
+// opens "Configs to run" (gpumem_tools.js + .wasm: ui/tools.h). Sizes are deterministic for a given build, so this is a plain test; the times
 // (first frame, panels ready, frames while dragging) stay benchmark figures (tests/bench/page.mjs).
 // The budgets are in tests/bench/page_budget.json: raise one only with the reason in the commit.
 //
@@ -44,4 +45,15 @@ test('the offline bundle is within its budget (gzip -9)', () => {
   const size = gzipSize(file);
   assert.ok(size <= budget.bundle_gzip_bytes,
     `the offline bundle is ${kB(size)} gzip, over its budget of ${kB(budget.bundle_gzip_bytes)}`);
+});
+
+test('the config tools are fetched on demand, not with the page, and within their budget (gzip -9)', () => {
+  const files = pageFiles();
+  for (const f of ['gpumem_tools.js', 'gpumem_tools.wasm']) {
+    assert.ok(existsSync(join(siteDir, f)), `the site has ${f}`);
+    assert.ok(!files.includes(f), `index.html does not name ${f}: page.js fetches it when first needed`);
+  }
+  const size = gzipSize(join(siteDir, 'gpumem_tools.js')) + gzipSize(join(siteDir, 'gpumem_tools.wasm'));
+  assert.ok(size <= budget.tools_gzip_bytes,
+    `the config tools are ${kB(size)} gzip, over their budget of ${kB(budget.tools_gzip_bytes)}`);
 });

@@ -1,6 +1,10 @@
 // Parameter counts from config.json: every bundled preset with a published exact total must match it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gpumem/gpumem.h>
 
 #include "model/model.h"
@@ -38,6 +42,30 @@ std::size_t CountPresets(const std::string& status) {
 TEST(Presets, EveryTrustedModelCountsExactlyItsPublishedTotal) {
     EXPECT_EQ(gpumem::list_presets().size(), 168u);  // presets/models/ holds 168 records; losing one fails here
     EXPECT_GE(CountPresets("trusted"), 155u);        // 155 records have a published exact total
+}
+
+// The catalogue embeds each model's file without its notes for people (provenance, checkpoint,
+// count notes: cmake/embed_presets.cmake keeps them apart, so the page links none of them); find_preset
+// puts them back, so the record it gives is the file in presets/models/, key for key.
+TEST(Presets, FindPresetGivesEachFileWhole) {
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(GPUMEM_SOURCE_DIR) + "/presets/models")) {
+        std::ifstream in(entry.path());
+        std::stringstream text;
+        text << in.rdbuf();
+        const json file = json::parse(text.str());
+        const std::string id = file["model_id"].get<std::string>();
+        SCOPED_TRACE(id);
+        const std::optional<json> record = gpumem::find_preset(id);
+        ASSERT_TRUE(record);
+        EXPECT_EQ(*record, file);
+        EXPECT_EQ(gpumem::preset_id(id), id);
+        ++files;
+    }
+    EXPECT_EQ(files, 168u);
+    EXPECT_EQ(gpumem::preset_id("llama3-8b"), "meta-llama/Meta-Llama-3-8B");
+    EXPECT_EQ(gpumem::preset_id("https://huggingface.co/Qwen/Qwen3-8B"), "Qwen/Qwen3-8B");
+    EXPECT_EQ(gpumem::preset_id("no-such/model"), std::nullopt);
 }
 
 TEST(Presets, EveryDerivedOnlyModelKeepsItsRecordedDerivation) {

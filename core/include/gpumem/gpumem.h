@@ -251,6 +251,10 @@ nlohmann::json list_presets();
 // The preset's full record ({"model_id", "config", "total_params", ...}), found by Hub id, a
 // listed twin or a short alias ("llama3-8b"), case-insensitively; nullopt when none matches.
 std::optional<nlohmann::json> find_preset(const std::string& id_or_alias);
+// The Hub id of the preset that find_preset would return ("llama3-8b" -> "meta-llama/Meta-Llama-3-8B");
+// nullopt when none matches. Cheaper than find_preset: no record is copied, and a module that calls
+// only this links none of the records' notes (where each count and config comes from).
+std::optional<std::string> preset_id(const std::string& id_or_alias);
 // Up to `n` bundled preset ids whose id or an alias is closest to `id` (case-insensitive edit
 // distance; a wrong organisation or a variant suffix such as "-Instruct" counts as near), nearest
 // first, none farther than a third of the id's length (at least 3 edits): for "did you mean".

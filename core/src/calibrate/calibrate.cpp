@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "calibrate/calibration.h"
 #include "gpumem/gpumem.h"
 
 namespace gpumem {
@@ -18,8 +18,6 @@ namespace gpumem {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr int kFormatVersion = 1;
 
 // The overheads a calibration fits, with the range a fit may move them in. Each enters a peak as an
 // added constant (the CUDA context, NCCL's and CUDA graphs' buffers) or as a share of what is
@@ -146,12 +144,6 @@ json summaries(const std::vector<Record>& records, const std::vector<double>& er
     json out = json::object();
     for (const auto& [cls, es] : by_class) out[cls] = summary(es);
     return out;
-}
-
-std::string hex64(std::uint64_t v) {
-    char text[17];
-    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-    return text;
 }
 
 // Reads the records; an issue per record that cannot be used, with its index ("index") and id.
@@ -290,7 +282,7 @@ json fit_calibration(std::vector<Record>& records, const json& request) {
     for (const Record& r : records) provenance.push_back({{"id", r.id}, {"source", r.source}, {"class", r.cls}});
     json overheads = json::object();
     for (const auto& [k, v] : fitted) overheads[k] = v;
-    json calibration = {{"gpumem_calibration", kFormatVersion},
+    json calibration = {{"gpumem_calibration", detail::kCalibrationFormat},
                         {"gpumem_version", version()},
                         {"name", request.value("name", std::string("calibration"))},
                         {"overheads", overheads},
@@ -332,49 +324,6 @@ json calibrate(const json& request) {
         request.contains("calibration") ? score(records, request["calibration"]) : fit_calibration(records, request);
     if (result.value("ok", false)) result["skipped"] = errors;
     return result;
-}
-
-json apply_calibration(const json& scenario, const json& calibration) {
-    auto refuse = [](const std::string& field, const std::string& problem) {
-        return json{
-            {"ok", false},
-            {"errors", {{{"field", field}, {"problem", problem}, {"value", ""}, {"message", field + ": " + problem}}}}};
-    };
-    if (!calibration.is_object() || calibration.value("gpumem_calibration", 0) != kFormatVersion)
-        return refuse("calibration", "is not a gpumem calibration file (version " + std::to_string(kFormatVersion) +
-                                         "): make one with gpumem calibrate");
-    const std::string made_by = calibration.value("gpumem_version", std::string());
-    if (made_by != version())
-        return refuse("calibration.gpumem_version", "the file was fitted by gpumem " + made_by + ", this is gpumem " +
-                                                        version() +
-                                                        ": its overheads belong to that version's memory "
-                                                        "model; fit it again with this version's gpumem calibrate");
-    if (!calibration.contains("overheads") || !calibration["overheads"].is_object())
-        return refuse("calibration.overheads", "is required: an object of overhead values");
-    json s = scenario;
-    if (!s.is_object()) return refuse("", "the scenario must be an object");
-    if (!s["overheads"].is_object()) s["overheads"] = json::object();
-    for (auto& [k, v] : calibration["overheads"].items())
-        if (!s["overheads"].contains(k)) s["overheads"][k] = v;  // the scenario's own values win
-    // Its residuals (a file from before they were recorded has none): the runs the error band is drawn from.
-    if (calibration.contains("residuals"))
-        s["calibration"] = {{"name", calibration.value("name", std::string())},
-                            {"hash", calibration_hash(calibration)},
-                            {"residuals", calibration["residuals"]}};
-    return {
-        {"ok", true},
-        {"scenario", s},
-        {"calibration", {{"name", calibration.value("name", std::string())}, {"hash", calibration_hash(calibration)}}}};
-}
-
-std::string calibration_hash(const json& calibration) {
-    // FNV-1a (64-bit) of the compact JSON text: the same file names itself the same everywhere.
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : calibration.dump()) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return hex64(h);
 }
 
 }  // namespace gpumem

@@ -47,8 +47,8 @@ std::string gpu_key(const std::string& name) {
     return key;
 }
 
-// One bundled model: its summary from the index (model_id, model_type, total_params, params_source,
-// gated), and its file, parsed the first time it is asked for (find_preset) and kept.
+// One bundled model: its summary from the index (path, model_id, model_type, total_params, params_source,
+// gated), and its file (without its notes: records.cpp), parsed the first time it is asked for and kept.
 struct Model {
     json summary;
     const char* text = nullptr;
@@ -397,12 +397,18 @@ const PresetModel* preset_model(const std::string& id_or_alias) {
     return m ? &m->model() : nullptr;
 }
 
+const json* preset_file(const std::string& id_or_alias, std::string* path) {
+    const Model* m = preset_named(id_or_alias);
+    if (!m) return nullptr;
+    if (path) *path = m->summary.value("path", "");
+    return &m->full();
+}
+
 }  // namespace detail
 
-std::optional<json> find_preset(const std::string& id_or_alias) {
+std::optional<std::string> preset_id(const std::string& id_or_alias) {
     const detail::Model* m = detail::preset_named(id_or_alias);
-    if (!m) return std::nullopt;
-    return m->full();
+    return m ? std::optional<std::string>(m->id()) : std::nullopt;
 }
 
 json list_gpus() { return catalogue().gpus; }

@@ -50,6 +50,11 @@ struct PresetModel {
 // By Hub id, twin or alias as find_preset (gpumem.h); nullptr when none matches.
 const PresetModel* preset_model(const std::string& id_or_alias);
 
+// The bundled model's file as the catalogue embeds it, parsed: without the notes for people that
+// find_preset puts back (records.cpp), which no estimate reads. By Hub id, twin or alias as
+// find_preset; `path`, when given, gets its path under presets/. nullptr when none matches.
+const json* preset_file(const std::string& id_or_alias, std::string* path = nullptr);
+
 // gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 

@@ -1,11 +1,13 @@
 #include "scenario/fields.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <sstream>
 #include <string_view>
 
 namespace gpumem {
@@ -56,10 +58,16 @@ void FieldReader::fail(const std::string& key, const std::string& problem, const
     issues_.push_back({path(key), problem, value ? show(*value) : std::string()});
 }
 
+// No iostreams in the core: they bring libc++'s locales into every WebAssembly link (~90 kB of code).
 static std::string range_text(std::uint64_t min, std::uint64_t max) {
-    std::ostringstream out;
-    out << "must be an integer from " << min << " to " << max;
-    return out.str();
+    return "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
+}
+
+// A double as an ostream writes it by default (%g, 6 significant digits).
+static std::string shortest(double d) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", d);
+    return text;
 }
 
 std::optional<std::uint64_t> FieldReader::uint(const std::string& key, std::uint64_t min, std::uint64_t max) {
@@ -95,9 +103,7 @@ std::optional<double> FieldReader::number(const std::string& key, double min, do
     }
     double d = v->get<double>();
     if (d < min || d > max) {
-        std::ostringstream out;
-        out << "must be a number from " << min << " to " << max;
-        fail(key, out.str(), v);
+        fail(key, "must be a number from " + shortest(min) + " to " + shortest(max), v);
         return std::nullopt;
     }
     return d;
@@ -172,11 +178,12 @@ std::optional<double> parse_count(const json& value) {
     }
     if (scale != 1) s.pop_back();
     if (s.empty()) return std::nullopt;
-    std::istringstream in(s);
-    in.imbue(std::locale::classic());
-    double d = 0;
-    in >> d;
-    if (in.fail() || !in.eof() || !std::isfinite(d)) return std::nullopt;
+    // The whole text is the number (the core never sets a locale: the decimal point is '.'); out of a
+    // double's range is refused, as an overflow is.
+    errno = 0;
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(d)) return std::nullopt;
     return d * scale;
 }
 
@@ -185,10 +192,10 @@ std::optional<std::uint64_t> FieldReader::count(const std::string& key, std::uin
     if (!v) return std::nullopt;
     auto d = parse_count(*v);
     if (!d || *d < static_cast<double>(min) || *d > static_cast<double>(max)) {
-        std::ostringstream out;
-        out << "must be a count from " << min << " to " << static_cast<double>(max)
-            << " (an integer, 7e9, or a string like \"7B\", \"350M\")";
-        fail(key, out.str(), v);
+        fail(key,
+             "must be a count from " + std::to_string(min) + " to " + shortest(static_cast<double>(max)) +
+                 " (an integer, 7e9, or a string like \"7B\", \"350M\")",
+             v);
         return std::nullopt;
     }
     return static_cast<std::uint64_t>(std::llround(*d));

@@ -1,0 +1,43 @@
+// CallTool (tools.h) for the served page: the core's config readers and writers live in a second
+// module, gpumem_tools.wasm, which web/page.js fetches the first time one is asked for
+// (Module.loadGpumemTools) and hands over as Module.gpumemTools, or says why it could not
+// (Module.gpumemToolsFailure). Its functions take and return JSON text, as gpumem.js's do.
+
+#include "tools.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <emscripten/val.h>
+
+#include <gpumem/gpumem.h>
+
+namespace gpumem::ui {
+
+ToolAnswer CallTool(Tool tool, const nlohmann::json& request)
+{
+    using emscripten::val;
+    const val tools = val::module_property("gpumemTools");
+    if (tools.isUndefined() || tools.isNull())
+    {
+        const val failure = val::module_property("gpumemToolsFailure");
+        if (failure.isString())
+            return {std::nullopt, failure.as<std::string>()};
+        const val load = val::module_property("loadGpumemTools");
+        if (load.isUndefined())
+            return {std::nullopt, "this page cannot fetch the config readers (no loadGpumemTools)"};
+        load();
+        return {};
+    }
+    const char* name = tool == Tool::ReadConfigs ? "readConfigs" : "exportConfig";
+    // Text from the page is valid UTF-8 already; a file's stray bytes are replaced, never thrown on.
+    const std::string text = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string error;
+    std::optional<nlohmann::json> result = gpumem::parse_json(tools.call<std::string>(name, text), error);
+    if (!result)
+        return {std::nullopt, "the config readers answered with " + error};
+    return {std::move(result), ""};
+}
+
+}  // namespace gpumem::ui
