@@ -3,8 +3,8 @@
 #   cmake -DPRESETS_DIR=... -DOUTPUT=... -DNOTES_OUTPUT=... -P this
 #
 # Beside the files, an index of the models (kPresetIndex: one small JSON object per
-# presets/models/*.json that has a model_id: its path, model_id, config.model_type, total_params,
-# params_source and gated), read here with CMake's own JSON reader: the catalogue lists the
+# presets/models/*.json that has a model_id: its path, model_id, config.model_type, total_params
+# and gated), read here with CMake's own JSON reader: the catalogue lists the
 # presets and resolves ids from it, and parses a model's whole file only when it is asked for
 # (the page's start-up no longer parses every bundled config.json).
 file(GLOB files RELATIVE "${PRESETS_DIR}" "${PRESETS_DIR}/*.json" "${PRESETS_DIR}/models/*.json")
@@ -83,10 +83,6 @@ foreach(f IN LISTS files)
     else()
       string(JSON params GET "${text}" total_params)
     endif()
-    string(JSON source ERROR_VARIABLE none GET "${text}" params_source)
-    if(none)
-      set(source "")
-    endif()
     string(JSON gated_type ERROR_VARIABLE none TYPE "${text}" gated)
     set(gated "false")
     if(NOT none AND gated_type STREQUAL "BOOLEAN")
@@ -98,9 +94,8 @@ foreach(f IN LISTS files)
     json_quote(q_path "${f}")
     json_quote(q_id "${id}")
     json_quote(q_type "${type}")
-    json_quote(q_source "${source}")
     string(APPEND index "  R\"gpumem_json({\"path\": ${q_path}, \"model_id\": ${q_id}, \"model_type\": ${q_type}, "
-                        "\"total_params\": ${params}, \"params_source\": ${q_source}, \"gated\": ${gated}})gpumem_json\",\n")
+                        "\"total_params\": ${params}, \"gated\": ${gated}})gpumem_json\",\n")
     math(EXPR index_count "${index_count} + 1")
   endif()
 endforeach()

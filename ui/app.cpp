@@ -29,7 +29,7 @@ void AppInit(AppState& state, const nlohmann::json* open)
 {
     state.version = gpumem::version();
 
-    for (const nlohmann::json& p : gpumem::list_presets())
+    for (const nlohmann::json& p : gpumem::list_presets_brief())
     {
         PresetEntry entry;
         entry.id = p.value("id", "");

@@ -287,12 +287,7 @@ bool UpdateExport(AppState& state)
     if (!answer.result && answer.failure.empty())
         return false;
     e.export_for = key;
-    json r = answer.result ? std::move(*answer.result)
-                           : json{{"ok", false},
-                                  {"errors",
-                                   {{{"field", ""},
-                                     {"problem", "the config writers could not be fetched: " + answer.failure},
-                                     {"message", "the config writers could not be fetched: " + answer.failure}}}}};
+    json r = answer.result ? std::move(*answer.result) : ToolFailure(answer.failure);
     if (r.is_object())
     {
         r.erase("scenario");
@@ -316,14 +311,18 @@ bool UpdateSweeps(AppState& state)
         return true;
     if (!DecisionTurn(state))
         return false;
-    s.sweep_for = state.scenario_text;
-    s.sweep_count++;
     const bool inference = state.scenario.IsInference();
     const std::string size_field = inference ? "inference.context_len" : "training.seq_len";
     const std::string batch_field = inference ? "inference.batch_size" : "training.batch_size";
     const json& scenario = state.scenario_json;
-    s.size = ReadSweep(gpumem::sweep({{"scenario", scenario}, {"field", size_field}}), size_field, scenario);
-    s.batch = ReadSweep(gpumem::sweep({{"scenario", scenario}, {"field", batch_field}}), batch_field, scenario);
+    ToolAnswer size = CallTool(Tool::Sweep, {{"scenario", scenario}, {"field", size_field}});
+    if (!size.result && size.failure.empty())
+        return false;  // tools.h: the sweeps' module is still on its way
+    ToolAnswer batch = CallTool(Tool::Sweep, {{"scenario", scenario}, {"field", batch_field}});
+    s.sweep_for = state.scenario_text;
+    s.sweep_count++;
+    s.size = ReadSweep(size.result ? *size.result : ToolFailure(size.failure), size_field, scenario);
+    s.batch = ReadSweep(batch.result ? *batch.result : ToolFailure(batch.failure), batch_field, scenario);
     return true;
 }
 

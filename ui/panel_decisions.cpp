@@ -12,6 +12,7 @@
 #include "app.h"
 #include "imgui.h"
 #include "panels.h"
+#include "tools.h"
 #include "widgets.h"
 
 #include <gpumem/gpumem.h>
@@ -126,7 +127,10 @@ void ShowSweep(AppState& state, const SweepView& v, const char* str_id)
     if (CompactButton((std::string("Download SVG##") + str_id).c_str()) && state.page.download != nullptr)
     {
         const std::string name = "gpumem-" + v.field.substr(v.field.find('.') + 1) + ".svg";
-        state.page.download(name, gpumem::sweep_svg(v.result));
+        // The sweep came from the tools (tools.h), so they are here: the SVG answers at once.
+        const ToolAnswer svg = CallTool(Tool::SweepSvg, v.result);
+        if (svg.result && svg.result->is_string())
+            state.page.download(name, svg.result->get<std::string>());
     }
     if (BeginLinePlot(str_id, v.label.c_str(), "GiB", x_max, y_max * 1.1))
     {

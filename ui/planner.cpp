@@ -11,6 +11,7 @@
 #include "app.h"
 #include "imgui.h"
 #include "share.h"
+#include "tools.h"
 
 #include <gpumem/gpumem.h>
 
@@ -141,7 +142,10 @@ bool UpdateMaxFit(AppState& state)
         return true;
     if (!DecisionTurn(state))  // decisions.h: the schedule
         return false;
-    p.maxfit = gpumem::maxfit(state.scenario_json);
+    ToolAnswer answer = CallTool(Tool::MaxFit, state.scenario_json);  // tools.h: perhaps still on its way
+    if (!answer.result && answer.failure.empty())
+        return false;
+    p.maxfit = answer.result ? std::move(*answer.result) : ToolFailure(answer.failure);
     p.maxfit_view = ReadMaxFit(p.maxfit);
     p.maxfit_for = state.scenario_text;
     return true;
@@ -161,7 +165,10 @@ bool UpdatePlan(AppState& state)
         return false;
     const json request = PlanRequest(state);
     const auto start = std::chrono::steady_clock::now();
-    p.plan = gpumem::plan(request);
+    ToolAnswer answer = CallTool(Tool::Plan, request);
+    if (!answer.result && answer.failure.empty())
+        return false;
+    p.plan = answer.result ? std::move(*answer.result) : ToolFailure(answer.failure);
     p.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     p.plan_view = ReadPlan(p.plan, !state.scenario.IsInference());
     p.plan_for = key;

@@ -1,5 +1,5 @@
-// CallTool (tools.h) for the served page: the core's config readers and writers live in a second
-// module, gpumem_tools.wasm, which web/page.js fetches the first time one is asked for
+// CallTool (tools.h) for the served page: those parts of the core live in a second module,
+// gpumem_tools.wasm, which web/page.js fetches the first time one is asked for
 // (Module.loadGpumemTools) and hands over as Module.gpumemTools, or says why it could not
 // (Module.gpumemToolsFailure). Its functions take and return JSON text, as gpumem.js's do.
 
@@ -26,17 +26,21 @@ ToolAnswer CallTool(Tool tool, const nlohmann::json& request)
             return {std::nullopt, failure.as<std::string>()};
         const val load = val::module_property("loadGpumemTools");
         if (load.isUndefined())
-            return {std::nullopt, "this page cannot fetch the config readers (no loadGpumemTools)"};
+            return {std::nullopt, "this page cannot fetch the tools (no loadGpumemTools)"};
         load();
         return {};
     }
-    const char* name = tool == Tool::ReadConfigs ? "readConfigs" : "exportConfig";
+    // The module's functions (wasm/bindings.cpp, GPUMEM_BINDINGS_TOOLS), in Tool's order.
+    static const char* const kNames[] = {"readConfigs", "exportConfig", "maxfit", "plan", "sweep", "sweepSvg"};
     // Text from the page is valid UTF-8 already; a file's stray bytes are replaced, never thrown on.
     const std::string text = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string answer = tools.call<std::string>(kNames[static_cast<int>(tool)], text);
+    if (tool == Tool::SweepSvg)
+        return {nlohmann::json(std::move(answer)), ""};
     std::string error;
-    std::optional<nlohmann::json> result = gpumem::parse_json(tools.call<std::string>(name, text), error);
+    std::optional<nlohmann::json> result = gpumem::parse_json(answer, error);
     if (!result)
-        return {std::nullopt, "the config readers answered with " + error};
+        return {std::nullopt, "the tools answered with " + error};
     return {std::move(result), ""};
 }
 

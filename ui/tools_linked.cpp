@@ -1,5 +1,5 @@
-// CallTool (tools.h) for a module that links the core's config readers and writers in: the offline
-// bundle's, which fetches nothing. Every call answers at once.
+// CallTool (tools.h) for a module that links those parts of the core in: the offline bundle's,
+// which fetches nothing. Every call answers at once.
 
 #include "tools.h"
 
@@ -9,7 +9,22 @@ namespace gpumem::ui {
 
 ToolAnswer CallTool(Tool tool, const nlohmann::json& request)
 {
-    return {tool == Tool::ReadConfigs ? gpumem::read_configs(request) : gpumem::export_config(request), ""};
+    switch (tool)
+    {
+    case Tool::ReadConfigs:
+        return {gpumem::read_configs(request), ""};
+    case Tool::ExportConfig:
+        return {gpumem::export_config(request), ""};
+    case Tool::MaxFit:
+        return {gpumem::maxfit(request), ""};
+    case Tool::Plan:
+        return {gpumem::plan(request), ""};
+    case Tool::Sweep:
+        return {gpumem::sweep(request), ""};
+    case Tool::SweepSvg:
+        return {nlohmann::json(gpumem::sweep_svg(request)), ""};
+    }
+    return {std::nullopt, "no such tool"};
 }
 
 }  // namespace gpumem::ui

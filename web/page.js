@@ -592,7 +592,7 @@
     return {
       estimate: (scenario) => JSON.parse(module.estimate(text(scenario))),
       params: (config) => JSON.parse(module.params(text(config))),
-      presets: () => JSON.parse(module.presets()),
+      presets: async () => JSON.parse((await tools(module)).presets()),  // a promise: see maxfit
       version: () => module.version(),
       uiLayout: () => JSON.parse(module.ui_layout()),
       uiTotal: () => JSON.parse(module.ui_total()),
@@ -602,19 +602,20 @@
       // The core's decisions, called at once (the page computes its panels after the first frame;
       // tests compare the two).
       fit: (scenario) => JSON.parse(module.fit(text(scenario))),
-      maxfit: (scenario) => JSON.parse(module.maxfit(text(scenario))),
-      sweep: (request) => JSON.parse(module.sweep(text(request))),
-      // The served page's module fetches its config writers first (toolsLoader); a promise either way.
+      // The served page's module fetches these first (toolsLoader); promises either way.
+      maxfit: async (scenario) => JSON.parse((await tools(module)).maxfit(text(scenario))),
+      sweep: async (request) => JSON.parse((await tools(module)).sweep(text(request))),
       exportConfig: async (request) => JSON.parse((await tools(module)).exportConfig(text(request))),
       wasmMemoryBytes: () => module.HEAP8.buffer.byteLength,
     };
   }
 
-  // The core's config readers and writers (ui/tools.h): the served page's module leaves them out, and
-  // this fetches them as a second module (gpumem_tools.js + .wasm) the first time the app asks for one
-  // (a config imported, "Configs to run" opened), then tells it (ui_tools_arrived): module.gpumemTools
-  // once here, module.gpumemToolsFailure if they could not be had. The offline bundle's module links
-  // them in and never asks.
+  // The parts of the core a user asks for (ui/tools.h: the config readers and writers, the planner, the
+  // sweeps): the served page's module leaves them out, and this fetches them as a second module
+  // (gpumem_tools.js + .wasm) the first time the app asks for one (a config imported; "Configs to run",
+  // the planner or the sweeps opened), then tells it (ui_tools_arrived): module.gpumemTools once here,
+  // module.gpumemToolsFailure if they could not be had. The offline bundle's module links them in and
+  // never asks.
   function toolsLoader(module) {
     let loading = null;
     return () => {
@@ -633,7 +634,7 @@
     };
   }
 
-  // The module with the config readers and writers: the app's own (offline bundle) or the fetched one.
+  // The module with those parts: the app's own (offline bundle) or the fetched one.
   async function tools(module) {
     if (typeof module.exportConfig === 'function') return module;
     await module.loadGpumemTools();

@@ -238,7 +238,27 @@ async function planTimes(browser, url, model, seqLen, gpus, globalBatch, rounds 
   return { times, search: state.plan.search };
 }
 
-let page, bundle, frameStats, plans;
+// The first use of what the page fetches when first needed (ui/tools.h, gpumem_tools.wasm): from the
+// click that opens "Configs to run" to its config written, on a fresh load each time (nothing cached:
+// web/serve.mjs), `rounds` times; the bundle links them in and answers in the next frames.
+async function toolsTimes(browser, url, rounds = 5) {
+  const times = [];
+  for (let i = 0; i < rounds; i++) {
+    const tab = await browser.newPage({ viewport: VIEWPORT });
+    await tab.goto(url);
+    await tab.evaluate(() => window.gpumemReady);
+    await until(tab, 'the panels ready', (s) => s.decisions.ready, 30000);
+    await reveal(tab, 'export_header');
+    const start = Date.now();
+    await click(tab, 'export_header');
+    await until(tab, 'the config written', (s) => s.decisions.export !== null, 30000);
+    times.push(Date.now() - start);
+    await tab.close();
+  }
+  return times;
+}
+
+let page, bundle, frameStats, plans, tools, toolsBundle;
 try {
   page = await measure(browser, 'page (served)', baseUrl);
   bundle = await measure(browser, 'offline bundle (file://)', pathToFileURL(bundlePath).href);
@@ -247,6 +267,8 @@ try {
     ['Llama-3.1-70B on 64 x H100, global batch 512', await planTimes(browser, baseUrl, 'meta-llama/Llama-3.1-70B', 4096, 64, 512)],
     ['DeepSeek-V3 on 256 x H100, global batch 1024', await planTimes(browser, baseUrl, 'deepseek-ai/DeepSeek-V3', 4096, 256, 1024)],
   ];
+  tools = await toolsTimes(browser, baseUrl);
+  toolsBundle = await toolsTimes(browser, pathToFileURL(bundlePath).href);
 } finally {
   await browser.close();
   server.kill();
@@ -313,3 +335,6 @@ for (const [name, { times, search }] of plans)
   console.log(`  ${name.padEnd(46)} median ${quantile(times, 0.5).toFixed(1).padStart(6)} ms  p90 ${quantile(times, 0.9).toFixed(1).padStart(6)} ms` +
     `  (${search.candidates} layouts, ${search.evaluations} evaluations, ${search.fitting} fit)`);
 console.log('  aim: a full plan under 200 ms in the page');
+console.log('\nfirst use of the tools the page fetches when needed (click on "Configs to run" -> its config written; 5 fresh loads)');
+for (const [name, times] of [['page (fetches gpumem_tools)', tools], ['offline bundle (linked in)', toolsBundle]])
+  console.log(`  ${name.padEnd(30)} median ${quantile(times, 0.5).toFixed(0).padStart(5)} ms  p90 ${quantile(times, 0.9).toFixed(0).padStart(5)} ms`);

@@ -92,7 +92,7 @@ test('the bundle starts from file:// with the network off', async () => {
 
 test('a preset picked and a setting changed in the UI give the CLI\'s figure', async (t) => {
   await frames(3);
-  const presets = await page.evaluate(() => window.gpumem.presets().models.map((m) => m.id));
+  const presets = await page.evaluate(async () => (await window.gpumem.presets()).models.map((m) => m.id));
   assert.ok(presets.includes(TARGET_PRESET), `${TARGET_PRESET} is bundled`);
   const start = await page.evaluate(() => window.gpumem.uiScenario());
   assert.notEqual(start.model.preset, TARGET_PRESET, 'the page opens on another model');

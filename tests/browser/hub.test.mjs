@@ -365,9 +365,8 @@ test('dropped text and files over 4 MiB are refused by size, before they reach t
   assert.equal(state.import_message, 'dropped text: too large (100.0 MiB; limit 4.0 MiB)');
   assert.equal(big.heap, heapBefore, 'the WebAssembly memory did not grow');
   console.log(`# 100 MiB of dropped text refused in ${big.ms.toFixed(0)} ms; wasm memory ${heapBefore} bytes before and after`);
-  await drop(0);   // a small scenario still loads
-  await frames(page, 3);
-  state = await page.evaluate(() => window.gpumem.uiState());
+  await drop(0);   // a small scenario still loads (once the config readers are here: ui/tools.h)
+  state = await until(page, 'the scenario read', (s) => !s.files_waiting_for_tools);
   assert.equal(state.import_message, '');
   assert.equal((await page.evaluate(() => window.gpumem.uiScenario())).mode, 'inference');
 

@@ -99,8 +99,8 @@ test('the canvas is drawn (a screenshot is not one colour)', async () => {
 });
 
 test('window.gpumem estimates a preset and returns errors as values', async () => {
-  const answers = await page.evaluate((preferred) => {
-    const catalogue = window.gpumem.presets();
+  const answers = await page.evaluate(async (preferred) => {
+    const catalogue = await window.gpumem.presets();
     const ids = catalogue.models.map((m) => m.id);
     const preset = ids.includes(preferred) ? preferred : ids[0];
     return {

@@ -248,6 +248,9 @@ ParamCount count_parameters(const ModelSpec& model);
 
 // [{"id", "aliases", "model_type", "total_params", "params_source", "gated"}, ...]
 nlohmann::json list_presets();
+// The same without "params_source" (a model list, as the page shows it): a module that calls only this
+// links none of the records' notes (where each count and config comes from).
+nlohmann::json list_presets_brief();
 // The preset's full record ({"model_id", "config", "total_params", ...}), found by Hub id, a
 // listed twin or a short alias ("llama3-8b"), case-insensitively; nullopt when none matches.
 std::optional<nlohmann::json> find_preset(const std::string& id_or_alias);

@@ -47,8 +47,8 @@ std::string gpu_key(const std::string& name) {
     return key;
 }
 
-// One bundled model: its summary from the index (path, model_id, model_type, total_params, params_source,
-// gated), and its file (without its notes: records.cpp), parsed the first time it is asked for and kept.
+// One bundled model: its summary from the index (path, model_id, model_type, total_params, gated), and
+// its file (without its notes: records.cpp), parsed the first time it is asked for and kept.
 struct Model {
     json summary;
     const char* text = nullptr;
@@ -352,7 +352,7 @@ using detail::catalogue;
 using detail::json;
 using detail::lower;
 
-json list_presets() {
+json list_presets_brief() {
     // Each model's aliases in one pass over the alias map (in its order), not one pass per model:
     // the page lists the presets before its first frame.
     std::map<std::string, json> aliases_of;
@@ -367,7 +367,6 @@ json list_presets() {
                        {"aliases", aliases},
                        {"model_type", m.value("model_type", "")},
                        {"total_params", m.value("total_params", json())},
-                       {"params_source", m.value("params_source", "")},
                        {"gated", m.value("gated", false)}});
     }
     return out;
@@ -395,6 +394,11 @@ const Model* preset_named(const std::string& id_or_alias) {
 const PresetModel* preset_model(const std::string& id_or_alias) {
     const Model* m = preset_named(id_or_alias);
     return m ? &m->model() : nullptr;
+}
+
+std::string preset_path(const std::string& id_or_alias) {
+    const Model* m = preset_named(id_or_alias);
+    return m ? m->summary.value("path", "") : std::string();
 }
 
 const json* preset_file(const std::string& id_or_alias, std::string* path) {

@@ -54,6 +54,8 @@ const PresetModel* preset_model(const std::string& id_or_alias);
 // find_preset puts back (records.cpp), which no estimate reads. By Hub id, twin or alias as
 // find_preset; `path`, when given, gets its path under presets/. nullptr when none matches.
 const json* preset_file(const std::string& id_or_alias, std::string* path = nullptr);
+// Its path under presets/ alone ("" when none matches).
+std::string preset_path(const std::string& id_or_alias);
 
 // gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
