@@ -49,7 +49,7 @@ EMSCRIPTEN_BINDINGS(gpumem) {
     emscripten::function("presets", &gpumem::presets_json);           // -> {"models": [...], "gpus": [...]}
 #endif
 #if defined(GPUMEM_BINDINGS_PAGE) && defined(GPUMEM_BINDINGS_TOOLS)
-    emscripten::function("settings", &gpumem::settings_json);                 // -> {field path: {default, help, values}}
+    emscripten::function("settings", &gpumem::settings_json);  // -> {field path: {default, help, values}}
     emscripten::function("importDeepspeed", &gpumem::import_deepspeed_json);  // ds_config.json -> scenario fields
     emscripten::function("calibrate", &gpumem::calibrate_json);  // {records} -> a calibration and its report
 #endif
