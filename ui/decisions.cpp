@@ -164,6 +164,16 @@ bool DecisionTurn(AppState& state)
     return true;
 }
 
+bool ToolDecisionTurn(AppState& state)
+{
+    if (!ToolsHere())
+    {
+        state.decisions.schedule.waiting++;
+        return false;
+    }
+    return DecisionTurn(state);
+}
+
 bool DecisionsReady(const AppState& state)
 {
     const ScheduleState& s = state.decisions.schedule;
@@ -280,7 +290,7 @@ bool UpdateExport(AppState& state)
     const std::string key = state.scenario_text + "|" + format;
     if (e.export_for == key)
         return true;
-    if (!DecisionTurn(state))
+    if (!ToolDecisionTurn(state))
         return false;
     // The config writers may still be on their way (tools.h): "computing..." until they are here.
     ToolAnswer answer = CallTool(Tool::ExportConfig, {{"format", format}, {"scenario", state.scenario_json}});
@@ -309,7 +319,7 @@ bool UpdateSweeps(AppState& state)
     SweepState& s = state.decisions.sweep;
     if (s.sweep_for == state.scenario_text)
         return true;
-    if (!DecisionTurn(state))
+    if (!ToolDecisionTurn(state))
         return false;
     const bool inference = state.scenario.IsInference();
     const std::string size_field = inference ? "inference.context_len" : "training.seq_len";

@@ -160,6 +160,10 @@ inline constexpr int kMaxUndo = 16;
 void BeginDecisionFrame(AppState& state);
 void EstimateRan(AppState& state);
 bool DecisionTurn(AppState& state);
+// DecisionTurn() for a panel whose answer comes from the tools the page fetches when first needed
+// (tools.h: export, the planner, the sweeps): while they are on their way the panel waits without
+// taking the frame's turn from the panels that need no fetch.
+bool ToolDecisionTurn(AppState& state);
 bool DecisionsReady(const AppState& state);
 // "computing..." in place of (never_computed) or above (stale) a decision panel's answer.
 void ShowComputing(bool never_computed);

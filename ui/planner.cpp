@@ -140,7 +140,7 @@ bool UpdateMaxFit(AppState& state)
     PlannerState& p = state.planner;
     if (p.maxfit_for == state.scenario_text)
         return true;
-    if (!DecisionTurn(state))  // decisions.h: the schedule
+    if (!ToolDecisionTurn(state))  // decisions.h: the schedule
         return false;
     ToolAnswer answer = CallTool(Tool::MaxFit, state.scenario_json);  // tools.h: perhaps still on its way
     if (!answer.result && answer.failure.empty())
@@ -161,7 +161,7 @@ bool UpdatePlan(AppState& state)
     const std::string key = state.scenario_text + inputs;
     if (p.plan_for == key)
         return true;
-    if (!DecisionTurn(state))
+    if (!ToolDecisionTurn(state))
         return false;
     const json request = PlanRequest(state);
     const auto start = std::chrono::steady_clock::now();

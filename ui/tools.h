@@ -36,6 +36,9 @@ struct ToolAnswer
 
 // tools_linked.cpp (the offline bundle) or tools_fetched.cpp (the served page).
 ToolAnswer CallTool(Tool tool, const nlohmann::json& request);
+// Whether a call would answer now (the module is here, or could not be had); when not, the fetch is
+// started.
+bool ToolsHere();
 
 // The core's error document for a module that could not be had: what a panel shows instead of its answer.
 inline nlohmann::json ToolFailure(const std::string& failure)

@@ -7,6 +7,11 @@
 
 namespace gpumem::ui {
 
+bool ToolsHere()
+{
+    return true;
+}
+
 ToolAnswer CallTool(Tool tool, const nlohmann::json& request)
 {
     switch (tool)

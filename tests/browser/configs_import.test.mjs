@@ -148,6 +148,31 @@ test('the config readers are a second module, fetched only when a config is firs
   }
 });
 
+test('when the config readers cannot be fetched the page says so, and still reads a scenario JSON', async () => {
+  const page = await suite.browser.context.newPage();
+  await page.setViewportSize(VIEWPORT);
+  await page.route('**/gpumem_tools.js', (route) => route.abort('internetdisconnected'));
+  await page.goto(`${suite.baseUrl}?model=Qwen/Qwen2.5-7B`);
+  await page.evaluate(() => window.gpumemReady);
+  await drop(page, [{ name: YAML_NAME, text: readFileSync(join(AXOLOTL, YAML), 'utf8') }]);
+  let state = await until(page, 'the failure said', (s) => !s.files_waiting_for_tools && s.import_message !== '');
+  assert.equal(state.import_message,
+    'the config readers could not be fetched (gpumem_tools.js could not be fetched; reload the page to try again); ' +
+    'nor a scenario, a model\'s config.json or a calibration (JSON)');
+  assert.equal(state.config_check, null);
+  // A scenario needs no reader: it still loads.
+  await drop(page, [{ name: 'scenario.json', text: JSON.stringify({ version: 1, mode: 'inference' }) }]);
+  state = await until(page, 'the scenario read', (s) => !s.files_waiting_for_tools && s.import_message === '');
+  assert.equal((await uiScenario(page)).mode, 'inference');
+  // "Configs to run" says why it has nothing, instead of computing forever.
+  await reveal(page, 'export_header');
+  await click(page, 'export_header');
+  state = await until(page, 'the export refused', (s) => s.decisions.export !== null);
+  assert.equal(state.decisions.export.ok, false);
+  assert.match(JSON.stringify(state.decisions.export.errors), /could not be fetched \(gpumem_tools\.js could not be fetched/);
+  await page.close();
+});
+
 test('dropped files: the YAML alone asks for the JSON it names, which then loads both; a text that is no config is refused', async () => {
   const page = await openPage('?model=Qwen/Qwen2.5-7B');
   const before = await uiScenario(page);
