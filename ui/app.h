@@ -130,8 +130,8 @@ struct AppState
     nlohmann::json config_check;
     std::string config_model;
     nlohmann::json held_config_files = nlohmann::json::array();
-    // Files opened or dropped while the config readers were still being fetched (tools.h): read when
-    // they arrive (null when none wait).
+    // Files opened or dropped while the tools' module (the config readers: tools.h) was still being
+    // fetched: read when it arrives (null when none wait).
     nlohmann::json files_waiting_for_tools;
 
     // The estimate of the scenario above (with the loaded calibration's overheads, decisions.h). It

@@ -992,7 +992,7 @@ std::string UiLoadFiles(const std::string& files)
     return calibration.empty() ? app.import_message : calibration;
 }
 
-// web/page.js: the config readers' module (tools.h) arrived, or could not be had.
+// web/page.js: the tools' module (tools.h) arrived, or could not be had.
 void UiToolsArrived()
 {
     gpumem::ui::ToolsArrived(g_platform.app);
@@ -1134,7 +1134,7 @@ nlohmann::json TablesShown()
 // "kind", "message", "api_total", "bundled_twin", "base", "base_from_link", "token_withheld"},
 // "import_message", "config_check" and "config_model" (the tools' configs last read),
 // "held_config_files" (how many wait for a file they name), "files_waiting_for_tools" (how many wait for the
-// config readers' module: tools.h), "imported_gpus", "link_message",
+// tools' module: tools.h), "imported_gpus", "link_message",
 // "share", "pinned", "compare" (the Compare table's columns: ComparedResults), "markdown", "plan", "maxfit",
 // "decisions" (decisions.h: fit, export, sweeps, calibration), "keyboard_focus": the recorded widget keyboard
 // navigation is on, "more_open" (the controls' "More"), "coarse_pointer" and "ui_scale" (UiScale, a pinch-zoom's

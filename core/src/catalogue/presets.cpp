@@ -13,10 +13,6 @@
 
 namespace gpumem::detail {
 
-struct EmbeddedFile {
-    const char* path;
-    const char* text;
-};
 extern const EmbeddedFile kPresetFiles[];
 extern const std::size_t kPresetFileCount;
 extern const char* const kPresetIndex[];  // the models' ids and summaries (cmake/embed_presets.cmake)

@@ -57,6 +57,12 @@ const json* preset_file(const std::string& id_or_alias, std::string* path = null
 // Its path under presets/ alone ("" when none matches).
 std::string preset_path(const std::string& id_or_alias);
 
+// A file of presets/ as cmake/embed_presets.cmake compiles it into the core: its path and text.
+struct EmbeddedFile {
+    const char* path;
+    const char* text;
+};
+
 // gpumem::nearest_presets (gpumem.h).
 std::vector<std::string> nearest_presets(const std::string& id, std::size_t n);
 

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "catalogue/presets.h"
 #include "gpumem/gpumem.h"
@@ -16,10 +18,6 @@ using json = nlohmann::json;
 
 namespace detail {
 
-struct EmbeddedFile {
-    const char* path;
-    const char* text;
-};
 extern const EmbeddedFile kPresetNotes[];  // by path, sorted as the files are (cmake/embed_presets.cmake)
 extern const std::size_t kPresetNoteCount;
 
