@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
 
 #include "model/model.h"
 #include "catalogue/presets.h"
@@ -159,7 +160,7 @@ void read_model(const json& doc, Scenario& s, std::vector<Issue>& issues) {
     issues.insert(issues.end(), read.issues.begin(), read.issues.end());
     s.warnings.insert(s.warnings.end(), read.warnings.begin(), read.warnings.end());
     if (read.model) {
-        s.model = *read.model;
+        s.model = std::move(*read.model);
         s.params = counted ? *counted : count_parameters(s.model);  // a declared size is the manual reader's warning
     }
 }
@@ -684,13 +685,15 @@ void read_engine_settings(FieldReader& r, Scenario& s) {
                                   std::string(kVllmDefaultVersion), "inference.engine_version",
                                   "the newest vLLM family gpumem follows");
     const auto family = vllm_family(x.engine_version);
-    if (family) x.vllm_sampler = *family;
-    if (!family)
+    if (family) {
+        x.vllm_sampler = *family;
+    } else {
         r.fail("engine_version",
                "must be a vLLM release \"0.MINOR\" or \"0.MINOR.PATCH\" from 0.10 on (the V1 engine), e.g. "
                "\"0.11.0\", or \"0.8-v0\" / \"0.9.2-v0\" for the V0 engine of 0.8 and 0.9 (VLLM_USE_V1=0; their "
                "default V1 engine is not followed at those releases)",
                r.get("engine_version"));
+    }
     if (family == VllmSampler::V0) {
         // The V0 engine (vllm/engine/arg_utils.py EngineArgs._set_default_args_v0 and vllm/config.py
         // SchedulerConfig.__post_init__, 0.8/0.9): 256 sequences a step; chunked prefill on by default only for
