@@ -292,12 +292,9 @@ bool UpdateExport(AppState& state)
         return true;
     if (!ToolDecisionTurn(state))
         return false;
-    // The config writers may still be on their way (tools.h): "computing..." until they are here.
-    ToolAnswer answer = CallTool(Tool::ExportConfig, {{"format", format}, {"scenario", state.scenario_json}});
-    if (!answer.result && answer.failure.empty())
-        return false;
+    // ToolDecisionTurn waited for the config writers (tools.h): the call answers now, or says why it cannot.
+    json r = AnswerOrFailure(CallTool(Tool::ExportConfig, {{"format", format}, {"scenario", state.scenario_json}}));
     e.export_for = key;
-    json r = answer.result ? std::move(*answer.result) : ToolFailure(answer.failure);
     if (r.is_object())
     {
         r.erase("scenario");
@@ -325,14 +322,12 @@ bool UpdateSweeps(AppState& state)
     const std::string size_field = inference ? "inference.context_len" : "training.seq_len";
     const std::string batch_field = inference ? "inference.batch_size" : "training.batch_size";
     const json& scenario = state.scenario_json;
-    ToolAnswer size = CallTool(Tool::Sweep, {{"scenario", scenario}, {"field", size_field}});
-    if (!size.result && size.failure.empty())
-        return false;  // tools.h: the sweeps' module is still on its way
-    ToolAnswer batch = CallTool(Tool::Sweep, {{"scenario", scenario}, {"field", batch_field}});
+    const json size = AnswerOrFailure(CallTool(Tool::Sweep, {{"scenario", scenario}, {"field", size_field}}));
+    const json batch = AnswerOrFailure(CallTool(Tool::Sweep, {{"scenario", scenario}, {"field", batch_field}}));
     s.sweep_for = state.scenario_text;
     s.sweep_count++;
-    s.size = ReadSweep(size.result ? *size.result : ToolFailure(size.failure), size_field, scenario);
-    s.batch = ReadSweep(batch.result ? *batch.result : ToolFailure(batch.failure), batch_field, scenario);
+    s.size = ReadSweep(size, size_field, scenario);
+    s.batch = ReadSweep(batch, batch_field, scenario);
     return true;
 }
 

@@ -142,10 +142,7 @@ bool UpdateMaxFit(AppState& state)
         return true;
     if (!ToolDecisionTurn(state))  // decisions.h: the schedule
         return false;
-    ToolAnswer answer = CallTool(Tool::MaxFit, state.scenario_json);  // tools.h: perhaps still on its way
-    if (!answer.result && answer.failure.empty())
-        return false;
-    p.maxfit = answer.result ? std::move(*answer.result) : ToolFailure(answer.failure);
+    p.maxfit = AnswerOrFailure(CallTool(Tool::MaxFit, state.scenario_json));  // now: ToolDecisionTurn waited
     p.maxfit_view = ReadMaxFit(p.maxfit);
     p.maxfit_for = state.scenario_text;
     return true;
@@ -165,10 +162,7 @@ bool UpdatePlan(AppState& state)
         return false;
     const json request = PlanRequest(state);
     const auto start = std::chrono::steady_clock::now();
-    ToolAnswer answer = CallTool(Tool::Plan, request);
-    if (!answer.result && answer.failure.empty())
-        return false;
-    p.plan = answer.result ? std::move(*answer.result) : ToolFailure(answer.failure);
+    p.plan = AnswerOrFailure(CallTool(Tool::Plan, request));
     p.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     p.plan_view = ReadPlan(p.plan, !state.scenario.IsInference());
     p.plan_for = key;

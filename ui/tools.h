@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -40,10 +41,13 @@ ToolAnswer CallTool(Tool tool, const nlohmann::json& request);
 // started.
 bool ToolsHere();
 
-// The core's error document for a module that could not be had: what a panel shows instead of its answer.
-inline nlohmann::json ToolFailure(const std::string& failure)
+// The answer of a call made when the module is here or could not be had (ToolsHere(), decisions.h's
+// ToolDecisionTurn): the core's result, or its error document saying why the module could not be had.
+inline nlohmann::json AnswerOrFailure(ToolAnswer answer)
 {
-    const std::string problem = "could not be fetched (" + failure + ")";
+    if (answer.result)
+        return std::move(*answer.result);
+    const std::string problem = "could not be fetched (" + answer.failure + ")";
     return {{"ok", false},
             {"errors", {{{"field", ""}, {"problem", problem}, {"value", ""}, {"message", "the tools " + problem}}}}};
 }

@@ -21,11 +21,14 @@ namespace {
 
 using emscripten::val;
 
-// Why the module cannot be had ("" while it may still come, or is here), starting its fetch if no one has.
-std::string Missing(const val& tools)
+bool Here(const val& tools)
 {
-    if (!tools.isUndefined() && !tools.isNull())
-        return "";
+    return !tools.isUndefined() && !tools.isNull();
+}
+
+// Why the module, not here, cannot be had ("" while it may still come), starting its fetch if no one has.
+std::string Missing()
+{
     const val failure = val::module_property("gpumemToolsFailure");
     if (failure.isString())
         return failure.as<std::string>();
@@ -40,15 +43,14 @@ std::string Missing(const val& tools)
 
 bool ToolsHere()
 {
-    const val tools = val::module_property("gpumemTools");
-    return !Missing(tools).empty() || (!tools.isUndefined() && !tools.isNull());
+    return Here(val::module_property("gpumemTools")) || !Missing().empty();
 }
 
 ToolAnswer CallTool(Tool tool, const nlohmann::json& request)
 {
     const val tools = val::module_property("gpumemTools");
-    if (tools.isUndefined() || tools.isNull())
-        return {std::nullopt, Missing(tools)};  // "": on its way
+    if (!Here(tools))
+        return {std::nullopt, Missing()};  // "": on its way
     // The module's functions (wasm/bindings.cpp, GPUMEM_BINDINGS_TOOLS), in Tool's order.
     static const char* const kNames[] = {"readConfigs", "exportConfig", "maxfit", "plan", "sweep", "sweepSvg"};
     static_assert(std::size(kNames) == static_cast<std::size_t>(Tool::SweepSvg) + 1, "a name for each Tool");
