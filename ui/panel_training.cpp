@@ -231,7 +231,10 @@ void ShowTrainingPanel(AppState& state)
             "Micro-batch per GPU (per data-parallel rank). Gradient accumulation does "
             "not change the peak.");
     NumberSlider("##batch_size", "Batch size", t.batch_size, 1, 512, Snap::PowersOfTwo);
-    FormRow("Sequence length", "Tokens per sample as fed to the model (packed or padded length).");
+    FormRow("Sequence length",
+            "Tokens per sample as fed to the model: the pack length when samples are packed. When each batch "
+            "is padded to its longest sample, the longest sample after truncation: the peak is the step with "
+            "the longest batch.");
     NumberSlider("##seq_len", "Sequence length", t.seq_len, 128, 131072, Snap::Tokens, "tokens");
     ShowTrainingSwitches(t, resolved, state.last_good.resolved_json, state.scenario.parallel.pipeline_parallel > 1);
     ShowImagesRow(state);

@@ -157,7 +157,9 @@ const std::vector<Flag>& scenario_flags() {
         setting("--dtype", kDtypeField, kTraining),
         precision_flag(),
         setting("--optimizer", kOptimizerField, kTraining),
-        {"--seq-len", "/training/seq_len", Flag::Int, kTraining, "training.seq_len: tokens per sequence"},
+        {"--seq-len", "/training/seq_len", Flag::Int, kTraining,
+         "training.seq_len: tokens per sequence (rows padded to each batch's longest sample: the longest sample "
+         "after truncation)"},
         {"--seq-length", "/training/seq_len", Flag::Int, kMode,
          "tokens per sequence: training.seq_len, or inference.context_len in inference (gpu_memory_calculator.py's "
          "spelling)",
