@@ -48,7 +48,8 @@ void ShowLoraRows(TrainingSettings& t, const TrainingSettings& resolved, const n
     FormRow("LoRA dropout",
             "Dropout on each adapter's input. Above 0 every adapted linear keeps a "
             "dropped-out copy of its input and the mask for the backward pass.");
-    static const Choice<double> kDropouts[] = {{0.0, "0 (PEFT, torchtune)"}, {0.05, "0.05 (LitGPT)"}, {0.1, "0.1"}};
+    static const Choice<double> kDropouts[] = {
+        {0.0, "0 (PEFT, torchtune)"}, {0.05, "0.05 (LitGPT, torchtune 0.1)"}, {0.1, "0.1"}};
     ChoiceCombo("##lora_dropout", t.lora_dropout, kDropouts, resolved.lora_dropout, NumberText);
     FormRow("Target modules",
             "Which linear layers get adapters. Each adds its rank x (in + out) "

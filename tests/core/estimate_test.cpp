@@ -332,6 +332,12 @@ TEST(Training, LoraDropoutKeepsADroppedCopyOfEachAdaptedInput) {
     t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
     EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"],
               0.05);  // litgpt's
+    // torchtune's LoRA builders passed lora_dropout=0.05 until 2024-09-11 (#1492), today's pass 0.
+    t["framework"] = "torchtune";
+    EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"], 0.0);
+    t["framework_version"] = "torchtune_0.1";
+    EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"], 0.05);
+    t.erase("framework_version");
     // Mixtral-8x7B: every layer is MoE with 2 of 8 experts per token, each expert's down_proj reading a
     // 14336-wide input: 2 x 3 x 14336 = 86016 B more per token with dropout on down_proj.
     json mixtral = {{"preset", "mistralai/Mixtral-8x7B-v0.1"}};

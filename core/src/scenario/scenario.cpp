@@ -377,9 +377,14 @@ void read_framework(FieldReader& r, Defaults& d, Scenario& s, std::optional<doub
     }
     const bool litgpt = x.framework == Framework::Litgpt;
     // LoRA dropout: PEFT's LoraConfig and torchtune's LoRA builders default to 0, litgpt's finetune/lora.py to 0.05.
+    // torchtune's builders defaulted to 0.05 until d7fae9677 (#1492, 2024-09-11), which its 0.1 configs did not
+    // override (torchtune/models/llama2/_model_builders.py lora_llama2_7b @fef3ed10d).
+    const bool torchtune_01 = x.framework_version == FrameworkVersion::Torchtune01;
     if (x.method == Method::Lora || x.method == Method::Qlora)
-        x.lora_dropout = d.apply(lora_dropout, litgpt ? 0.05 : 0.0, "training.lora.dropout",
-                                 litgpt ? "litgpt's default" : "PEFT's and torchtune's default");
+        x.lora_dropout = d.apply(lora_dropout, litgpt || torchtune_01 ? 0.05 : 0.0, "training.lora.dropout",
+                                 litgpt         ? "litgpt's default"
+                                 : torchtune_01 ? "torchtune 0.1's LoRA builders' default (0 from 2024-09-11)"
+                                                : "PEFT's and torchtune's default");
     x.optimizer_in_backward = q.apply(r.boolean("optimizer_in_backward"), false, "training.optimizer_in_backward");
     x.activation_offloading = q.apply(r.boolean("activation_offloading"), false, "training.activation_offloading");
     if (const json* c = r.get("compile"); c != nullptr && c->is_boolean())
