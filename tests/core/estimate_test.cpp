@@ -332,7 +332,7 @@ TEST(Training, LoraDropoutKeepsADroppedCopyOfEachAdaptedInput) {
     t["lora"] = {{"rank", 8}, {"target_modules", {"q_proj", "v_proj"}}};
     EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"],
               0.05);  // litgpt's
-    // torchtune's LoRA builders passed lora_dropout=0.05 until 2024-09-11 (#1492), today's pass 0.
+    // torchtune's LoRA builders passed lora_dropout=0.05 until 2024-09-11 (#1492); today's builders pass 0.
     t["framework"] = "torchtune";
     EXPECT_EQ(run({{"model", kLlama8B}, {"training", t}})["scenario"]["training"]["lora"]["dropout"], 0.0);
     t["framework_version"] = "torchtune_0.1";

@@ -199,7 +199,7 @@ inline constexpr Setting<FrameworkVersion> kFrameworkVersions[] = {
      "loaded at start (a 1.3 GiB context)"},
     {FrameworkVersion::Torchtune01, "torchtune_0.1", "torchtune_0.1.0,torchtune_0.1.1", "torchtune 0.1 (spring 2024)",
      "torchtune v0.1.x (Apr-May 2024): FSDP1, foreach AdamW, fp32 logits from the model, torchao NF4 quantized "
-     "at load"},
+     "at load, LoRA dropout 0.05"},
 };
 
 enum class Compile { None, Layers, LayersAndLoss };

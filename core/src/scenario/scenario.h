@@ -28,7 +28,7 @@ struct TrainingSettings {
     Loss loss = Loss::Standard;
     std::uint64_t lora_rank = 8;
     double lora_alpha = 16;
-    double lora_dropout = 0;  // lora.dropout: PEFT's and torchtune's default 0, litgpt's 0.05
+    double lora_dropout = 0;  // lora.dropout: PEFT's and torchtune's default 0, litgpt's and torchtune 0.1's 0.05
     std::vector<LoraTarget> lora_targets{LoraTarget::QProj, LoraTarget::VProj};  // all_linear is expanded
     Quantization quantization = Quantization::Nf4;                               // base weights for qlora
     std::uint64_t images = 0;        // images per sample (multimodal): their tokens join seq_len
