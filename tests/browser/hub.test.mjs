@@ -72,6 +72,9 @@ async function importFile(page, file) {
   await click(page, 'import');
   await (await chooser).setFiles(file);
   const outcome = await page.evaluate(() => window.gpumemTestImported);
+  // A file read before the config readers arrive waits for them (their module is fetched on first use):
+  // the import is done once no file waits.
+  if (outcome === 'read') await until(page, 'the file imported', (s) => !s.files_waiting_for_tools);
   await frames(page, 4);
   return outcome;
 }
