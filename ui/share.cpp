@@ -736,13 +736,12 @@ bool LoadFiles(AppState& state, const nlohmann::json& files)
     const ToolAnswer answer = CallTool(Tool::ReadConfigs, {{"files", files}});
     if (!answer.result && wait(answer.failure))
         return true;
+    if (answer.result && answer.result->value("ok", false))
+        return ImportConfigs(state, *answer.result);
     // Without the readers (their module could not be fetched) a JSON text is still read below.
-    const nlohmann::json read = answer.result ? *answer.result : nlohmann::json::object();
-    if (read.value("ok", false))
-        return ImportConfigs(state, read);
-    ConfigRefusal refusal = ReadRefusal(read);
-    if (!answer.result)
-        refusal = {"the config readers could not be fetched (" + answer.failure + ")", false, true};
+    const ConfigRefusal refusal =
+        answer.result ? ReadRefusal(*answer.result)
+                      : ConfigRefusal{"the config readers could not be fetched (" + answer.failure + ")", false, true};
     // One text that is no tool's config: a scenario, a config.json, a calibration, a catalogue file.
     if (files.size() == 1 && refusal.not_a_config && files[0].is_object())
     {
